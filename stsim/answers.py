@@ -1,0 +1,363 @@
+"""Answer formats: parse model text into a typed value, normalise it, and compare it to gold.
+
+Two layers, kept apart:
+
+1. A **rubric** finds the answer inside a model's reply, as the benchmark's paper prescribes:
+   ``stark`` takes the text between ``[RESULTS_START]`` and ``[RESULTS_END]`` (STARK
+   Appendix 7.9; the paper's own typo ``RESULT_START``/``RESULT_END``, missing brackets and
+   extra spaces are accepted; the last block wins).  Other benchmarks register their own
+   rubric in :data:`RUBRICS` (e.g. QSTRBench's ``### Answer:``).
+2. An **answer format** (closed set, :data:`FORMATS`) turns that answer text into a typed value
+   (:meth:`AnswerFormat.parse`), and measures it against gold (:meth:`AnswerFormat.error` for
+   numeric formats, :meth:`AnswerFormat.correct` for categorical ones).
+
+:func:`parse_answer` combines both and never raises on arbitrary text: anything it cannot read
+is an :class:`~stsim.records.Answer` with status ``format_failure`` (or ``refusal``).
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Callable
+
+from .records import Answer
+
+
+class ParseError(ValueError):
+    """Text could not be read in the requested answer format."""
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def numbers_in(text: str) -> list[float]:
+    """All decimal or scientific-notation numbers in ``text``, in order.
+
+    >>> numbers_in("[1.5e-1, -2]")
+    [0.15, -2.0]
+    """
+    return [float(m) for m in _NUMBER.findall(text)]
+
+
+# -------------------------------------------------------------------------------------- rubrics
+_STARK_BLOCK = re.compile(
+    r"\[?\s*RESULTS?[ _]?START\s*\]?(?P<body>.*?)\[?\s*RESULTS?[ _]?END\s*\]?",
+    re.IGNORECASE | re.DOTALL,
+)
+_REFUSAL = re.compile(
+    r"\b(I\s+(?:cannot|can't|can not|am unable to|won't|will not)|unable to (?:determine|answer|comply)"
+    r"|as an ai|I'm sorry, but|I refuse)\b",
+    re.IGNORECASE,
+)
+
+
+def stark_rubric(text: str) -> str | None:
+    """Return the body of the last ``[RESULTS_START] ... [RESULTS_END]`` block, or ``None``.
+
+    Source: STARK Appendix 7.9 (every prompt asks for this block; Table 18 and Tables 19-20
+    print ``RESULT_START``/``RESULT_END``, which is accepted too).
+    """
+    bodies = [m.group("body") for m in _STARK_BLOCK.finditer(text)]
+    return bodies[-1].strip() if bodies else None
+
+
+#: name -> function(reply text) -> answer text or None when the rubric finds no answer.
+RUBRICS: dict[str, Callable[[str], str | None]] = {"stark": stark_rubric}
+
+
+def looks_like_refusal(text: str) -> bool:
+    """True if ``text`` reads as an explicit refusal (used only when no answer was found)."""
+    return bool(_REFUSAL.search(text))
+
+
+# -------------------------------------------------------------------------------------- formats
+class AnswerFormat:
+    """Base of the closed set of answer formats.
+
+    Subclasses set ``name`` and ``numeric``.  Numeric formats implement :meth:`error` (a
+    non-negative distance); categorical ones implement :meth:`correct` (0 or 1).
+    """
+
+    name = "base"
+    numeric = True
+
+    def parse(self, text: str, spec: dict[str, Any] | None = None) -> Any:
+        """Typed value from answer text; raise :class:`ParseError` with the reason."""
+        raise NotImplementedError
+
+    def normalise(self, value: Any, spec: dict[str, Any] | None = None) -> Any:
+        """Canonical form of a typed value (used on both gold and answers)."""
+        return value
+
+    def error(self, value: Any, gold: Any) -> float:
+        raise NotImplementedError(f"{self.name} is categorical; use correct()")
+
+    def correct(self, value: Any, gold: Any) -> int:
+        raise NotImplementedError(f"{self.name} is numeric; use error()")
+
+
+def _fixed_length_numbers(text: str, n: int, what: str) -> list[float]:
+    nums = numbers_in(text)
+    if len(nums) != n:
+        raise ParseError(f"expected {what} ({n} number{'s' if n > 1 else ''}), found {len(nums)} in {text[:80]!r}")
+    if not all(math.isfinite(v) for v in nums):
+        raise ParseError(f"non-finite number in {text[:80]!r}")
+    return nums
+
+
+class PointFormat(AnswerFormat):
+    """``[x, y]`` in the task's plane units; error is the Euclidean distance."""
+
+    name = "point"
+
+    def parse(self, text, spec=None):
+        return _fixed_length_numbers(text, 2, "a point [x, y]")
+
+    def normalise(self, value, spec=None):
+        return [float(value[0]), float(value[1])]
+
+    def error(self, value, gold):
+        return math.hypot(float(value[0]) - float(gold[0]), float(value[1]) - float(gold[1]))
+
+
+class ScalarFormat(AnswerFormat):
+    """A single number; error is the absolute difference."""
+
+    name = "scalar"
+
+    def parse(self, text, spec=None):
+        return _fixed_length_numbers(text, 1, "one number")[0]
+
+    def normalise(self, value, spec=None):
+        if isinstance(value, (list, tuple)):
+            if len(value) != 1:
+                raise ParseError(f"expected one number, got {len(value)}")
+            value = value[0]
+        return float(value)
+
+    def error(self, value, gold):
+        return abs(float(value) - float(gold))
+
+
+class TimeFormat(ScalarFormat):
+    """A time in the task's stated unit (seconds or minutes); error is the absolute difference."""
+
+    name = "time"
+
+
+class VectorFormat(AnswerFormat):
+    """A fixed-length numeric vector (length from ``spec['length']``, default: any).
+
+    Error is the Euclidean norm of the difference.  Used e.g. for joint ``[x, y, t]`` event
+    estimates, where the norm mixes km and seconds: the task's docs say so.
+    """
+
+    name = "vector"
+
+    def parse(self, text, spec=None):
+        n = (spec or {}).get("length")
+        if n is None:
+            nums = numbers_in(text)
+            if not nums:
+                raise ParseError(f"no numbers in {text[:80]!r}")
+            return nums
+        return _fixed_length_numbers(text, int(n), f"a vector of length {n}")
+
+    def normalise(self, value, spec=None):
+        return [float(v) for v in value]
+
+    def error(self, value, gold):
+        if len(value) != len(gold):
+            return math.inf
+        return math.sqrt(sum((float(a) - float(b)) ** 2 for a, b in zip(value, gold)))
+
+
+_YES = {"1", "yes", "true", "y"}
+_NO = {"0", "no", "false", "n"}
+
+
+class BinaryFormat(AnswerFormat):
+    """0 or 1 (also yes/no, true/false); scored by exact match."""
+
+    name = "binary"
+    numeric = False
+
+    def parse(self, text, spec=None):
+        t = re.sub(r"[\[\]\(\)\s.'\"*]", "", text).lower()
+        if t in _YES:
+            return 1
+        if t in _NO:
+            return 0
+        nums = numbers_in(text)
+        if len(nums) == 1 and nums[0] in (0.0, 1.0):
+            return int(nums[0])
+        raise ParseError(f"expected 0 or 1, got {text[:80]!r}")
+
+    def normalise(self, value, spec=None):
+        v = int(value)
+        if v not in (0, 1):
+            raise ParseError(f"binary answer must be 0 or 1, got {value!r}")
+        return v
+
+    def correct(self, value, gold):
+        return int(int(value) == int(gold))
+
+
+def _token(s: str) -> str:
+    return re.sub(r"[\s_\-]+", "", s.strip().strip("'\"`*.").lower())
+
+
+class RelationFormat(AnswerFormat):
+    """One base relation of a calculus, named as in ``spec['choices']`` (case, spaces,
+    hyphens and underscores ignored); scored by exact match."""
+
+    name = "relation"
+    numeric = False
+
+    def parse(self, text, spec=None):
+        choices = (spec or {}).get("choices")
+        t = text.strip().strip("[](){}")
+        if choices:
+            lookup = {_token(c): c for c in choices}
+            key = _token(t)
+            if key not in lookup:
+                raise ParseError(f"{t[:60]!r} is not one of the {len(choices)} relations")
+            return lookup[key]
+        if not t:
+            raise ParseError("empty relation")
+        return t
+
+    def correct(self, value, gold):
+        return int(_token(str(value)) == _token(str(gold)))
+
+
+class RelationSetFormat(AnswerFormat):
+    """A set of base relations (comma, semicolon or whitespace separated, optional braces);
+    scored by exact set match (precision/recall in ``scoring``)."""
+
+    name = "relation_set"
+    numeric = False
+
+    def parse(self, text, spec=None):
+        parts = [p for p in re.split(r"[,;\s]+", text.strip().strip("[](){}")) if p.strip("'\"")]
+        single = RelationFormat()
+        return sorted({single.parse(p, spec) for p in parts})
+
+    def normalise(self, value, spec=None):
+        return sorted(set(value))
+
+    def correct(self, value, gold):
+        return int({_token(str(v)) for v in value} == {_token(str(g)) for g in gold})
+
+
+COMPASS8 = ("north", "northeast", "east", "southeast", "south", "southwest", "west", "northwest")
+
+
+class DirectionFormat(AnswerFormat):
+    """One of the eight compass points (``north`` ... ``northwest``, or N/NE/...)."""
+
+    name = "direction"
+    numeric = False
+    _abbrev = {"n": "north", "ne": "northeast", "e": "east", "se": "southeast", "s": "south",
+               "sw": "southwest", "w": "west", "nw": "northwest"}
+
+    def parse(self, text, spec=None):
+        key = re.sub(r"[^a-z]", "", text.lower())
+        key = self._abbrev.get(key, key)
+        if key not in COMPASS8:
+            raise ParseError(f"{text[:60]!r} is not an 8-point compass direction")
+        return key
+
+    def correct(self, value, gold):
+        return int(value == gold)
+
+
+class CellFormat(AnswerFormat):
+    """A grid-cell token (geohash, H3 index or S2 token), compared case-insensitively."""
+
+    name = "cell"
+    numeric = False
+
+    def parse(self, text, spec=None):
+        t = text.strip().strip("[](){}'\"` ").lower()
+        if not re.fullmatch(r"[0-9a-z]+", t):
+            raise ParseError(f"{text[:60]!r} is not a cell token")
+        return t
+
+    def correct(self, value, gold):
+        return int(str(value).lower() == str(gold).lower())
+
+
+class GeometryFormat(AnswerFormat):
+    """A WKT geometry; correct when topologically equal to gold (shapely ``equals``)."""
+
+    name = "geometry"
+    numeric = False
+
+    def parse(self, text, spec=None):
+        import shapely
+        try:
+            g = shapely.from_wkt(text.strip())
+        except Exception as exc:  # shapely raises GEOSException subclasses
+            raise ParseError(f"not WKT: {exc}") from None
+        return g.wkt
+
+    def correct(self, value, gold):
+        import shapely
+        return int(bool(shapely.from_wkt(value).equals(shapely.from_wkt(gold))))
+
+
+class EntitySetFormat(AnswerFormat):
+    """A set of entity names (comma or semicolon separated); exact set match."""
+
+    name = "entity_set"
+    numeric = False
+
+    def parse(self, text, spec=None):
+        parts = [p.strip().strip("'\"") for p in re.split(r"[,;\n]+", text.strip().strip("[]{}"))]
+        return sorted({p for p in parts if p})
+
+    def normalise(self, value, spec=None):
+        return sorted({str(v).strip() for v in value})
+
+    def correct(self, value, gold):
+        return int({v.lower() for v in value} == {g.lower() for g in gold})
+
+
+#: The closed set of answer formats, by name.
+FORMATS: dict[str, AnswerFormat] = {f.name: f for f in (
+    PointFormat(), ScalarFormat(), TimeFormat(), VectorFormat(), BinaryFormat(), RelationFormat(),
+    RelationSetFormat(), DirectionFormat(), CellFormat(), GeometryFormat(), EntitySetFormat())}
+
+
+def get_format(name: str) -> AnswerFormat:
+    """The answer format called ``name``; raise ``KeyError`` listing the known names."""
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise KeyError(f"unknown answer format {name!r}; known: {', '.join(sorted(FORMATS))}") from None
+
+
+def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: str,
+                 rubric: str = "stark", spec: dict[str, Any] | None = None,
+                 solver: str | None = None) -> Answer:
+    """Read a model reply into an :class:`Answer`; never raises on arbitrary text.
+
+    Returns status ``ok`` with a typed value, ``refusal`` when no answer is found and the text
+    reads as a refusal, or ``format_failure`` with ``detail`` saying what was wrong.
+    """
+    if not isinstance(text, str):
+        return Answer(task_id, step, "format_failure", text=None if text is None else str(text),
+                      detail=f"answer text must be a string, got {type(text).__name__}", solver=solver)
+    body = RUBRICS[rubric](text)
+    if body is None:
+        if looks_like_refusal(text):
+            return Answer(task_id, step, "refusal", text=text, detail="explicit refusal", solver=solver)
+        return Answer(task_id, step, "format_failure", text=text,
+                      detail=f"no answer found by the {rubric!r} rubric", solver=solver)
+    fmt = get_format(answer_format)
+    try:
+        value = fmt.normalise(fmt.parse(body, spec), spec)
+    except ParseError as exc:
+        return Answer(task_id, step, "format_failure", text=text, detail=str(exc), solver=solver)
+    return Answer(task_id, step, "ok", value=value, text=text, solver=solver)

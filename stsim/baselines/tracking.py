@@ -1,0 +1,204 @@
+"""Tracking estimators (STARK Appendix 7.6, Table 9, "Tracking"): causal, one estimate per
+step, each using only the readings up to that step.
+
+* :func:`ekf_track` -- SCAAT-style extended Kalman filter (Welch & Bishop 1997, as cited by
+  STARK): constant-velocity state ``[x, y, vx, vy]``; each available reading is applied as its
+  own scalar update ("single constraint at a time"), so steps with one or two readings still
+  inform the filter.  Measurement models: range ``|p - s|``, bearing ``atan2`` (innovation
+  wrapped to (-pi, pi]), or both.  Built on ``filterpy.kalman.ExtendedKalmanFilter``.
+* :func:`proximity_track` -- intersect each step's detection zones with the previous feasible
+  region grown by the largest plausible step, and report the centroid.
+* :func:`toa_track` -- per-step nonlinear least squares over ``(x, y, t0)`` with the previous
+  position as a weak prior ("history"), for steps where fewer than three sensors reported.
+
+Failure modes: with dropout, the EKF may run several steps on one or two readings; a wrong
+initial fix (two-range mirror ambiguity, poor GDOP) can then persist.  We initialise from the
+first step's localisation fix and fall back to the domain centre with a wide covariance.
+"""
+from __future__ import annotations
+
+import numpy as np
+from filterpy.kalman import ExtendedKalmanFilter
+
+from .geometry import (DOMAIN, feasible_region, multilaterate, proximity_mmse, range_bearing_fix,
+                       toa_fit, triangulate, wrap_pi)
+
+
+def _cv_matrices(dt: float, q: float) -> tuple[np.ndarray, np.ndarray]:
+    """Constant-velocity transition and white-noise-acceleration process noise."""
+    F = np.eye(4)
+    F[0, 2] = F[1, 3] = dt
+    g = np.array([[dt ** 4 / 4, dt ** 3 / 2], [dt ** 3 / 2, dt ** 2]]) * q
+    Q = np.zeros((4, 4))
+    for i in (0, 1):
+        Q[np.ix_([i, i + 2], [i, i + 2])] = g
+    return F, Q
+
+
+def _h_range(s):
+    def hx(x):
+        return np.array([np.hypot(x[0] - s[0], x[1] - s[1])])
+
+    def jac(x):
+        d = max(np.hypot(x[0] - s[0], x[1] - s[1]), 1e-6)
+        return np.array([[(x[0] - s[0]) / d, (x[1] - s[1]) / d, 0.0, 0.0]])
+    return hx, jac
+
+
+def _h_bearing(s):
+    def hx(x):
+        return np.array([np.arctan2(x[1] - s[1], x[0] - s[0])])
+
+    def jac(x):
+        dx, dy = x[0] - s[0], x[1] - s[1]
+        d2 = max(dx * dx + dy * dy, 1e-9)
+        return np.array([[-dy / d2, dx / d2, 0.0, 0.0]])
+    return hx, jac
+
+
+def _angle_residual(a, b):
+    return wrap_pi(np.asarray(a) - np.asarray(b))
+
+
+def _initial_fix(modality: str, sensors: np.ndarray, z: np.ndarray, cfg: dict) -> np.ndarray | None:
+    if modality == "range":
+        return multilaterate(sensors, z) if np.isfinite(z).sum() >= 3 else None
+    if modality == "bearing":
+        return triangulate(sensors, z) if np.isfinite(z).sum() >= 2 else None
+    return range_bearing_fix(sensors, z, cfg["range_sigma"], cfg["bearing_sigma_rad"])
+
+
+def ekf_track(modality: str, sensors: np.ndarray, times: np.ndarray, readings: np.ndarray,
+              range_sigma: float = 0.01, bearing_sigma_rad: float = 2 * np.pi * 0.01,
+              q: float = 4.0, domain=DOMAIN) -> np.ndarray:
+    """SCAAT-style EKF tracking for ``modality`` in {range, bearing, range_bearing}.
+
+    Args:
+        sensors: (m, 2); times: (k,) time stamps; readings: (k, m) or (k, m, 2), NaN = dropped.
+        range_sigma: relative range noise half-width (Table 7); variance used ``(sigma r)^2 / 3``.
+        bearing_sigma_rad: bearing noise half-width in radians; variance ``sigma^2 / 3``.
+        q: process-noise spectral density (plane units^2 / s^3) of the acceleration.
+    Returns: (k, 2) position estimates, clipped to the domain.
+    """
+    cfg = {"range_sigma": range_sigma, "bearing_sigma_rad": bearing_sigma_rad}
+    k = len(times)
+    out = np.empty((k, 2))
+    ekf = None
+    for t in range(k):
+        z = readings[t]
+        if ekf is None:
+            fix = _initial_fix(modality, sensors, z, cfg)
+            ekf = ExtendedKalmanFilter(dim_x=4, dim_z=1)
+            if fix is None:
+                ekf.x = np.array([0.5 * (domain[0] + domain[1])] * 2 + [0.0, 0.0])
+                ekf.P = np.diag([9.0, 9.0, 4.0, 4.0])
+            else:
+                ekf.x = np.array([fix[0], fix[1], 0.0, 0.0])
+                ekf.P = np.diag([0.25, 0.25, 4.0, 4.0])
+        else:
+            dt = float(times[t] - times[t - 1]) or 1e-3
+            ekf.F, ekf.Q = _cv_matrices(dt, q)
+            ekf.predict()
+        for j in range(len(sensors)):
+            zj = z[j]
+            if modality in ("range", "range_bearing"):
+                r = zj[0] if modality == "range_bearing" else zj
+                if np.isfinite(r):
+                    hx, jac = _h_range(sensors[j])
+                    R = np.array([[max((range_sigma * r) ** 2 / 3.0, 1e-8)]])
+                    ekf.update(np.array([r]), jac, hx, R=R)
+            if modality in ("bearing", "range_bearing"):
+                b = zj[1] if modality == "range_bearing" else zj
+                if np.isfinite(b):
+                    hx, jac = _h_bearing(sensors[j])
+                    R = np.array([[bearing_sigma_rad ** 2 / 3.0]])
+                    ekf.update(np.array([np.radians(b)]), jac, hx, R=R, residual=_angle_residual)
+        ekf.x[:2] = np.clip(ekf.x[:2], domain[0], domain[1])
+        out[t] = ekf.x[:2]
+    return out
+
+
+def proximity_track(sensors: np.ndarray, readings: np.ndarray, radius: float,
+                    max_step: float = 1.5, domain=DOMAIN) -> np.ndarray:
+    """Proximity tracking by intersecting detection zones (STARK Table 9): at each step the
+    feasible set is this step's detection region intersected with the previous feasible set
+    grown by ``max_step`` (the largest plausible move per step); its centroid is the estimate.
+    When that intersection is empty the current region alone is used.  Returns (k, 2)."""
+    k = len(readings)
+    out = np.empty((k, 2))
+    prev = None
+    for t in range(k):
+        region = feasible_region(sensors, readings[t], radius, domain)
+        if prev is not None and not region.is_empty:
+            both = region.intersection(prev.buffer(max_step, quad_segs=8))
+            if not both.is_empty and both.area > 1e-9:
+                region = both
+        if region.is_empty or region.area <= 1e-9:
+            est = proximity_mmse(sensors, readings[t], radius, domain)
+            if est is None:
+                est = out[t - 1] if t else np.array([5.0, 5.0])
+            prev = None
+        else:
+            c = region.centroid
+            est = np.array([c.x, c.y])
+            prev = region
+        out[t] = est
+    return out
+
+
+def toa_track(sensors: np.ndarray, readings: np.ndarray, speed: float,
+              emit_times: np.ndarray | None = None, prior_sigma: float = 2.0,
+              toa_sigma: float = 0.01, domain=DOMAIN) -> tuple[np.ndarray, np.ndarray]:
+    """Per-step ToA fit using history.
+
+    With known emission times (``emit_times`` given) each reading is a range
+    ``v (T - t_emit)`` and the step is solved by an EKF over ranges (absolute range noise
+    ``v * toa_sigma``).  Otherwise each step fits ``(x, y, t0)`` by :func:`toa_fit`, with the
+    previous position estimate as a prior of standard deviation ``prior_sigma`` km.
+
+    Returns: positions (k, 2) and emission times (k,).
+    """
+    k = len(readings)
+    if emit_times is not None:
+        ranges = speed * (readings - np.asarray(emit_times)[:, None])
+        pos = np.empty((k, 2))
+        # absolute range noise: EKF with R = (v sigma)^2 / 3 -- reuse the range EKF with a
+        # relative sigma chosen per reading is not right here, so run it inline.
+        ekf = None
+        for t in range(k):
+            z = ranges[t]
+            if ekf is None:
+                fix = multilaterate(sensors, z, relative_noise=False) if np.isfinite(z).sum() >= 3 else None
+                ekf = ExtendedKalmanFilter(dim_x=4, dim_z=1)
+                ekf.x = np.array([*(fix if fix is not None else [5.0, 5.0]), 0.0, 0.0])
+                ekf.P = np.diag([0.25, 0.25, 1.0, 1.0]) if fix is not None else np.diag([9.0, 9.0, 1.0, 1.0])
+            else:
+                dt = float(emit_times[t] - emit_times[t - 1]) or 1e-3
+                ekf.F, ekf.Q = _cv_matrices(dt, 1.0)
+                ekf.predict()
+            for j in range(len(sensors)):
+                if np.isfinite(z[j]):
+                    hx, jac = _h_range(sensors[j])
+                    ekf.update(np.array([z[j]]), jac, hx, R=np.array([[(speed * toa_sigma) ** 2 / 3.0]]))
+            ekf.x[:2] = np.clip(ekf.x[:2], domain[0], domain[1])
+            pos[t] = ekf.x[:2]
+        return pos, np.asarray(emit_times, dtype=float)
+    pos = np.empty((k, 2))
+    t0s = np.empty(k)
+    prev = None
+    for t in range(k):
+        n_ok = int(np.isfinite(readings[t]).sum())
+        if prev is not None:
+            prior = (prev, prior_sigma)
+        elif n_ok < 3:  # no history yet: a vague prior centred on the domain
+            prior = (np.full(2, 0.5 * (domain[0] + domain[1])), 10.0)
+        else:
+            prior = None
+        fit = toa_fit(sensors, readings[t], speed, domain, prior=prior)
+        if fit is None:  # no reading at all this step: hold position, extrapolate time
+            pos[t] = prev if prev is not None else np.array([5.0, 5.0])
+            t0s[t] = t0s[t - 1] + (t0s[t - 1] - t0s[t - 2]) if t >= 2 else (t0s[t - 1] if t else np.nan)
+        else:
+            pos[t], t0s[t] = fit
+        prev = pos[t]
+    return pos, t0s

@@ -1,0 +1,1 @@
+"""Suites, solvers, the runner, scoring, metrics, audit and reports."""

@@ -1,0 +1,21 @@
+"""The suites that ship with stsim (``stsim list`` prints them)."""
+from __future__ import annotations
+
+from .stark_published import load_published
+from .suites import Suite, register_suite
+
+STARK_TIER1 = [
+    "stark.localization.range", "stark.localization.bearing", "stark.localization.range_bearing",
+    "stark.localization.proximity", "stark.localization.event", "stark.temporal_localization.event",
+    "stark.localization.event_xyt",
+    "stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",
+    "stark.tracking.proximity", "stark.tracking.event", "stark.temporal_tracking.event",
+    "stark.tracking.event_xyt",
+]
+
+register_suite(Suite("quickstart", "Small default: every STARK tier-1 family, 10 tasks each.",
+                     {f: 10 for f in STARK_TIER1}))
+register_suite(Suite("stark-tier1", "STARK tier 1: localisation and tracking, 14 families x 50 tasks "
+                     "(first 10 tracking steps scored).", {f: 50 for f in STARK_TIER1}))
+register_suite(Suite("stark-published", "STARK's released tier-1 instances (--data DIR or the "
+                     "data_final.tar.gz archive), 14 families x 50.", {}, loader=load_published))

@@ -1,0 +1,58 @@
+"""Human-readable reports: the per-family table printed by ``stsim run`` / ``stsim score``,
+with STARK Table 3's best model figure next to ours for context."""
+from __future__ import annotations
+
+from typing import Any
+
+#: Best (lowest) trimmed RMSE per family among the 11 models of STARK Table 3, with the model.
+PAPER_BEST: dict[str, tuple[float, str]] = {
+    "stark.localization.range": (0.036, "o3"),
+    "stark.localization.bearing": (0.117, "o4-mini"),
+    "stark.localization.range_bearing": (0.043, "o3"),
+    "stark.localization.proximity": (0.915, "gpt-4.5"),
+    "stark.localization.event": (0.177, "o3"),
+    "stark.temporal_localization.event": (0.059, "o3"),
+    "stark.tracking.range": (0.669, "o3"),
+    "stark.tracking.bearing": (0.580, "o3"),
+    "stark.tracking.range_bearing": (0.113, "o3"),
+    "stark.tracking.proximity": (1.798, "o3"),
+    "stark.tracking.event": (1.052, "o3"),
+    "stark.temporal_tracking.event": (0.059, "o3"),
+}
+
+
+def _f(x: Any, w: int = 9) -> str:
+    if x is None:
+        return "-".rjust(w)
+    if isinstance(x, float):
+        return f"{x:{w}.4f}"
+    return str(x).rjust(w)
+
+
+def format_table(families: dict[str, dict[str, Any]]) -> str:
+    """A fixed-width table of a ``summary.json`` ``families`` mapping."""
+    numeric = {f: r for f, r in families.items() if "accuracy" not in r}
+    categorical = {f: r for f, r in families.items() if "accuracy" in r}
+    lines = []
+    if numeric:
+        w = max(len(f) for f in numeric)
+        lines.append(f"{'family':<{w}}  {'n':>5}  {'trim.RMSE':>9}  {'RMSE':>9}  {'median':>9}  "
+                     f"{'failed':>6}  {'STARK best (Table 3)':>20}")
+        for f, r in numeric.items():
+            best = PAPER_BEST.get(f)
+            b = f"{best[0]:.3f} ({best[1]})" if best else "-"
+            lines.append(f"{f:<{w}}  {r['n']:>5}  {_f(r.get('trimmed_rmse'))}  {_f(r.get('rmse'))}  "
+                         f"{_f(r.get('median_error'))}  {r['failures']:>6}  {b:>20}")
+    if categorical:
+        w = max(len(f) for f in categorical)
+        if lines:
+            lines.append("")
+        lines.append(f"{'family':<{w}}  {'n':>5}  {'accuracy':>9}  {'failed':>6}")
+        for f, r in categorical.items():
+            lines.append(f"{f:<{w}}  {r['n']:>5}  {_f(r['accuracy'])}  {r['failures']:>6}")
+    return "\n".join(lines)
+
+
+LEGEND = ("Errors are distances in the task's plane units (km for event tasks) or absolute time "
+          "errors (s / min); trim.RMSE drops the 10 % smallest and 10 % largest errors (STARK §4.1). "
+          "'failed' counts items with no usable answer (no estimate, unparsable, refused, missing).")

@@ -1,0 +1,122 @@
+"""The runner: suite -> tasks -> solver -> answers -> scores -> summary, written as it goes.
+
+Output folder layout (every file appended and flushed line by line, so an interrupted run keeps
+everything it finished)::
+
+    tasks.jsonl     one Task per line
+    answers.jsonl   one Answer per task (per step for tracking)
+    scores.jsonl    one Score per scored item
+    summary.json    {"suite", "seed", "solver", "families": {FAMILY: {"n", "trimmed_rmse",
+                    "rmse", "median_error", "failures", ...}}, "interrupted": bool, ...}
+"""
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from tqdm import tqdm
+
+from .. import __version__
+from ..records import Answer, JsonlWriter, Score, Task
+from .scoring import score_answers, summarise
+from .solvers import Solver, SolverError, get_solver
+from .suites import get_suite
+
+
+def safe_solve(solver: Solver, task: Task) -> list[Answer]:
+    """Run a solver on one task; an unexpected exception becomes a ``crashed`` answer (with
+    the exception text) instead of ending the run.  :class:`SolverError` propagates."""
+    try:
+        return solver.solve(task)
+    except SolverError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - recorded, never swallowed silently
+        detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
+        keys = [s.index for s in task.steps] or [None]
+        return [Answer(task.id, k, "crashed", detail=detail, solver=solver.name) for k in keys]
+
+
+def _solve_chunk(args: tuple[str, Task]) -> list[Answer]:
+    spec, task = args
+    return safe_solve(get_solver(spec), task)
+
+
+def solve_all(tasks: Iterable[Task], solver_spec: str, workers: int = 1) -> Iterator[tuple[Task, list[Answer]]]:
+    """Yield ``(task, answers)`` in task order, solving in ``workers`` processes when > 1."""
+    if workers <= 1:
+        solver = get_solver(solver_spec)
+        for t in tasks:
+            yield t, safe_solve(solver, t)
+        return
+    get_solver(solver_spec)  # fail fast on a bad spec
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        buf = list(tasks)
+        for t, ans in zip(buf, pool.map(_solve_chunk, [(solver_spec, t) for t in buf], chunksize=4)):
+            yield t, ans
+
+
+def default_out_dir(suite: str) -> Path:
+    return Path("runs") / f"{suite}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None, seed: int = 0,
+        out_dir: str | Path | None = None, data: str | Path | None = None,
+        max_steps: int | None = -1, trim: float = 0.10, workers: int = 1,
+        progress: bool = True) -> dict[str, Any]:
+    """Generate (or load), solve, score and summarise a suite; return the summary dict.
+
+    Args:
+        n: tasks per family (default: the suite's own counts; for data suites, all).
+        max_steps: tracking steps scored per task; -1 = the suite's default (10), None = all.
+    Raises:
+        SuiteError / SolverError: unknown suite or solver, or a data suite without data.
+    """
+    suite = get_suite(suite_name)
+    get_solver(solver_spec)
+    steps = suite.max_steps if max_steps == -1 else max_steps
+    out = Path(out_dir) if out_dir is not None else default_out_dir(suite_name)
+    out.mkdir(parents=True, exist_ok=True)
+    total = len(suite.task_keys(n)) if suite.loader is None else None
+    all_scores: list[Score] = []
+    summary: dict[str, Any] = {"suite": suite_name, "seed": seed, "solver": solver_spec,
+                               "n_per_family": n, "max_steps": steps, "trim": trim,
+                               "stsim_version": __version__, "data": None if data is None else str(data)}
+    n_tasks = 0
+    interrupted = False
+    started = time.perf_counter()
+    with JsonlWriter(out / "tasks.jsonl") as tw, JsonlWriter(out / "answers.jsonl") as aw, \
+            JsonlWriter(out / "scores.jsonl") as sw:
+        tasks = suite.tasks(n=n, seed=seed, data=data)
+
+        def tee(it: Iterable[Task]) -> Iterator[Task]:
+            for t in it:
+                tw.write(t)
+                yield t
+        bar = tqdm(total=total, desc=f"{suite_name} / {solver_spec}", unit="task",
+                   disable=not progress, leave=False)
+        try:
+            for task, answers in solve_all(tee(tasks), solver_spec, workers):
+                for a in answers:
+                    aw.write(a)
+                scores = score_answers([task], answers, max_steps=steps)
+                for s in scores:
+                    sw.write(s)
+                all_scores.extend(scores)
+                n_tasks += 1
+                bar.update(1)
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            bar.close()
+            summary.update(n_tasks=n_tasks, interrupted=interrupted,
+                           wall_s=round(time.perf_counter() - started, 3),
+                           families=summarise(all_scores, trim))
+            (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    summary["out_dir"] = str(out)
+    if interrupted:
+        raise KeyboardInterrupt(str(out))
+    return summary

@@ -1,0 +1,92 @@
+"""Score answers against tasks: one :class:`~stsim.records.Score` per scored item, and a
+per-family summary.
+
+The same code scores every solver (baseline, answers file, live model, sandboxed code).  An
+item without an ``ok`` answer is a *failure* (no_estimate, format_failure, refusal, missing,
+or a sandbox outcome); failures are counted, never silently dropped, and have no error value.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from typing import Any, Iterable
+
+from ..answers import get_format
+from ..records import Answer, Score, Task
+from .metrics import median_error, rmse, trimmed_rmse
+
+
+def scored_steps(task: Task, max_steps: int | None) -> list[int | None]:
+    """Item keys of a task: ``[None]`` for single-answer tasks, else the first ``max_steps``
+    step indices (STARK scores the first 10 tracking steps)."""
+    if not task.steps:
+        return [None]
+    steps = [s.index for s in task.steps]
+    return steps if max_steps is None else steps[:max_steps]
+
+
+def gold_of(task: Task, step: int | None) -> Any:
+    if step is None:
+        return task.answer
+    return next(s.answer for s in task.steps if s.index == step)
+
+
+def score_item(task: Task, step: int | None, answer: Answer | None) -> Score:
+    """Score one item.  Numeric formats get ``error``; categorical ones ``correct``."""
+    fmt = get_format(task.answer_format)
+    if answer is None:
+        return Score(task.id, task.family, step, "missing")
+    if answer.status != "ok":
+        return Score(task.id, task.family, step, answer.status,
+                     extra={"detail": answer.detail} if answer.detail else {})
+    gold = gold_of(task, step)
+    if fmt.numeric:
+        try:
+            err = float(fmt.error(answer.value, gold))
+        except (TypeError, ValueError, IndexError):
+            return Score(task.id, task.family, step, "format_failure",
+                         extra={"detail": f"value {answer.value!r} does not fit format {fmt.name}"})
+        if not math.isfinite(err):
+            return Score(task.id, task.family, step, "format_failure",
+                         extra={"detail": "non-finite error (wrong length or value)"})
+        return Score(task.id, task.family, step, "ok", error=err)
+    return Score(task.id, task.family, step, "ok", correct=int(fmt.correct(answer.value, gold)))
+
+
+def score_answers(tasks: Iterable[Task], answers: Iterable[Answer],
+                  max_steps: int | None = 10) -> list[Score]:
+    """Score every item of ``tasks``; items with no answer count as ``missing``."""
+    by_key = {(a.task_id, a.step): a for a in answers}
+    out = []
+    for t in tasks:
+        for st in scored_steps(t, max_steps):
+            out.append(score_item(t, st, by_key.get((t.id, st))))
+    return out
+
+
+def summarise(scores: Iterable[Score], trim: float = 0.10) -> dict[str, dict[str, Any]]:
+    """Per-family summary: ``n`` (items), ``failures`` (non-ok items) with their breakdown,
+    and ``trimmed_rmse`` / ``rmse`` / ``median_error`` for numeric families or ``accuracy``
+    (failures count as wrong) for categorical ones."""
+    groups: dict[str, list[Score]] = defaultdict(list)
+    for s in scores:
+        groups[s.family].append(s)
+    out: dict[str, dict[str, Any]] = {}
+    for fam in sorted(groups):
+        items = groups[fam]
+        ok = [s for s in items if s.status == "ok"]
+        fails = Counter(s.status for s in items if s.status != "ok")
+        row: dict[str, Any] = {"n": len(items), "failures": sum(fails.values()),
+                               "failure_kinds": dict(sorted(fails.items()))}
+        errs = [s.error for s in ok if s.error is not None]
+        if errs or not any(s.correct is not None for s in ok):
+            row.update(trimmed_rmse=_r(trimmed_rmse(errs, trim)), rmse=_r(rmse(errs)),
+                       median_error=_r(median_error(errs)))
+        else:
+            row["accuracy"] = _r(sum(s.correct or 0 for s in ok) / len(items))
+        out[fam] = row
+    return out
+
+
+def _r(x: float) -> float | None:
+    return None if x is None or not math.isfinite(x) else round(float(x), 6)

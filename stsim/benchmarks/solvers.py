@@ -1,0 +1,83 @@
+"""Solvers by name, as ``--solver`` takes them: every solver is ``solve(task) -> [Answer]``.
+
+Built in:
+
+* ``baseline`` -- the family's first-principle baseline (:data:`stsim.baselines.BASELINES`);
+* ``baseline:NAME`` -- a named alternative (e.g. ``baseline:grid``, STARK's proximity grid
+  search), falling back to the default baseline for families without that alternative.
+
+Other modules add solvers with :func:`register_solver` (answers files, live models,
+sandboxed code, oracles).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+from ..records import Answer, Task
+
+
+class SolverError(ValueError):
+    """Unknown solver, or a solver that cannot handle a family."""
+
+
+class Solver(Protocol):
+    name: str
+
+    def solve(self, task: Task) -> list[Answer]: ...
+
+
+@dataclass(frozen=True)
+class BaselineSolver:
+    """Dispatch to the family's first-principle baseline (or a named alternative)."""
+
+    variant: str | None = None
+
+    @property
+    def name(self) -> str:
+        return "baseline" if self.variant is None else f"baseline:{self.variant}"
+
+    def supports(self, family: str) -> bool:
+        from ..baselines import BASELINES
+        return family in BASELINES
+
+    def solve(self, task: Task) -> list[Answer]:
+        from ..baselines import ALTERNATIVES, BASELINES
+        if self.variant is not None and self.variant in ALTERNATIVES.get(task.family, {}):
+            return ALTERNATIVES[task.family][self.variant](task, solver=self.name)
+        if task.family not in BASELINES:
+            raise SolverError(f"no baseline for family {task.family!r}")
+        return BASELINES[task.family](task, solver=self.name)
+
+
+SOLVERS: dict[str, Callable[[str | None], Solver]] = {}
+
+
+def register_solver(name: str, factory: Callable[[str | None], Solver]) -> None:
+    """Register ``factory(arg)`` under ``name``; ``--solver name:arg`` passes ``arg``."""
+    if name in SOLVERS:
+        raise ValueError(f"solver {name!r} registered twice")
+    SOLVERS[name] = factory
+
+
+def _baseline_factory(arg: str | None) -> Solver:
+    from ..baselines import ALTERNATIVES
+    if arg is not None and not any(arg in alts for alts in ALTERNATIVES.values()):
+        known = sorted({k for alts in ALTERNATIVES.values() for k in alts})
+        raise SolverError(f"unknown baseline variant {arg!r}; known: {', '.join(known)}")
+    return BaselineSolver(arg)
+
+
+register_solver("baseline", _baseline_factory)
+
+
+def get_solver(spec: str) -> Solver:
+    """Build the solver named by ``spec`` (``name`` or ``name:arg``).
+
+    Raises:
+        SolverError: unknown name, listing the known ones.
+    """
+    name, _, arg = spec.partition(":")
+    if name not in SOLVERS:
+        raise SolverError(f"unknown solver {spec!r}; known: {', '.join(sorted(SOLVERS))}")
+    return SOLVERS[name](arg or None)

@@ -1,0 +1,94 @@
+"""Named suites: which families, how many tasks each, and where the tasks come from.
+
+A suite either *generates* tasks (a mapping family -> default count, each task a pure function
+of ``(family, seed, index)``) or *loads* them from data the user supplies (``--data DIR``),
+like ``stark-published``.  Other issues add their suites here with :func:`register_suite`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ..records import Task
+from ..registry import generate_task, get_family
+
+
+class SuiteError(ValueError):
+    """Unknown suite, or a suite used without what it needs (e.g. ``--data``)."""
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A named set of tasks.
+
+    Attributes:
+        name: suite name used on the command line.
+        description: one line for ``stsim list``.
+        families: family -> default number of tasks (generated suites).
+        loader: ``(data_dir, n_per_family, options) -> Iterator[Task]`` for suites read from
+            user-supplied data; ``None`` for generated suites.
+        max_steps: tracking steps scored per task (STARK: first 10); ``None`` = all.
+    """
+    name: str
+    description: str
+    families: dict[str, int] = field(default_factory=dict)
+    loader: Callable[..., Iterator[Task]] | None = None
+    max_steps: int | None = 10
+
+    def task_keys(self, n: int | None = None) -> list[tuple[str, int]]:
+        """(family, index) of every task, in suite order; ``n`` overrides each family's count."""
+        return [(f, i) for f, k in self.families.items() for i in range(k if n is None else n)]
+
+    def tasks(self, n: int | None = None, seed: int = 0, data: str | Path | None = None,
+              options: dict[str, Any] | None = None) -> Iterator[Task]:
+        """Yield the suite's tasks.
+
+        Raises:
+            SuiteError: a data suite without ``data`` or with an unreadable directory.
+        """
+        if self.loader is not None:
+            if data is None:
+                raise SuiteError(f"suite {self.name!r} reads published data: pass --data DIR "
+                                 "(see `stsim list` and docs/stark-published.md)")
+            yield from self.loader(Path(data), n, options or {})
+            return
+        for fam, i in self.task_keys(n):
+            yield generate_task(fam, i, suite=self.name, suite_seed=seed)
+
+
+SUITES: dict[str, Suite] = {}
+
+
+def register_suite(suite: Suite) -> Suite:
+    if suite.name in SUITES:
+        raise ValueError(f"suite {suite.name!r} registered twice")
+    for f in suite.families:
+        get_family(f)  # fail early on a typo
+    SUITES[suite.name] = suite
+    return suite
+
+
+def get_suite(name: str) -> Suite:
+    """The suite called ``name``; raise :class:`SuiteError` listing the known ones."""
+    _load_builtin()
+    try:
+        return SUITES[name]
+    except KeyError:
+        raise SuiteError(f"unknown suite {name!r}; known suites: {', '.join(sorted(SUITES))}") from None
+
+
+def all_suites() -> dict[str, Suite]:
+    _load_builtin()
+    return dict(SUITES)
+
+
+_LOADED = False
+
+
+def _load_builtin() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    from . import builtin_suites  # noqa: F401  (registers suites)

@@ -1,0 +1,237 @@
+"""The ``stsim`` command.
+
+::
+
+    stsim list                                  suites and families
+    stsim run SUITE [--solver S] [--n N] [--seed S] [--out DIR] [--data DIR]
+    stsim generate SUITE [--n N] [--seed S] [-o FILE]
+    stsim score TASKS ANSWERS [--out DIR]
+    stsim audit TASKS
+
+Exit codes: 0 success; 1 the audit found violations; 2 bad input (message on stderr, no
+traceback); 130 interrupted (files written so far are kept).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from . import __version__
+from .records import RecordError
+
+
+class CLIError(Exception):
+    """A user error: printed as ``stsim: error: ...`` with exit code 2."""
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--n", type=int, default=None, metavar="N",
+                   help="tasks per family (default: the suite's own count)")
+    p.add_argument("--seed", type=int, default=0, help="suite seed (default 0)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="stsim", description="Generate, solve and score verified "
+                                 "spatial and temporal reasoning benchmarks.")
+    ap.add_argument("--version", action="version", version=f"stsim {__version__}")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    sub.add_parser("list", help="list suites, families and solvers")
+
+    r = sub.add_parser("run", help="generate (or load), solve, score and report a suite")
+    r.add_argument("suite")
+    r.add_argument("--solver", default="baseline", help="solver spec (default: baseline)")
+    _add_common(r)
+    r.add_argument("--out", type=Path, default=None, help="output folder (default runs/<suite>-<time>/)")
+    r.add_argument("--data", type=Path, default=None, help="data folder or archive for data suites")
+    r.add_argument("--max-steps", type=int, default=-1, metavar="K",
+                   help="tracking steps scored per task (default: suite's, 10; 0 = all)")
+    r.add_argument("--trim", type=float, default=0.10, help="trim fraction each side (default 0.10)")
+    r.add_argument("--workers", type=int, default=1, help="solver processes (default 1)")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    g = sub.add_parser("generate", help="write a suite's tasks as JSONL")
+    g.add_argument("suite")
+    _add_common(g)
+    g.add_argument("--data", type=Path, default=None, help="data folder or archive for data suites")
+    g.add_argument("-o", "--out", default="-", help="output file (default: standard output)")
+
+    s = sub.add_parser("score", help="score an answers JSONL against a tasks JSONL")
+    s.add_argument("tasks", type=Path)
+    s.add_argument("answers", type=Path)
+    s.add_argument("--out", type=Path, default=None, help="also write scores.jsonl and summary.json here")
+    s.add_argument("--max-steps", type=int, default=10, metavar="K",
+                   help="tracking steps scored per task (default 10; 0 = all)")
+    s.add_argument("--trim", type=float, default=0.10)
+
+    a = sub.add_parser("audit", help="check every gold answer against its readings and noise model")
+    a.add_argument("tasks", type=Path)
+    a.add_argument("--limit", type=int, default=50, help="violations to print (default 50)")
+    return ap
+
+
+def _cmd_list(args) -> int:
+    from .benchmarks.solvers import SOLVERS
+    from .benchmarks.suites import all_suites
+    from .registry import FAMILIES
+    import stsim.generators  # noqa: F401
+    print("Suites:")
+    for name, s in sorted(all_suites().items()):
+        print(f"  {name:<18} {s.description}")
+    print("\nFamilies:")
+    w = max(len(f) for f in FAMILIES)
+    for name, f in sorted(FAMILIES.items()):
+        print(f"  {name:<{w}}  [{f.answer_format}] {f.description}")
+    print("\nSolvers: " + ", ".join(sorted(SOLVERS)) + "   (e.g. --solver baseline, baseline:grid)")
+    return 0
+
+
+def _cmd_run(args) -> int:
+    from .benchmarks.report import LEGEND, format_table
+    from .benchmarks.runner import run
+    max_steps = None if args.max_steps == 0 else args.max_steps
+    if args.n is not None and args.n < 1:
+        raise CLIError("--n must be at least 1")
+    summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
+                  max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet)
+    print(f"suite {summary['suite']}  solver {summary['solver']}  seed {summary['seed']}  "
+          f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
+    print(format_table(summary["families"]))
+    print(f"\n{LEGEND}\nWrote {summary['out_dir']}/ (tasks.jsonl, answers.jsonl, scores.jsonl, summary.json)")
+    return 0
+
+
+def _cmd_generate(args) -> int:
+    from .benchmarks.suites import get_suite
+    from .records import dumps
+    suite = get_suite(args.suite)
+    tasks = suite.tasks(n=args.n, seed=args.seed, data=args.data)
+    fh = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8", newline="\n")
+    count = 0
+    try:
+        for t in tasks:
+            fh.write(dumps(t.to_dict()) + "\n")
+            count += 1
+    finally:
+        if fh is not sys.stdout:
+            fh.close()
+    if args.out != "-":
+        print(f"wrote {count} tasks to {args.out}", file=sys.stderr)
+    return 0
+
+
+def read_answers(path: Path, tasks_by_id: dict) -> tuple[list, list[str]]:
+    """Read an answers JSONL: each line ``{"task_id", "step"?, "text"}`` (model text, parsed
+    by the task's rubric) or ``{"task_id", "step"?, "status", "value"}`` (typed answers, as
+    ``stsim run`` writes them).  Returns (answers, warnings)."""
+    from .answers import parse_answer
+    from .records import Answer, iter_jsonl
+    answers, warnings = [], []
+    unknown = 0
+    for lineno, obj in iter_jsonl(path):
+        where = f"{path}:{lineno}"
+        if "task_id" not in obj:
+            raise RecordError(f"{where}: missing 'task_id'")
+        task = tasks_by_id.get(obj["task_id"])
+        if task is None:
+            unknown += 1
+            continue
+        step = obj.get("step")
+        if step is not None and not isinstance(step, int):
+            raise RecordError(f"{where}: 'step' must be an integer or null")
+        if "text" in obj:
+            answers.append(parse_answer(obj["text"], task_id=task.id, step=step,
+                                        answer_format=task.answer_format,
+                                        rubric=task.meta.get("rubric", "stark"),
+                                        spec=task.meta.get("answer_spec"), solver="answers-file"))
+        elif "status" in obj:
+            try:
+                answers.append(Answer(task.id, step, obj["status"], value=obj.get("value"),
+                                      detail=obj.get("detail"), solver=obj.get("solver")))
+            except RecordError as exc:
+                raise RecordError(f"{where}: {exc}") from None
+        else:
+            raise RecordError(f"{where}: an answer needs 'text' (model reply) or 'status' and 'value'")
+    if unknown:
+        warnings.append(f"ignored {unknown} answer(s) whose task_id is not in the tasks file")
+    if not answers and not unknown:
+        warnings.append(f"{path} holds no answers: every item counts as missing")
+    return answers, warnings
+
+
+def _cmd_score(args) -> int:
+    from .benchmarks.report import LEGEND, format_table
+    from .benchmarks.scoring import score_answers, summarise
+    from .records import read_tasks, write_jsonl
+    from .registry import validate_task
+    tasks = read_tasks(args.tasks)
+    for t in tasks:
+        validate_task(t)
+    answers, warnings = read_answers(args.answers, {t.id: t for t in tasks})
+    for w in warnings:
+        print(f"stsim: warning: {w}", file=sys.stderr)
+    scores = score_answers(tasks, answers, max_steps=None if args.max_steps == 0 else args.max_steps)
+    fams = summarise(scores, args.trim)
+    print(format_table(fams))
+    print("\n" + LEGEND)
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        write_jsonl(args.out / "scores.jsonl", scores)
+        (args.out / "summary.json").write_text(json.dumps(
+            {"tasks": str(args.tasks), "answers": str(args.answers), "families": fams},
+            indent=2, sort_keys=True) + "\n")
+        print(f"Wrote {args.out}/ (scores.jsonl, summary.json)")
+    return 0
+
+
+def _cmd_audit(args) -> int:
+    from .benchmarks.audit import audit_tasks
+    from .records import read_tasks
+    from .registry import validate_task
+    tasks = read_tasks(args.tasks)
+    for t in tasks:
+        validate_task(t)
+    report = audit_tasks(tasks)
+    bad = [r for r in report if not r.ok]
+    skipped = sum(1 for r in report if r.skipped)
+    checked = len(report) - skipped
+    for r in bad[: args.limit]:
+        print(f"FAIL {r.task_id}" + (f" step {r.step}" if r.step is not None else "") +
+              f": {r.reason} (violation {r.violation:.6g})")
+    if len(bad) > args.limit:
+        print(f"... and {len(bad) - args.limit} more")
+    print(f"audited {checked} item(s) of {len(tasks)} task(s): {len(bad)} inconsistent"
+          + (f", {skipped} skipped (family has no audit rule)" if skipped else ""))
+    return 1 if bad else 0
+
+
+COMMANDS = {"list": _cmd_list, "run": _cmd_run, "generate": _cmd_generate, "score": _cmd_score,
+            "audit": _cmd_audit}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .benchmarks.solvers import SolverError
+    from .benchmarks.suites import SuiteError
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except (CLIError, RecordError, SuiteError, SolverError) as exc:
+        print(f"stsim: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyError as exc:  # registries raise KeyError with a full message
+        print(f"stsim: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt as exc:
+        where = f"; files written so far are kept in {exc}" if str(exc) else ""
+        print(f"stsim: interrupted{where}", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

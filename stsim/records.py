@@ -1,0 +1,259 @@
+"""The records that carry a task from its generator to the report.
+
+One flow, one record type per stage (DESIGN.md, "The flow")::
+
+    Task (prompt + structured inputs + typed gold)  ->  Answer (typed value or outcome)  ->  Score
+
+* :class:`Task` is what a generator yields and a solver reads.  Models read ``prompt``;
+  first-principle solvers read ``inputs``.  Sequential tasks (tracking) carry their per-step
+  prompt fragments, inputs and gold answers in ``steps``.
+* :class:`Answer` is what any solver returns: a typed ``value`` with ``status == "ok"``, or an
+  explicit outcome (``no_estimate``, ``format_failure``, ``refusal``, ``missing``, or a sandbox
+  failure) with ``value`` set to ``None``.
+* :class:`Score` is the per-item verdict of :mod:`stsim.benchmarks.scoring`.
+
+All three serialise to one JSON object per line (JSONL).  JSON has no NaN: missing readings are
+written as ``null`` and read back as ``None`` (solvers turn them into ``numpy.nan``).  Readers
+raise :class:`RecordError` naming the file and line of the first bad record.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+#: Outcomes an :class:`Answer` may carry.  ``ok`` means ``value`` holds a typed answer.
+ANSWER_STATUSES = (
+    "ok",
+    "no_estimate",      # a solver declined: too few usable readings for the unknowns
+    "format_failure",   # model text could not be parsed in the task's answer format
+    "refusal",          # the model explicitly refused
+    "missing",          # no answer was supplied for this task / step
+    # sandbox outcomes (model-written solver code)
+    "timeout", "memory", "crashed", "forbidden", "no_result", "bad_shape",
+)
+
+
+class RecordError(ValueError):
+    """A record (task, answer or score) is malformed; the message says where and why."""
+
+
+@dataclass
+class Step:
+    """One step of a sequential task (e.g. one time stamp of a tracking task).
+
+    Attributes:
+        index: 0-based step number.
+        prompt: the prompt fragment a model sees for this step (new readings).
+        inputs: structured inputs of this step (JSON-serialisable), e.g. ``{"time": t,
+            "readings": [...]}``.
+        answer: the gold answer of this step, in the task's ``answer_format``.
+    """
+
+    index: int
+    prompt: str
+    inputs: dict[str, Any]
+    answer: Any
+
+
+@dataclass
+class Task:
+    """A benchmark item: prompt text, structured inputs and a gold answer computed by code.
+
+    Attributes:
+        id: stable identifier ``suite/family/NNNNNN``.
+        family: task family name, e.g. ``stark.localization.range``.
+        prompt: everything a model needs, in plain text.
+        inputs: structured, JSON-serialisable inputs for first-principle solvers.
+        answer: gold answer in ``answer_format`` (``None`` for stepped tasks).
+        answer_format: name of an answer format in :mod:`stsim.answers`.
+        steps: per-step fragments for sequential tasks; empty otherwise.
+        meta: seed, generator version and parameters used.
+    """
+
+    id: str
+    family: str
+    prompt: str
+    inputs: dict[str, Any]
+    answer: Any
+    answer_format: str
+    steps: list[Step] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], where: str = "task") -> "Task":
+        """Build a Task from a JSON object; raise :class:`RecordError` naming ``where``."""
+        if not isinstance(d, dict):
+            raise RecordError(f"{where}: expected a JSON object, got {type(d).__name__}")
+        missing = [k for k in ("id", "family", "prompt", "inputs", "answer_format") if k not in d]
+        if missing:
+            raise RecordError(f"{where}: missing field(s) {', '.join(missing)}")
+        if not isinstance(d["inputs"], dict):
+            raise RecordError(f"{where}: 'inputs' must be an object")
+        steps = []
+        for i, s in enumerate(d.get("steps") or []):
+            try:
+                steps.append(Step(index=int(s["index"]), prompt=str(s.get("prompt", "")),
+                                  inputs=dict(s.get("inputs") or {}), answer=s.get("answer")))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise RecordError(f"{where}: step {i} is malformed ({exc})") from None
+        return cls(id=str(d["id"]), family=str(d["family"]), prompt=str(d["prompt"]),
+                   inputs=d["inputs"], answer=d.get("answer"),
+                   answer_format=str(d["answer_format"]), steps=steps,
+                   meta=dict(d.get("meta") or {}))
+
+    @property
+    def n_items(self) -> int:
+        """Number of scored items: one per step for sequential tasks, else one."""
+        return len(self.steps) if self.steps else 1
+
+
+@dataclass
+class Answer:
+    """A solver's answer to one task (or one step of a sequential task).
+
+    Attributes:
+        task_id: the :attr:`Task.id` answered.
+        step: step index for sequential tasks, ``None`` otherwise.
+        status: one of :data:`ANSWER_STATUSES`; ``"ok"`` iff ``value`` is a typed answer.
+        value: typed answer (e.g. ``[x, y]`` for ``point``) or ``None``.
+        text: raw model text when the answer was parsed from text.
+        detail: free-form explanation of a non-ok outcome (e.g. why no estimate).
+        solver: name of the solver that produced it.
+    """
+
+    task_id: str
+    step: int | None
+    status: str
+    value: Any = None
+    text: str | None = None
+    detail: str | None = None
+    solver: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in ANSWER_STATUSES:
+            raise RecordError(f"answer for {self.task_id}: unknown status {self.status!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None or k in ("step", "value")}
+
+
+@dataclass
+class Score:
+    """Per-item verdict: the error or correctness of one answer against its gold.
+
+    ``error`` is a non-negative distance for numeric formats (``None`` when the answer is not
+    ``ok``); ``correct`` is 0/1 for categorical formats.
+    """
+
+    task_id: str
+    family: str
+    step: int | None
+    status: str
+    error: float | None = None
+    correct: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        if not d["extra"]:
+            d.pop("extra")
+        return d
+
+
+# ----------------------------------------------------------------------------------------- I/O
+def _clean(obj: Any) -> Any:
+    """Replace float NaN/inf by None so the output is strict JSON."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def dumps(obj: dict[str, Any]) -> str:
+    """One strict-JSON line with stable key order (same input, same bytes)."""
+    return json.dumps(_clean(obj), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+class JsonlWriter:
+    """Append records to a JSONL file, flushing after each line so an interrupted run keeps
+    everything already written."""
+
+    def __init__(self, path: str | os.PathLike, mode: str = "w") -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(self.path, mode, encoding="utf-8", newline="\n")
+
+    def write(self, record: Any) -> None:
+        d = record.to_dict() if hasattr(record, "to_dict") else record
+        self._fh.write(dumps(d) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> "JsonlWriter":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def write_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> int:
+    """Write records (objects with ``to_dict`` or plain dicts) to ``path``; return the count."""
+    n = 0
+    with JsonlWriter(path) as w:
+        for r in records:
+            w.write(r)
+            n += 1
+    return n
+
+
+def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line.
+
+    Raises:
+        RecordError: the file is missing, unreadable, or a line is not a JSON object.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise RecordError(f"{p}: no such file")
+    try:
+        fh = open(p, encoding="utf-8")
+    except OSError as exc:
+        raise RecordError(f"{p}: cannot read ({exc.strerror})") from None
+    with fh:
+        try:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise RecordError(f"{p}:{lineno}: not valid JSON ({exc.msg})") from None
+                if not isinstance(obj, dict):
+                    raise RecordError(f"{p}:{lineno}: expected a JSON object")
+                yield lineno, obj
+        except UnicodeDecodeError:
+            raise RecordError(f"{p}: not UTF-8 text") from None
+
+
+def read_tasks(path: str | os.PathLike) -> list[Task]:
+    """Read a ``tasks.jsonl`` file.
+
+    Raises:
+        RecordError: on the first malformed line, naming file and line; or if the file is empty.
+    """
+    tasks = [Task.from_dict(obj, where=f"{path}:{lineno}") for lineno, obj in iter_jsonl(path)]
+    if not tasks:
+        raise RecordError(f"{path}: contains no tasks")
+    return tasks

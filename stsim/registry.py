@@ -1,0 +1,112 @@
+"""Registries that tie the flow together: task families, suites and solvers.
+
+* A **family** (:class:`Family`) is a pure function ``(rng, config) -> TaskBody`` plus its
+  answer format and default config.  :func:`generate_task` wraps it with the stable id and the
+  per-task random stream of :mod:`stsim.seeding`, so every task is a pure function of
+  ``(family, config, suite_seed, index)``.
+* Generators register families with :func:`register_family` when :mod:`stsim.generators` is
+  imported; suites and solvers live in :mod:`stsim.benchmarks`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .records import Step, Task
+from .seeding import task_rng
+
+
+@dataclass
+class TaskBody:
+    """What a family's ``make`` function returns; :func:`generate_task` adds id and meta."""
+    prompt: str
+    inputs: dict[str, Any]
+    answer: Any
+    steps: list[Step] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Family:
+    """A task family.
+
+    Attributes:
+        name: dotted name, e.g. ``stark.localization.range``.
+        answer_format: name in :data:`stsim.answers.FORMATS`.
+        make: ``(rng, config) -> TaskBody``; must draw randomness only from ``rng``.
+        defaults: default config; a suite or the user may override any key.
+        description: one line for ``stsim list``.
+        version: bump when the generator's output changes for the same seed.
+        rubric: how model text is read (:data:`stsim.answers.RUBRICS`).
+        validate: optional ``(task) -> None`` that raises :class:`~stsim.records.RecordError`
+            when a task read from a file has inputs this family cannot have produced.
+    """
+    name: str
+    answer_format: str
+    make: Callable[..., TaskBody]
+    defaults: dict[str, Any]
+    description: str
+    version: str = "1"
+    rubric: str = "stark"
+    validate: Callable[[Task], None] | None = None
+
+
+FAMILIES: dict[str, Family] = {}
+
+
+def register_family(family: Family) -> Family:
+    """Add ``family`` to :data:`FAMILIES`; raise ``ValueError`` on a duplicate name."""
+    if family.name in FAMILIES:
+        raise ValueError(f"family {family.name!r} registered twice")
+    FAMILIES[family.name] = family
+    return family
+
+
+def get_family(name: str) -> Family:
+    """The family called ``name``; raise ``KeyError`` listing the known ones."""
+    import stsim.generators  # noqa: F401  (registers all families)
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        raise KeyError(f"unknown family {name!r}; known: {', '.join(sorted(FAMILIES))}") from None
+
+
+def resolve_config(family: Family, overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """Defaults updated by ``overrides``; raise ``ValueError`` naming unknown keys."""
+    cfg = dict(family.defaults)
+    unknown = sorted(set(overrides or {}) - set(cfg))
+    if unknown:
+        raise ValueError(f"{family.name}: unknown config key(s) {', '.join(unknown)}; "
+                         f"known: {', '.join(sorted(cfg))}")
+    cfg.update(overrides or {})
+    return cfg
+
+
+def generate_task(family_name: str, index: int, suite: str = "adhoc", suite_seed: int = 0,
+                  config: dict[str, Any] | None = None) -> Task:
+    """Generate task ``index`` of a family: identical bytes for identical arguments, whatever
+    else was generated before (DESIGN.md, "Determinism and scale")."""
+    fam = get_family(family_name)
+    cfg = resolve_config(fam, config)
+    body = fam.make(task_rng(suite_seed, fam.name, index), cfg)
+    meta = {"suite": suite, "seed": suite_seed, "index": index, "generator_version": fam.version,
+            "config": cfg, "rubric": fam.rubric, **body.meta}
+    return Task(id=f"{suite}/{fam.name}/{index:06d}", family=fam.name, prompt=body.prompt,
+                inputs=body.inputs, answer=body.answer, answer_format=fam.answer_format,
+                steps=body.steps, meta=meta)
+
+
+def validate_task(task: Task) -> None:
+    """Check a task read from a file against its family's rules.
+
+    Raises:
+        RecordError: unknown answer format, or inputs the family's validator rejects.
+    """
+    from .answers import FORMATS
+    from .records import RecordError
+    import stsim.generators  # noqa: F401
+    if task.answer_format not in FORMATS:
+        raise RecordError(f"task {task.id}: unknown answer format {task.answer_format!r}")
+    fam = FAMILIES.get(task.family)
+    if fam is not None and fam.validate is not None:
+        fam.validate(task)

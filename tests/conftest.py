@@ -1,0 +1,27 @@
+"""Shared fixtures: paths to the team's shared real inputs (skipped when absent)."""
+from __future__ import annotations
+
+import tarfile
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared/, or skip the test with the reason."""
+    p = SHARED.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"{p} not present: the shared test inputs come with the team's checkout, not with a clone")
+    return p
+
+
+@pytest.fixture(scope="session")
+def stark_data(tmp_path_factory) -> Path:
+    """STARK's released data, unpacked once per session from ../shared/stark/."""
+    archive = shared_path("stark", "data_final.tar.gz")
+    dest = tmp_path_factory.mktemp("stark")
+    with tarfile.open(archive) as tf:
+        tf.extractall(dest, filter="data")
+    return dest / "data_final_v5"
