@@ -31,6 +31,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int, default=None, metavar="N",
                    help="tasks per family (default: the suite's own count)")
     p.add_argument("--seed", type=int, default=0, help="suite seed (default 0)")
+    p.add_argument("--family", default=None, metavar="GLOB",
+                   help="only families matching this pattern, e.g. 'stark.localization.*'")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -97,7 +99,8 @@ def _cmd_run(args) -> int:
     if args.n is not None and args.n < 1:
         raise CLIError("--n must be at least 1")
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
-                  max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet)
+                  max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet,
+                  only=args.family)
     print(f"suite {summary['suite']}  solver {summary['solver']}  seed {summary['seed']}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
     print(format_table(summary["families"]))
@@ -109,7 +112,7 @@ def _cmd_generate(args) -> int:
     from .benchmarks.suites import get_suite
     from .records import dumps
     suite = get_suite(args.suite)
-    tasks = suite.tasks(n=args.n, seed=args.seed, data=args.data)
+    tasks = suite.tasks(n=args.n, seed=args.seed, data=args.data, only=args.family)
     fh = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8", newline="\n")
     count = 0
     try:

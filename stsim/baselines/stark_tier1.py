@@ -14,6 +14,7 @@ from ..records import Answer, Task
 from ..sim.readings import readings_to_array
 from .geometry import (multilaterate, proximity_grid_search, proximity_mmse, range_bearing_fix,
                        toa_fit, triangulate)
+from .posterior import bearing_loglik, grid_posterior_mean, range_loglik, toa_marginal
 from .tracking import ekf_track, proximity_track, toa_track
 
 
@@ -43,27 +44,56 @@ def _usable(r: np.ndarray) -> int:
 
 
 # ------------------------------------------------------------------------------- localisation
-def solve_localization(task: Task, solver: str = "baseline") -> list[Answer]:
-    """Multilateration, triangulation, range+bearing fusion or proximity MMSE by modality."""
+def _least_squares_fix(task: Task):
     m = task.inputs["modality"]
     s = np.asarray(task.inputs["sensors"], float)
     z = _readings(task)
     rs, bs = _noise_levels(task)
-    n = _usable(z)
     if m == "range":
-        est = multilaterate(s, z)
-        need = 2
-    elif m == "bearing":
-        est = triangulate(s, z)
-        need = 2
-    elif m == "range_bearing":
-        est = range_bearing_fix(s, z, rs, bs)
-        need = 1
-    elif m == "proximity":
-        est = proximity_mmse(s, z, float(task.inputs["radius"]))
-        need = 1
-    else:
-        raise ValueError(f"{task.id}: unknown modality {m!r}")
+        return multilaterate(s, z), 2
+    if m == "bearing":
+        return triangulate(s, z), 2
+    if m == "range_bearing":
+        return range_bearing_fix(s, z, rs, bs), 1
+    if m == "proximity":
+        return proximity_mmse(s, z, float(task.inputs["radius"])), 1
+    raise ValueError(f"{task.id}: unknown modality {m!r}")
+
+
+def solve_localization_ls(task: Task, solver: str = "baseline:ls") -> list[Answer]:
+    """STARK Table 9 estimators: multilateration (NLS), triangulation (linear LS + NLS),
+    range+bearing fusion (NLS); proximity: MMSE centroid of the feasible region."""
+    est, need = _least_squares_fix(task)
+    n = _usable(_readings(task))
+    return _one(task, None if est is None else [float(est[0]), float(est[1])], solver,
+                f"{n} usable {task.inputs['modality']} reading(s); need at least {need}")
+
+
+def _position_loglik(task: Task):
+    m = task.inputs["modality"]
+    s = np.asarray(task.inputs["sensors"], float)
+    z = _readings(task)
+    sm = task.inputs.get("sensor_model", {})
+    if m == "range":
+        return range_loglik(s, z, sm.get("noise"))
+    if m == "bearing":
+        return bearing_loglik(s, z, sm.get("noise_rad"))
+    lr = range_loglik(s, z[:, 0], sm["range"].get("noise"))
+    lb = bearing_loglik(s, z[:, 1], sm["bearing"].get("noise_rad"))
+    return lambda pts: lr(pts) + lb(pts)
+
+
+def solve_localization(task: Task, solver: str = "baseline") -> list[Answer]:
+    """Default localisation baseline: the Bayes (MMSE) posterior mean under the task's stated
+    noise model (:mod:`stsim.baselines.posterior`), started from the Table 9 least-squares fix;
+    for proximity the MMSE is the feasible region's centroid (computed with shapely)."""
+    est, need = _least_squares_fix(task)
+    m = task.inputs["modality"]
+    if est is not None and m != "proximity":
+        post = grid_posterior_mean(_position_loglik(task), est)
+        if post is not None:
+            est = post[0]
+    n = _usable(_readings(task))
     return _one(task, None if est is None else [float(est[0]), float(est[1])], solver,
                 f"{n} usable {m} reading(s); need at least {need}")
 
@@ -75,21 +105,38 @@ def solve_proximity_grid(task: Task, solver: str = "baseline:grid") -> list[Answ
     return _one(task, None if est is None else est.tolist(), solver, "no usable reading")
 
 
-def solve_event_localization(task: Task, solver: str = "baseline") -> list[Answer]:
-    """ToA fit of position and emission time; answers position, time or both by family."""
+def _event_value(task: Task, p, t0):
+    if task.answer_format == "time":
+        return float(t0)
+    if task.answer_format == "vector":
+        return [float(p[0]), float(p[1]), float(t0)]
+    return [float(p[0]), float(p[1])]
+
+
+def solve_event_localization_ls(task: Task, solver: str = "baseline:ls") -> list[Answer]:
+    """STARK Table 9: nonlinear least squares over position and emission time."""
     s = np.asarray(task.inputs["sensors"], float)
     z = _readings(task)
     fit = toa_fit(s, z, float(task.inputs["wave_speed"]))
     if fit is None:
         return _one(task, None, solver, f"{_usable(z)} usable ToA reading(s); need 3 for (x, y, t0)")
-    p, t0 = fit
-    if task.answer_format == "time":
-        value = t0
-    elif task.answer_format == "vector":
-        value = [float(p[0]), float(p[1]), t0]
-    else:
-        value = [float(p[0]), float(p[1])]
-    return _one(task, value, solver, "")
+    return _one(task, _event_value(task, *fit), solver, "")
+
+
+def solve_event_localization(task: Task, solver: str = "baseline") -> list[Answer]:
+    """Default ToA baseline: posterior means of position and emission time (emission time
+    integrated out analytically, :func:`stsim.baselines.posterior.toa_marginal`), started from
+    the least-squares fit."""
+    s = np.asarray(task.inputs["sensors"], float)
+    z = _readings(task)
+    fit = toa_fit(s, z, float(task.inputs["wave_speed"]))
+    if fit is None:
+        return _one(task, None, solver, f"{_usable(z)} usable ToA reading(s); need 3 for (x, y, t0)")
+    ll, t0 = toa_marginal(s, z, float(task.inputs["wave_speed"]),
+                          task.inputs.get("sensor_model", {}).get("noise"))
+    post = grid_posterior_mean(ll, fit[0], extra=t0)
+    p, t = (post[0], post[1]) if post is not None and post[1] is not None else fit
+    return _one(task, _event_value(task, p, t), solver, "")
 
 
 # ----------------------------------------------------------------------------------- tracking
@@ -139,6 +186,10 @@ BASELINES: dict[str, Callable[[Task], list[Answer]]] = {}
 ALTERNATIVES: dict[str, dict[str, Callable[[Task], list[Answer]]]] = {
     "stark.localization.proximity": {"grid": solve_proximity_grid},
 }
+for _m in ("range", "bearing", "range_bearing"):
+    ALTERNATIVES[f"stark.localization.{_m}"] = {"ls": solve_localization_ls}
+for _f in ("stark.localization.event", "stark.temporal_localization.event", "stark.localization.event_xyt"):
+    ALTERNATIVES[_f] = {"ls": solve_event_localization_ls}
 for _m in ("range", "bearing", "range_bearing", "proximity"):
     BASELINES[f"stark.localization.{_m}"] = solve_localization
     BASELINES[f"stark.tracking.{_m}"] = solve_tracking

@@ -66,12 +66,13 @@ def default_out_dir(suite: str) -> Path:
 def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None, seed: int = 0,
         out_dir: str | Path | None = None, data: str | Path | None = None,
         max_steps: int | None = -1, trim: float = 0.10, workers: int = 1,
-        progress: bool = True) -> dict[str, Any]:
+        progress: bool = True, only: str | None = None) -> dict[str, Any]:
     """Generate (or load), solve, score and summarise a suite; return the summary dict.
 
     Args:
         n: tasks per family (default: the suite's own counts; for data suites, all).
         max_steps: tracking steps scored per task; -1 = the suite's default (10), None = all.
+        only: run only the families matching this glob pattern.
     Raises:
         SuiteError / SolverError: unknown suite or solver, or a data suite without data.
     """
@@ -80,17 +81,17 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     steps = suite.max_steps if max_steps == -1 else max_steps
     out = Path(out_dir) if out_dir is not None else default_out_dir(suite_name)
     out.mkdir(parents=True, exist_ok=True)
-    total = len(suite.task_keys(n)) if suite.loader is None else None
+    total = len(suite.task_keys(n, only)) if suite.loader is None else None
     all_scores: list[Score] = []
     summary: dict[str, Any] = {"suite": suite_name, "seed": seed, "solver": solver_spec,
-                               "n_per_family": n, "max_steps": steps, "trim": trim,
+                               "n_per_family": n, "families_filter": only, "max_steps": steps, "trim": trim,
                                "stsim_version": __version__, "data": None if data is None else str(data)}
     n_tasks = 0
     interrupted = False
     started = time.perf_counter()
     with JsonlWriter(out / "tasks.jsonl") as tw, JsonlWriter(out / "answers.jsonl") as aw, \
             JsonlWriter(out / "scores.jsonl") as sw:
-        tasks = suite.tasks(n=n, seed=seed, data=data)
+        tasks = suite.tasks(n=n, seed=seed, data=data, only=only)
 
         def tee(it: Iterable[Task]) -> Iterator[Task]:
             for t in it:

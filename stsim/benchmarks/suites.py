@@ -7,6 +7,7 @@ like ``stark-published``.  Other issues add their suites here with :func:`regist
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -36,12 +37,14 @@ class Suite:
     loader: Callable[..., Iterator[Task]] | None = None
     max_steps: int | None = 10
 
-    def task_keys(self, n: int | None = None) -> list[tuple[str, int]]:
-        """(family, index) of every task, in suite order; ``n`` overrides each family's count."""
-        return [(f, i) for f, k in self.families.items() for i in range(k if n is None else n)]
+    def task_keys(self, n: int | None = None, only: str | None = None) -> list[tuple[str, int]]:
+        """(family, index) of every task, in suite order; ``n`` overrides each family's count;
+        ``only`` keeps families matching a glob pattern (e.g. ``'stark.localization.*'``)."""
+        return [(f, i) for f, k in self.families.items() if only is None or fnmatch(f, only)
+                for i in range(k if n is None else n)]
 
     def tasks(self, n: int | None = None, seed: int = 0, data: str | Path | None = None,
-              options: dict[str, Any] | None = None) -> Iterator[Task]:
+              options: dict[str, Any] | None = None, only: str | None = None) -> Iterator[Task]:
         """Yield the suite's tasks.
 
         Raises:
@@ -51,9 +54,13 @@ class Suite:
             if data is None:
                 raise SuiteError(f"suite {self.name!r} reads published data: pass --data DIR "
                                  "(see `stsim list` and docs/stark-published.md)")
-            yield from self.loader(Path(data), n, options or {})
+            for t in self.loader(Path(data), n, options or {}):
+                if only is None or fnmatch(t.family, only):
+                    yield t
             return
-        for fam, i in self.task_keys(n):
+        if only is not None and not self.task_keys(1, only):
+            raise SuiteError(f"no family of suite {self.name!r} matches {only!r}")
+        for fam, i in self.task_keys(n, only):
             yield generate_task(fam, i, suite=self.name, suite_seed=seed)
 
 

@@ -87,11 +87,23 @@ def _round(a: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------- localisation
+def _draw_scene(rng, cfg, modality: str, tries: int = 10_000):
+    """Sensor layout and target; for proximity, redrawn until at least ``min_detections``
+    sensors detect the target (the released STARK data has 3 or 4 detections in every
+    localisation instance)."""
+    need = int(cfg.get("min_detections", 0)) if modality == "proximity" else 0
+    for _ in range(tries):
+        sensors = _layout(rng, cfg)
+        target = rng.uniform(0.0, 10.0, size=(1, 2))
+        if need == 0 or ProximitySensor(float(cfg["radius"])).true(sensors, target).sum() >= need:
+            return sensors, target
+    raise ValueError(f"no scene with {need} detections in {tries} draws; lower min_detections")
+
+
 def _make_localization(modality: str):
     def make(rng: np.random.Generator, cfg: dict[str, Any]) -> TaskBody:
         sensor = make_sensor(modality, cfg)
-        sensors = _layout(rng, cfg)
-        target = rng.uniform(0.0, 10.0, size=(1, 2))
+        sensors, target = _draw_scene(rng, cfg, modality)
         readings = readings_to_json(_round(sensor.measure(sensors, target, rng)[0]),
                                     pairs=modality == "range_bearing", stepped=False)
         prompt = P.localization_prompt(modality, sensors.tolist(), readings, radius=cfg.get("radius"))
@@ -139,9 +151,15 @@ def _steps(readings: list, times: np.ndarray, golds: list, show_time: bool) -> l
 def _make_tracking(modality: str):
     def make(rng, cfg):
         sensor = make_sensor(modality, cfg)
-        sensors = _layout(rng, cfg)
-        traj = random_trajectory(rng, n_steps=int(cfg["n_steps"]), duration=float(cfg["duration"]),
-                                 max_components=int(cfg["max_components"]))
+        need = int(cfg.get("min_detections", 0))
+        for _ in range(10_000):  # proximity: the first step must be detected (as in the release)
+            sensors = _layout(rng, cfg)
+            traj = random_trajectory(rng, n_steps=int(cfg["n_steps"]), duration=float(cfg["duration"]),
+                                     max_components=int(cfg["max_components"]))
+            if need == 0 or sensor.true(sensors, traj.positions[:1]).sum() >= need:
+                break
+        else:
+            raise ValueError(f"no trajectory with {need} detections at step 0; lower min_detections")
         readings = sensor.measure(sensors, traj.positions, rng)
         readings = readings_to_json(_round(apply_dropout(readings, float(cfg["dropout_rate"]), rng)),
                                     pairs=modality == "range_bearing", stepped=True)
@@ -262,10 +280,10 @@ for _m, _desc in [("range", "multilateration from 4 noisy ranges"),
                   ("range_bearing", "position from 4 noisy [range, bearing] pairs"),
                   ("proximity", "position from 4 binary disk detections (r = 4)")]:
     _register(f"stark.localization.{_m}", "point", _make_localization(_m),
-          dict(_LOC), f"Localise a static object: {_desc} (STARK Tables 11-13).")
+          {**_LOC, "min_detections": 3} if _m == "proximity" else dict(_LOC), f"Localise a static object: {_desc} (STARK Tables 11-13).")
     _cfg = dict(_TRK)
     if _m == "proximity":
-        _cfg.update(n_steps=20, dropout_rate=0.0)
+        _cfg.update(n_steps=20, dropout_rate=0.0, min_detections=1)
     _register(f"stark.tracking.{_m}", "point", _make_tracking(_m), _cfg,
           f"Track a moving object step by step: {_desc}, with dropout (STARK Table 16).")
 

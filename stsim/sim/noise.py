@@ -8,7 +8,8 @@ Defaults follow STARK Appendix 7.4, Table 7:
 * time of arrival: uniform, absolute, ``t + U(-sigma, sigma)``, sigma = 0.01 (in the task's time
   unit).
 
-Each model is a small object with ``apply(true, rng)`` and a ``bound(true)`` giving the largest
+Each model is a small object with ``apply(true, rng)``, ``logpdf(z, true)`` (the likelihood the
+Bayes estimators of :mod:`stsim.baselines.posterior` use) and ``bound(true)`` giving the largest
 possible deviation (``inf`` for Gaussian noise), which the audit uses to check that a gold answer
 is consistent with its readings.
 """
@@ -32,6 +33,9 @@ class NoNoise:
     def bound(self, true: np.ndarray) -> np.ndarray:
         return np.zeros_like(np.asarray(true, dtype=float))
 
+    def logpdf(self, z, true):
+        return np.where(np.asarray(z) == np.asarray(true), 0.0, -np.inf)
+
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind}
 
@@ -49,6 +53,12 @@ class UniformRelative:
 
     def bound(self, true):
         return np.abs(np.asarray(true, dtype=float)) * self.sigma
+
+    def logpdf(self, z, true):
+        """Log density of reading ``z`` given ``true``: ``-log(2 sigma |true|)`` inside the
+        bound, ``-inf`` outside."""
+        half = np.maximum(np.abs(true) * self.sigma, 1e-12)
+        return np.where(np.abs(np.asarray(z) - true) <= half, -np.log(2 * half), -np.inf)
 
     def to_dict(self):
         return {"kind": self.kind, "sigma": self.sigma}
@@ -69,6 +79,11 @@ class UniformAbsolute:
     def bound(self, true):
         return np.full_like(np.asarray(true, dtype=float), self.half_width)
 
+    def logpdf(self, z, true):
+        """``-log(2 half_width)`` inside the bound, ``-inf`` outside."""
+        return np.where(np.abs(np.asarray(z) - true) <= self.half_width,
+                        -np.log(2 * self.half_width), -np.inf)
+
     def to_dict(self):
         return {"kind": self.kind, "half_width": self.half_width}
 
@@ -88,6 +103,12 @@ class Gaussian:
 
     def bound(self, true):
         return np.full_like(np.asarray(true, dtype=float), np.inf)
+
+    def logpdf(self, z, true):
+        """Normal log density."""
+        true = np.asarray(true, dtype=float)
+        sd = np.maximum(np.abs(true) * self.sigma, 1e-12) if self.relative else self.sigma
+        return -0.5 * ((np.asarray(z) - true) / sd) ** 2 - np.log(sd * np.sqrt(2 * np.pi))
 
     def to_dict(self):
         return {"kind": self.kind, "sigma": self.sigma, "relative": self.relative}
