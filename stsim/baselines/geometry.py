@@ -43,6 +43,22 @@ def _bounded(x0: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.clip(x0, lo + 1e-9, hi - 1e-9)
 
 
+def _multistart(res, jac, starts, lo, hi, good_cost: float):
+    """Bounded nonlinear least squares (scipy ``least_squares``, method ``trf``) from each start
+    in turn, keeping the lowest cost and stopping early once the cost is at most
+    ``good_cost`` (residuals are scaled by their noise level, so a consistent fit has a cost
+    of about half the number of residuals or less)."""
+    best = None
+    for x0 in starts:
+        sol = least_squares(res, _bounded(np.asarray(x0, float), lo, hi), jac=jac,
+                            bounds=(lo, hi), method="trf")
+        if best is None or sol.cost < best.cost - 1e-15:
+            best = sol
+        if best.cost <= good_cost:
+            break
+    return best
+
+
 # ---------------------------------------------------------------------------- multilateration
 def linearized_multilateration(sensors: np.ndarray, ranges: np.ndarray) -> np.ndarray | None:
     """Closed-form least-squares start: subtract the last circle equation from the others,
@@ -58,11 +74,11 @@ def linearized_multilateration(sensors: np.ndarray, ranges: np.ndarray) -> np.nd
 
 
 def multilaterate(sensors: np.ndarray, ranges: np.ndarray, domain=DOMAIN,
-                  relative_noise: bool = True) -> np.ndarray | None:
+                  relative_noise: bool = True, noise_scale: float = 0.01) -> np.ndarray | None:
     """Nonlinear least-squares multilateration (STARK Table 9, "Range-only").
 
-    Minimises ``sum_i ((r_i - |p - s_i|) / w_i)^2`` with ``w_i = r_i`` for relative (Table 7)
-    noise, else 1, over ``p`` in the domain, started from the linearised closed form and from the
+    Minimises ``sum_i ((r_i - |p - s_i|) / w_i)^2`` with ``w_i = noise_scale * r_i`` for
+    relative (Table 7) noise, else ``noise_scale``, over ``p`` in the domain, started from the linearised closed form and from the
     best points of a coarse 21 x 21 grid (so poor geometry does not trap it in a local minimum).
 
     Args:
@@ -73,11 +89,15 @@ def multilaterate(sensors: np.ndarray, ranges: np.ndarray, domain=DOMAIN,
     s, r = sensors[ok], ranges[ok]
     if len(r) < 2:
         return None
-    w = np.maximum(r, 0.05) if relative_noise else np.ones_like(r)
+    w = (np.maximum(r, 0.05) if relative_noise else np.ones_like(r)) * noise_scale
     lo, hi = np.array([domain[0]] * 2), np.array([domain[1]] * 2)
 
     def res(p):
         return (r - np.hypot(p[0] - s[:, 0], p[1] - s[:, 1])) / w
+
+    def jac(p):
+        d = np.maximum(np.hypot(p[0] - s[:, 0], p[1] - s[:, 1]), 1e-9)
+        return -np.column_stack([(p[0] - s[:, 0]) / d, (p[1] - s[:, 1]) / d]) / w[:, None]
 
     grid = _grid(domain)
     d = np.hypot(grid[:, None, 0] - s[None, :, 0], grid[:, None, 1] - s[None, :, 1])
@@ -86,12 +106,7 @@ def multilaterate(sensors: np.ndarray, ranges: np.ndarray, domain=DOMAIN,
     lin = linearized_multilateration(s, r)
     if lin is not None and np.all(np.isfinite(lin)):
         starts.insert(0, lin)
-    best = None
-    for x0 in starts:
-        sol = least_squares(res, _bounded(np.asarray(x0, float), lo, hi), bounds=(lo, hi), method="trf")
-        if best is None or sol.cost < best.cost - 1e-15:
-            best = sol
-    return best.x
+    return _multistart(res, jac, starts, lo, hi, 0.5 * len(r)).x
 
 
 # ------------------------------------------------------------------------------ triangulation
@@ -120,8 +135,15 @@ def triangulate(sensors: np.ndarray, bearings_deg: np.ndarray, domain=DOMAIN) ->
         w = 1.0 / np.maximum(np.hypot(p[0] - s[:, 0], p[1] - s[:, 1]), 0.1)
     lo, hi = np.array([domain[0]] * 2), np.array([domain[1]] * 2)
 
+    sb = 2 * np.pi * 0.01  # residual scale: STARK Table 7 bearing half-width (rad)
+
     def res(q):
-        return wrap_pi(np.arctan2(q[1] - s[:, 1], q[0] - s[:, 0]) - th)
+        return wrap_pi(np.arctan2(q[1] - s[:, 1], q[0] - s[:, 0]) - th) / sb
+
+    def jac(q):
+        dx, dy = q[0] - s[:, 0], q[1] - s[:, 1]
+        d2 = np.maximum(dx * dx + dy * dy, 1e-12)
+        return np.column_stack([-dy / d2, dx / d2]) / sb
 
     grid = _grid(domain)
     ang = np.arctan2(grid[:, None, 1] - s[None, :, 1], grid[:, None, 0] - s[None, :, 0])
@@ -129,12 +151,7 @@ def triangulate(sensors: np.ndarray, bearings_deg: np.ndarray, domain=DOMAIN) ->
     starts = list(_best_starts(gcost, grid, 3))
     if p is not None:
         starts.insert(0, p)
-    best = None
-    for x0 in starts:
-        r = least_squares(res, _bounded(np.asarray(x0, float), lo, hi), bounds=(lo, hi), method="trf")
-        if best is None or r.cost < best.cost - 1e-15:
-            best = r
-    return best.x
+    return _multistart(res, jac, starts, lo, hi, 0.5 * len(th)).x
 
 
 # ---------------------------------------------------------------------- range + bearing fusion
@@ -165,8 +182,14 @@ def range_bearing_fix(sensors: np.ndarray, rb: np.ndarray, range_sigma: float = 
         a = np.arctan2(q[1] - s[:, 1], q[0] - s[:, 0])
         return np.concatenate([(r - d) / sr, wrap_pi(a - th) / bearing_sigma_rad])
 
-    sol = least_squares(res, _bounded(x0, lo, hi), bounds=(lo, hi), method="trf")
-    return sol.x
+    def jac(q):
+        dx, dy = q[0] - s[:, 0], q[1] - s[:, 1]
+        d2 = np.maximum(dx * dx + dy * dy, 1e-12)
+        d = np.sqrt(d2)
+        return np.vstack([-np.column_stack([dx / d, dy / d]) / sr[:, None],
+                          np.column_stack([-dy / d2, dx / d2]) / bearing_sigma_rad])
+
+    return _multistart(res, jac, [x0], lo, hi, np.inf).x
 
 
 # ---------------------------------------------------------------------------------- proximity
@@ -246,20 +269,24 @@ def toa_fit(sensors: np.ndarray, times: np.ndarray, speed: float, domain=DOMAIN,
             r = np.concatenate([r, (q[:2] - prior[0]) / prior[1]])
         return r
 
+    def jac(q):
+        dx, dy = q[0] - s[:, 0], q[1] - s[:, 1]
+        d = np.maximum(np.hypot(dx, dy), 1e-9)
+        J = np.column_stack([-dx / (d * speed), -dy / (d * speed), -np.ones_like(d)]) / scale
+        if prior is not None:
+            J = np.vstack([J, np.array([[1.0 / prior[1], 0, 0], [0, 1.0 / prior[1], 0]])])
+        return J
+
+    starts = []
+    if prior is not None:
+        p0 = np.clip(prior[0], domain[0], domain[1])
+        starts.append(np.array([*p0, np.mean(T - np.hypot(*(p0 - s).T) / speed)]))
     grid = _grid(domain)
     d = np.hypot(grid[:, None, 0] - s[None, :, 0], grid[:, None, 1] - s[None, :, 1])
     t0 = np.mean(T[None, :] - d / speed, axis=1)
     gcost = np.sum(((T[None, :] - t0[:, None] - d / speed) / scale) ** 2, axis=1)
     if prior is not None:
         gcost += np.sum(((grid - prior[0]) / prior[1]) ** 2, axis=1)
-    idx = np.argsort(gcost)[:3]
-    starts = [np.array([*grid[i], t0[i]]) for i in idx]
-    if prior is not None:
-        p0 = np.clip(prior[0], domain[0], domain[1])
-        starts.insert(0, np.array([*p0, np.mean(T - np.hypot(*(p0 - s).T) / speed)]))
-    best = None
-    for x0 in starts:
-        r = least_squares(res, _bounded(x0, lo, hi), bounds=(lo, hi), method="trf")
-        if best is None or r.cost < best.cost - 1e-15:
-            best = r
+    starts += [np.array([*grid[i], t0[i]]) for i in np.argsort(gcost)[:3]]
+    best = _multistart(res, jac, starts, lo, hi, 0.5 * len(T) + (2.0 if prior is not None else 0.0))
     return best.x[:2], float(best.x[2])

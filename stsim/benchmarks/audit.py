@@ -116,8 +116,10 @@ def _check_row(task: Task, step: int | None, gold, row) -> AuditResult:
             q = np.clip(q, lo, hi)
             return float(np.max(np.abs(z_ - emit - distances(s_, q[None, :])[0] / v) - bound))
         g = np.linspace(lo, hi, 81)
-        pts = np.array([[a, b] for a in g for b in g])
-        vals = np.array([worst_excess(q) for q in pts])
+        pts = np.array(np.meshgrid(g, g)).reshape(2, -1).T
+        vals = np.max(np.abs(z_[None, :] - emit - distances(s_, pts) / v) - bound[None, :], axis=1)
+        if vals.min() <= 0:  # a grid point already explains every reading
+            return AuditResult(task.id, step, True)
         best = pts[np.argsort(vals)[:5]]
         res = min((minimize(worst_excess, q0, method="Nelder-Mead",
                             options={"xatol": 1e-7, "fatol": 1e-9}) for q0 in best), key=lambda r: r.fun)
