@@ -50,7 +50,8 @@ def score_item(task: Task, step: int | None, answer: Answer | None) -> Score:
             return Score(task.id, task.family, step, "format_failure",
                          extra={"detail": "non-finite error (wrong length or value)"})
         return Score(task.id, task.family, step, "ok", error=err)
-    return Score(task.id, task.family, step, "ok", correct=int(fmt.correct(answer.value, gold)))
+    return Score(task.id, task.family, step, "ok", correct=int(fmt.correct(answer.value, gold)),
+                 extra={"detail": answer.detail} if answer.detail else {})
 
 
 def score_answers(tasks: Iterable[Task], answers: Iterable[Answer],
