@@ -225,7 +225,11 @@ def test_cli_run_oracle_and_score_model_text(tmp_path, capsys):
     capsys.readouterr()
     assert main(["score", str(out / "tasks.jsonl"), str(answers), "--out", str(tmp_path / "s")]) == 0
     printed = capsys.readouterr().out
-    rep = json.loads((tmp_path / "s" / "summary.json").read_text())["analyses"]["cardinal."]
+    scored = json.loads((tmp_path / "s" / "summary.json").read_text())
+    rep = scored["analyses"]["cardinal."]
+    fams = scored["families"]
+    assert rep["overall"]["correct"] == round(fams["cardinal.large"]["accuracy"] * 96) + \
+        round(fams["cardinal.t4_from_agent"]["accuracy"] * 16)
     # the side is right only where the target lies outside the feature (T5, T6: the sea)
     expected = sum(1 for t in tasks if t["inputs"]["target_place"] == "outside")
     assert rep["overall"]["correct"] == expected

@@ -134,6 +134,13 @@ def test_geohash_cell_boundary_tie_goes_north_east():
     assert geo.geohash_encode(edge, -5.603, 5) == geo.geohash_neighbours("ezs42")["north"]
 
 
+def test_geohash_corners_of_the_world():
+    # every bisection puts a value equal to the upper bound in the upper half: all bits 1
+    assert geo.geohash_encode(90, 180, 5) == "zzzzz"
+    assert geo.geohash_encode(-90, -180, 5) == "00000"
+    assert geo.geohash_bbox("zzzzz").north == 90 and geo.geohash_bbox("00000").west == -180
+
+
 def test_geohash_neighbours_hand_derived():
     n = geo.geohash_neighbours("s0000")
     # east/north: increment the last longitude/latitude bits; west/south: borrow across 0
