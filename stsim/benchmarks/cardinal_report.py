@@ -21,6 +21,9 @@ from ..records import Answer, Task
 
 #: Columns of the confusion matrix: the eight points, then ``invalid``.
 PREDICTED = (*COMPASS8, "invalid")
+#: Best accuracy on the 5,760-question set among the eight models of seed 002 (§4), for context.
+PAPER_BEST_LARGE = (0.5951389, "gpt-3.5-turbo-0125")
+
 #: Task meta keys the breakdowns group by ("direction" is the gold answer's direction).
 BREAKDOWNS = ("family", "template", "direction", "heading", "locomotion", "person")
 
@@ -98,7 +101,8 @@ def headline(report: dict[str, Any]) -> str:
     sem = "-" if o["sem"] is None else f"{o['sem']:.4f}"
     return (f"cardinal directions: accuracy {acc} +- {sem} (SEM, n={o['n']}); rubric not followed "
             f"{r['failures']} (scored on one direction {r['scored']}, of which correct "
-            f"{r['scored_correct']}); invalid {r['invalid']}")
+            f"{r['scored_correct']}); invalid {r['invalid']}  [paper's best on the large set: "
+            f"{PAPER_BEST_LARGE[0]:.3f}, {PAPER_BEST_LARGE[1]}, seed 002 §4]")
 
 
 def plot_confusion(report: dict[str, Any], path: str | Path, title: str = "") -> None:
