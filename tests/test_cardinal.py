@@ -13,7 +13,7 @@ from stsim.baselines.cardinal import solve_cardinal
 from stsim.benchmarks.cardinal_report import accuracy_with_sem, cardinal_report
 from stsim.cli import main
 from stsim.generators.cardinal import LOCOMOTION, PERSONS, question_text
-from stsim.records import Answer, RecordError
+from stsim.records import RecordError
 from stsim.registry import generate_task, validate_task
 
 

@@ -33,7 +33,6 @@ def _unit(direction: str) -> tuple[float, float]:
 
 def _target_point(inputs: dict, agent: Point) -> Point:
     """Where the question's target is, as seen from ``agent``."""
-    sx, sy = _unit(inputs["side"])
     feature = inputs["feature"]
     if feature == "lake":
         lake = Point(0, 0).buffer(1.0, quad_segs=256)
