@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from .records import Answer
@@ -61,8 +62,99 @@ def stark_rubric(text: str) -> str | None:
     return bodies[-1].strip() if bodies else None
 
 
+# Cardinal directions (seed 002 §3.1).  A compass word is north/south optionally joined (by
+# nothing, spaces, hyphens, dashes or underscores) to east/west, or east/west alone, with an
+# optional adjectival/adverbial ending ("north-eastern", "westward", "southerly").
+_DASHES = "\\-\u2010\u2011\u2012\u2013\u2014_"
+_COMPASS_WORD = re.compile(
+    r"(?<![a-z])(?:(north|south)(?:[\s" + _DASHES + r"]*(east|west))?|(east|west))"
+    r"(?:ern|erly|wards?|bound)?(?![a-z])")
+_ABBREVIATIONS = {"n": "north", "ne": "northeast", "e": "east", "se": "southeast", "s": "south",
+                  "sw": "southwest", "w": "west", "nw": "northwest"}
+COMPASS8 = ("north", "northeast", "east", "southeast", "south", "southwest", "west", "northwest")
+
+
+@dataclass(frozen=True)
+class CardinalReading:
+    """How a reply to a cardinal-direction question reads under seed 002 §3.1.
+
+    Attributes:
+        direction: the one compass point (:data:`COMPASS8` spelling) the reply is scored on,
+            or ``None`` when the reply is *invalid* (names no direction, or several distinct
+            ones such as "north-south" or "east to west").
+        strict: the reply is exactly one direction and nothing else, once case, punctuation
+            and spacing are ignored ("'North East'." and "north-east" both are); an 8-point
+            abbreviation alone ("NE") counts too.
+        mentions: every compass point named, in order of appearance (repeats kept).
+    """
+    direction: str | None
+    strict: bool
+    mentions: tuple[str, ...]
+
+    @property
+    def rubric_failure(self) -> bool:
+        """The reply did not follow the rubric (anything but a bare direction), whether or not
+        a direction could still be scored -- the paper's "did not follow the rubric" count."""
+        return not self.strict
+
+    @property
+    def note(self) -> str | None:
+        """Why the reply is not strict, in words; ``None`` when it is."""
+        if self.strict:
+            return None
+        if self.direction is not None:
+            return f"rubric not followed: a longer reply naming one direction ({self.direction})"
+        if not self.mentions:
+            return "invalid: names no compass direction"
+        return f"invalid: names several directions ({', '.join(dict.fromkeys(self.mentions))})"
+
+
+def read_cardinal(text: Any) -> CardinalReading:
+    """Read a reply to a cardinal-direction question; never raises.
+
+    Source: Cohn & Blackwell (seed 002) §3.1: case-insensitive comparison after removing
+    punctuation and white space ("'North East'." == "north-east" == "northeast"); a sentence
+    such as "The lake is to the west" is scored as west but noted as not following the rubric;
+    answers that cannot be read as one cardinal or inter-cardinal direction are invalid (§4,
+    Fig. 1 caption).
+
+    >>> read_cardinal("North-East").direction, read_cardinal("North-East").strict
+    ('northeast', True)
+    >>> read_cardinal("The lake is to the west.").direction
+    'west'
+    >>> read_cardinal("north-south").direction is None
+    True
+    """
+    if not isinstance(text, str):
+        return CardinalReading(None, False, ())
+    low = text.lower()
+    mentions = tuple((m.group(1) or "") + (m.group(2) or "") or m.group(3)
+                     for m in _COMPASS_WORD.finditer(low))
+    bare = re.sub(r"[^a-z]", "", low)
+    if bare in _ABBREVIATIONS:
+        return CardinalReading(_ABBREVIATIONS[bare], True, (_ABBREVIATIONS[bare],))
+    if bare in COMPASS8 and len(mentions) == 1:
+        return CardinalReading(bare, True, mentions)
+    distinct = set(mentions)
+    return CardinalReading(mentions[0] if len(distinct) == 1 else None, False, mentions)
+
+
+def cardinal_rubric(text: str) -> str | None:
+    """The one compass point a reply is scored on (seed 002 §3.1), or ``None`` if invalid."""
+    return read_cardinal(text).direction
+
+
+def cardinal_note(text: str) -> str | None:
+    """Why a reply did not follow the cardinal-direction rubric, or ``None`` if it did."""
+    return read_cardinal(text).note
+
+
 #: name -> function(reply text) -> answer text or None when the rubric finds no answer.
-RUBRICS: dict[str, Callable[[str], str | None]] = {"stark": stark_rubric}
+RUBRICS: dict[str, Callable[[str], str | None]] = {"stark": stark_rubric, "cardinal": cardinal_rubric}
+
+#: name -> function(reply text) -> a note when the reply bent the rubric, else None; the note is
+#: kept in :attr:`Answer.detail` (also for ``ok`` answers) so rubric failures can be counted.
+RUBRIC_NOTES: dict[str, Callable[[str], str | None]] = {"cardinal": cardinal_note}
 
 
 def looks_like_refusal(text: str) -> bool:
@@ -250,9 +342,6 @@ class RelationSetFormat(AnswerFormat):
         return int({_token(str(v)) for v in value} == {_token(str(g)) for g in gold})
 
 
-COMPASS8 = ("north", "northeast", "east", "southeast", "south", "southwest", "west", "northwest")
-
-
 class DirectionFormat(AnswerFormat):
     """One of the eight compass points (``north`` ... ``northwest``, or N/NE/...)."""
 
@@ -350,14 +439,15 @@ def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: st
         return Answer(task_id, step, "format_failure", text=None if text is None else str(text),
                       detail=f"answer text must be a string, got {type(text).__name__}", solver=solver)
     body = RUBRICS[rubric](text)
+    note = RUBRIC_NOTES[rubric](text) if rubric in RUBRIC_NOTES else None
     if body is None:
         if looks_like_refusal(text):
             return Answer(task_id, step, "refusal", text=text, detail="explicit refusal", solver=solver)
         return Answer(task_id, step, "format_failure", text=text,
-                      detail=f"no answer found by the {rubric!r} rubric", solver=solver)
+                      detail=note or f"no answer found by the {rubric!r} rubric", solver=solver)
     fmt = get_format(answer_format)
     try:
         value = fmt.normalise(fmt.parse(body, spec), spec)
     except ParseError as exc:
         return Answer(task_id, step, "format_failure", text=text, detail=str(exc), solver=solver)
-    return Answer(task_id, step, "ok", value=value, text=text, solver=solver)
+    return Answer(task_id, step, "ok", value=value, text=text, detail=note, solver=solver)

@@ -104,6 +104,8 @@ def _cmd_run(args) -> int:
     print(f"suite {summary['suite']}  solver {summary['solver']}  seed {summary['seed']}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
     print(format_table(summary["families"]))
+    for result in summary.get("analyses", {}).values():
+        print(result["headline"])
     print(f"\n{LEGEND}\nWrote {summary['out_dir']}/ (tasks.jsonl, answers.jsonl, scores.jsonl, summary.json)")
     return 0
 
@@ -168,7 +170,7 @@ def read_answers(path: Path, tasks_by_id: dict) -> tuple[list, list[str]]:
 
 def _cmd_score(args) -> int:
     from .benchmarks.report import LEGEND, format_table
-    from .benchmarks.scoring import score_answers, summarise
+    from .benchmarks.scoring import run_analyses, score_answers, summarise
     from .records import read_tasks, write_jsonl
     from .registry import validate_task
     tasks = read_tasks(args.tasks)
@@ -180,13 +182,18 @@ def _cmd_score(args) -> int:
     scores = score_answers(tasks, answers, max_steps=None if args.max_steps == 0 else args.max_steps)
     fams = summarise(scores, args.trim)
     print(format_table(fams))
-    print("\n" + LEGEND)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
+    analyses = run_analyses(tasks, answers, args.out)
+    for result in analyses.values():
+        print(result["headline"])
+    print("\n" + LEGEND)
+    if args.out is not None:
         write_jsonl(args.out / "scores.jsonl", scores)
-        (args.out / "summary.json").write_text(json.dumps(
-            {"tasks": str(args.tasks), "answers": str(args.answers), "families": fams},
-            indent=2, sort_keys=True) + "\n")
+        summary = {"tasks": str(args.tasks), "answers": str(args.answers), "families": fams}
+        if analyses:
+            summary["analyses"] = analyses
+        (args.out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
         print(f"Wrote {args.out}/ (scores.jsonl, summary.json)")
     return 0
 

@@ -40,6 +40,10 @@ class Family:
         rubric: how model text is read (:data:`stsim.answers.RUBRICS`).
         validate: optional ``(task) -> None`` that raises :class:`~stsim.records.RecordError`
             when a task read from a file has inputs this family cannot have produced.
+        size: for an *exhaustive* family (a fixed, enumerable question set such as the 5,760
+            cardinal-direction templates), the number of distinct tasks; ``make`` is then
+            called as ``make(rng, config, index)`` with ``0 <= index < size``.  ``None`` (the
+            default) for sampled families, whose ``make`` takes ``(rng, config)``.
     """
     name: str
     answer_format: str
@@ -49,6 +53,7 @@ class Family:
     version: str = "1"
     rubric: str = "stark"
     validate: Callable[[Task], None] | None = None
+    size: int | None = None
 
 
 FAMILIES: dict[str, Family] = {}
@@ -88,7 +93,14 @@ def generate_task(family_name: str, index: int, suite: str = "adhoc", suite_seed
     else was generated before (DESIGN.md, "Determinism and scale")."""
     fam = get_family(family_name)
     cfg = resolve_config(fam, config)
-    body = fam.make(task_rng(suite_seed, fam.name, index), cfg)
+    rng = task_rng(suite_seed, fam.name, index)
+    if fam.size is None:
+        body = fam.make(rng, cfg)
+    elif 0 <= index < fam.size:
+        body = fam.make(rng, cfg, index)
+    else:
+        raise ValueError(f"{fam.name} has exactly {fam.size} tasks (index 0..{fam.size - 1}); "
+                         f"got index {index}")
     meta = {"suite": suite, "seed": suite_seed, "index": index, "generator_version": fam.version,
             "config": cfg, "rubric": fam.rubric, **body.meta}
     return Task(id=f"{suite}/{fam.name}/{index:06d}", family=fam.name, prompt=body.prompt,

@@ -7,7 +7,9 @@ everything it finished)::
     answers.jsonl   one Answer per task (per step for tracking)
     scores.jsonl    one Score per scored item
     summary.json    {"suite", "seed", "solver", "families": {FAMILY: {"n", "trimmed_rmse",
-                    "rmse", "median_error", "failures", ...}}, "interrupted": bool, ...}
+                    "rmse", "median_error", "failures", ...}}, "interrupted": bool,
+                    "analyses": {PREFIX: {...}} (when a benchmark analysis applies), ...}
+    cardinal/       report.json, confusion.csv, confusion.png (cardinal-direction tasks only)
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from tqdm import tqdm
 
 from .. import __version__
 from ..records import Answer, JsonlWriter, Score, Task
-from .scoring import score_answers, summarise
+from .scoring import run_analyses, score_answers, summarise, wants_analysis
 from .solvers import Solver, SolverError, get_solver
 from .suites import get_suite
 
@@ -83,6 +85,7 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     out.mkdir(parents=True, exist_ok=True)
     total = len(suite.task_keys(n, only)) if suite.loader is None else None
     all_scores: list[Score] = []
+    analysed: tuple[list[Task], list[Answer]] = ([], [])  # kept for benchmark analyses
     summary: dict[str, Any] = {"suite": suite_name, "seed": seed, "solver": solver_spec,
                                "n_per_family": n, "families_filter": only, "max_steps": steps, "trim": trim,
                                "stsim_version": __version__, "data": None if data is None else str(data)}
@@ -107,6 +110,9 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                 for s in scores:
                     sw.write(s)
                 all_scores.extend(scores)
+                if wants_analysis(task.family):
+                    analysed[0].append(task)
+                    analysed[1].extend(answers)
                 n_tasks += 1
                 bar.update(1)
         except KeyboardInterrupt:
@@ -116,6 +122,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
             summary.update(n_tasks=n_tasks, interrupted=interrupted,
                            wall_s=round(time.perf_counter() - started, 3),
                            families=summarise(all_scores, trim))
+            if analysed[0]:
+                summary["analyses"] = run_analyses(*analysed, out_dir=out)
             (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     summary["out_dir"] = str(out)
     if interrupted:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from typing import Any, Iterable
+from pathlib import Path
+from typing import Any, Callable, Iterable
 
 from ..answers import get_format
 from ..records import Answer, Score, Task
@@ -50,7 +51,8 @@ def score_item(task: Task, step: int | None, answer: Answer | None) -> Score:
             return Score(task.id, task.family, step, "format_failure",
                          extra={"detail": "non-finite error (wrong length or value)"})
         return Score(task.id, task.family, step, "ok", error=err)
-    return Score(task.id, task.family, step, "ok", correct=int(fmt.correct(answer.value, gold)))
+    return Score(task.id, task.family, step, "ok", correct=int(fmt.correct(answer.value, gold)),
+                 extra={"detail": answer.detail} if answer.detail else {})
 
 
 def score_answers(tasks: Iterable[Task], answers: Iterable[Answer],
@@ -90,3 +92,39 @@ def summarise(scores: Iterable[Score], trim: float = 0.10) -> dict[str, dict[str
 
 def _r(x: float) -> float | None:
     return None if x is None or not math.isfinite(x) else round(float(x), 6)
+
+
+# ------------------------------------------------------------------------------- analyses
+def _cardinal_analysis(tasks: list[Task], answers: list[Answer], out_dir: Path | None) -> dict[str, Any]:
+    from .cardinal_report import write_cardinal_report
+    return write_cardinal_report(tasks, answers, out_dir)
+
+
+#: family-name prefix -> ``analysis(tasks, answers, out_dir | None) -> dict`` (with a one-line
+#: ``"headline"``): benchmark-specific breakdowns beyond :func:`summarise`, e.g. the
+#: cardinal-direction confusion matrix (seed 002 §4).  ``stsim run`` and ``stsim score`` run
+#: every analysis whose prefix starts some task's family and keep the result in summary.json
+#: under ``"analyses"``; an analysis may write its own files under ``out_dir``.
+ANALYSES: dict[str, Callable[[list[Task], list[Answer], Path | None], dict[str, Any]]] = {
+    "cardinal.": _cardinal_analysis,
+}
+
+
+def wants_analysis(family: str) -> bool:
+    """True if some registered analysis covers ``family``."""
+    return any(family.startswith(p) for p in ANALYSES)
+
+
+def run_analyses(tasks: Iterable[Task], answers: Iterable[Answer],
+                 out_dir: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """Run each analysis of :data:`ANALYSES` on the tasks its prefix covers (and their answers);
+    analyses with no matching task are skipped.  Returns ``{prefix: result}``."""
+    tasks, answers = list(tasks), list(answers)
+    out: dict[str, dict[str, Any]] = {}
+    for prefix, fn in ANALYSES.items():
+        mine = [t for t in tasks if t.family.startswith(prefix)]
+        if mine:
+            ids = {t.id for t in mine}
+            out[prefix] = fn(mine, [a for a in answers if a.task_id in ids],
+                             None if out_dir is None else Path(out_dir))
+    return out

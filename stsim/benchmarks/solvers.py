@@ -71,6 +71,16 @@ def _baseline_factory(arg: str | None) -> Solver:
 register_solver("baseline", _baseline_factory)
 
 
+def _oracle_factory(arg: str | None) -> Solver:
+    from ..baselines.cardinal import CardinalOracle
+    if arg is not None:
+        raise SolverError(f"the oracle solver takes no argument, got {arg!r}")
+    return CardinalOracle()
+
+
+register_solver("oracle", _oracle_factory)
+
+
 def get_solver(spec: str) -> Solver:
     """Build the solver named by ``spec`` (``name`` or ``name:arg``).
 

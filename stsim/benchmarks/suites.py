@@ -38,10 +38,17 @@ class Suite:
     max_steps: int | None = 10
 
     def task_keys(self, n: int | None = None, only: str | None = None) -> list[tuple[str, int]]:
-        """(family, index) of every task, in suite order; ``n`` overrides each family's count;
-        ``only`` keeps families matching a glob pattern (e.g. ``'stark.localization.*'``)."""
-        return [(f, i) for f, k in self.families.items() if only is None or fnmatch(f, only)
-                for i in range(k if n is None else n)]
+        """(family, index) of every task, in suite order; ``n`` overrides each family's count
+        (capped at the size of an exhaustive family); ``only`` keeps families matching a glob
+        pattern (e.g. ``'stark.localization.*'``)."""
+        keys = []
+        for f, k in self.families.items():
+            if only is not None and not fnmatch(f, only):
+                continue
+            count = k if n is None else n
+            size = get_family(f).size
+            keys.extend((f, i) for i in range(count if size is None else min(count, size)))
+        return keys
 
     def tasks(self, n: int | None = None, seed: int = 0, data: str | Path | None = None,
               options: dict[str, Any] | None = None, only: str | None = None) -> Iterator[Task]:
