@@ -1,0 +1,123 @@
+"""Bad input: a clear message naming what and where, exit code 2, never a traceback, and
+nothing already written is lost."""
+import json
+
+import pytest
+
+from stsim.baselines import BASELINES
+from stsim.benchmarks.scoring import score_answers, summarise
+from stsim.cli import main
+from stsim.records import dumps, read_tasks
+from tests.helpers import tier1_task
+
+
+def _write_tasks(tmp_path, mutate):
+    path = tmp_path / "tasks.jsonl"
+    main(["generate", "quickstart", "--n", "1", "--family", "stark.localization.range", "-o", str(path)])
+    obj = json.loads(path.read_text())
+    mutate(obj)
+    path.write_text(json.dumps(obj) + "\n")  # json.dumps writes NaN as the bare token NaN
+    return path
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda o: o["inputs"]["readings"].__setitem__(1, float("nan")), "sensor 1: reading is nan"),
+    (lambda o: o["inputs"]["readings"].__setitem__(2, -3.0), "sensor 2: negative range"),
+    (lambda o: o["inputs"]["readings"].__setitem__(0, "far"), "is not a number"),
+    (lambda o: o["inputs"]["readings"].pop(), "expected 4 readings"),
+    (lambda o: o.pop("answer_format"), "missing field(s) answer_format"),
+])
+@pytest.mark.parametrize("command", ["audit", "score"])
+def test_bad_task_file(tmp_path, capsys, mutate, message, command):
+    path = _write_tasks(tmp_path, mutate)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("")
+    argv = ["audit", str(path)] if command == "audit" else ["score", str(path), str(answers)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert "tasks.jsonl:1" in err or "stark.localization.range/000000" in err
+
+
+def test_not_json_and_empty_and_missing_files(tmp_path, capsys):
+    bad = tmp_path / "t.jsonl"
+    bad.write_text('{"id": 1}\nthis is not json\n')
+    assert main(["audit", str(bad)]) == 2
+    assert "t.jsonl:1: missing field(s)" in capsys.readouterr().err
+    bad.write_text("not json\n")
+    assert main(["audit", str(bad)]) == 2
+    assert "t.jsonl:1: not valid JSON" in capsys.readouterr().err
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert main(["audit", str(empty)]) == 2
+    assert "contains no tasks" in capsys.readouterr().err
+    assert main(["audit", str(tmp_path / "nope.jsonl")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_unreadable_answers_file(tmp_path, capsys):
+    tasks = tmp_path / "tasks.jsonl"
+    main(["generate", "quickstart", "--n", "1", "--family", "stark.localization.range", "-o", str(tasks)])
+    answers = tmp_path / "answers.jsonl"
+    answers.write_bytes(b"\xff\xfe\x00garbage")
+    assert main(["score", str(tasks), str(answers)]) == 2
+    assert "not UTF-8" in capsys.readouterr().err
+    answers.write_text('{"step": 0, "text": "x"}\n')
+    assert main(["score", str(tasks), str(answers)]) == 2
+    assert "answers.jsonl:1: missing 'task_id'" in capsys.readouterr().err
+
+
+def test_malformed_model_answers_are_counted_not_fatal(tmp_path, capsys):
+    tasks = tmp_path / "tasks.jsonl"
+    main(["generate", "quickstart", "--n", "3", "--family", "stark.localization.range", "-o", str(tasks)])
+    ids = [t.id for t in read_tasks(tasks)]
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("\n".join(json.dumps(a) for a in [
+        {"task_id": ids[0], "text": "[RESULTS_START] [1.0, 2.0] [RESULTS_END]"},
+        {"task_id": ids[1], "text": "somewhere in the middle"},
+    ]) + "\n")
+    out = tmp_path / "scored"
+    assert main(["score", str(tasks), str(answers), "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())["families"]["stark.localization.range"]
+    assert summary["n"] == 3 and summary["failures"] == 2
+    assert summary["failure_kinds"] == {"format_failure": 1, "missing": 1}
+
+
+def test_too_few_readings_is_an_explicit_no_estimate():
+    t = tier1_task("stark.localization.event", [[1, 1], [5, 5], [9, 1], [2, 8]], [1.0, 1.2, None, None])
+    (a,) = BASELINES[t.family](t)
+    assert a.status == "no_estimate" and "need 3" in a.detail
+    t = tier1_task("stark.localization.range", [[1, 1], [5, 5], [9, 1], [2, 8]], [None, 3.0, None, None])
+    (a,) = BASELINES[t.family](t)
+    assert a.status == "no_estimate"
+    (s,) = score_answers([t], [a])
+    assert s.status == "no_estimate" and s.error is None
+    assert summarise([s])[t.family]["failures"] == 1
+
+
+def test_unknown_solver_and_bad_options(capsys):
+    assert main(["run", "quickstart", "--solver", "magic", "--quiet"]) == 2
+    assert "unknown solver 'magic'" in capsys.readouterr().err
+    assert main(["run", "stark-published", "--quiet"]) == 2
+    assert "--data" in capsys.readouterr().err
+    assert main(["run", "quickstart", "--family", "nothing.*", "--quiet"]) == 2
+    assert "matches 'nothing.*'" in capsys.readouterr().err
+
+
+def test_interrupted_run_keeps_what_it_wrote(tmp_path, monkeypatch):
+    from stsim.benchmarks import runner
+    calls = {"n": 0}
+    real = runner.safe_solve
+
+    def flaky(solver, task):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return real(solver, task)
+    monkeypatch.setattr(runner, "safe_solve", flaky)
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--n", "2", "--out", str(out), "--quiet"]) == 130
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["interrupted"] is True and summary["n_tasks"] == 3
+    assert len((out / "answers.jsonl").read_text().splitlines()) == 3
+    assert len(read_tasks(out / "tasks.jsonl")) >= 3
