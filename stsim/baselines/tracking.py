@@ -20,8 +20,7 @@ from __future__ import annotations
 import numpy as np
 from filterpy.kalman import ExtendedKalmanFilter
 
-from .geometry import (DOMAIN, feasible_region, multilaterate, proximity_mmse, range_bearing_fix,
-                       toa_fit, triangulate, wrap_pi)
+from .geometry import DOMAIN, feasible_region, proximity_mmse, toa_fit, wrap_pi
 
 
 def _cv_matrices(dt: float, q: float) -> tuple[np.ndarray, np.ndarray]:
@@ -60,61 +59,86 @@ def _angle_residual(a, b):
     return wrap_pi(np.asarray(a) - np.asarray(b))
 
 
-def _initial_fix(modality: str, sensors: np.ndarray, z: np.ndarray, cfg: dict) -> np.ndarray | None:
-    if modality == "range":
-        return multilaterate(sensors, z) if np.isfinite(z).sum() >= 3 else None
-    if modality == "bearing":
-        return triangulate(sensors, z) if np.isfinite(z).sum() >= 2 else None
-    return range_bearing_fix(sensors, z, cfg["range_sigma"], cfg["bearing_sigma_rad"])
+def _scalar_updates(modality: str, sensors: np.ndarray, z: np.ndarray, range_sigma: float,
+                    bearing_sigma_rad: float, range_abs: float | None):
+    """The step's readings as SCAAT scalar updates ``(z, hx, jacobian, R, residual)``.
+    Range variance: ``(range_sigma * r)^2 / 3`` (uniform relative noise) or ``range_abs^2 / 3``;
+    bearing variance ``bearing_sigma_rad^2 / 3``."""
+    ups = []
+    for j in range(len(sensors)):
+        zj = z[j]
+        if modality in ("range", "range_bearing"):
+            r = zj[0] if modality == "range_bearing" else zj
+            if np.isfinite(r):
+                var = range_abs ** 2 / 3.0 if range_abs is not None else (range_sigma * r) ** 2 / 3.0
+                ups.append((np.array([r]), *_h_range(sensors[j])[::-1], np.array([[max(var, 1e-8)]]), np.subtract))
+        if modality in ("bearing", "range_bearing"):
+            b = zj[1] if modality == "range_bearing" else zj
+            if np.isfinite(b):
+                ups.append((np.array([np.radians(b)]), *_h_bearing(sensors[j])[::-1],
+                            np.array([[bearing_sigma_rad ** 2 / 3.0]]), _angle_residual))
+    return ups
 
 
 def ekf_track(modality: str, sensors: np.ndarray, times: np.ndarray, readings: np.ndarray,
               range_sigma: float = 0.01, bearing_sigma_rad: float = 2 * np.pi * 0.01,
-              q: float = 4.0, domain=DOMAIN) -> np.ndarray:
-    """SCAAT-style EKF tracking for ``modality`` in {range, bearing, range_bearing}.
+              q: float = 4.0, domain=DOMAIN, range_abs: float | None = None,
+              n_grid: int = 4, prune_nats: float = 20.0) -> np.ndarray:
+    """SCAAT-style EKF tracking for ``modality`` in {range, bearing, range_bearing}, run as a
+    bank of hypotheses so a poor first fix cannot trap it.
+
+    One EKF per starting point of an ``n_grid`` x ``n_grid`` grid over the domain; each applies
+    every available reading as its own scalar update and accumulates the log-likelihood of its
+    innovations (``-(y^2 / S + log 2 pi S) / 2``).  Hypotheses more than ``prune_nats`` below
+    the best are dropped and near-duplicates merged; the estimate is the likelihood-weighted mean
+    of the surviving hypotheses' positions (a Gaussian-sum filter).
 
     Args:
         sensors: (m, 2); times: (k,) time stamps; readings: (k, m) or (k, m, 2), NaN = dropped.
-        range_sigma: relative range noise half-width (Table 7); variance used ``(sigma r)^2 / 3``.
-        bearing_sigma_rad: bearing noise half-width in radians; variance ``sigma^2 / 3``.
+        range_sigma: relative range noise half-width (Table 7); ``range_abs`` replaces it by an
+            absolute half-width (ranges derived from ToA with known emission times).
+        bearing_sigma_rad: bearing noise half-width in radians.
         q: process-noise spectral density (plane units^2 / s^3) of the acceleration.
     Returns: (k, 2) position estimates, clipped to the domain.
     """
-    cfg = {"range_sigma": range_sigma, "bearing_sigma_rad": bearing_sigma_rad}
     k = len(times)
     out = np.empty((k, 2))
-    ekf = None
+    bank: list[list] = []  # [ekf, loglik]
     for t in range(k):
-        z = readings[t]
-        if ekf is None:
-            fix = _initial_fix(modality, sensors, z, cfg)
-            ekf = ExtendedKalmanFilter(dim_x=4, dim_z=1)
-            if fix is None:
-                ekf.x = np.array([0.5 * (domain[0] + domain[1])] * 2 + [0.0, 0.0])
-                ekf.P = np.diag([9.0, 9.0, 4.0, 4.0])
-            else:
-                ekf.x = np.array([fix[0], fix[1], 0.0, 0.0])
-                ekf.P = np.diag([0.25, 0.25, 4.0, 4.0])
+        ups = _scalar_updates(modality, sensors, readings[t], range_sigma, bearing_sigma_rad, range_abs)
+        if not bank:
+            c = np.linspace(domain[0], domain[1], 2 * n_grid + 1)[1::2]
+            half = (domain[1] - domain[0]) / (2 * n_grid)
+            for x0 in c:
+                for y0 in c:
+                    ekf = ExtendedKalmanFilter(dim_x=4, dim_z=1)
+                    ekf.x = np.array([x0, y0, 0.0, 0.0])
+                    ekf.P = np.diag([half ** 2, half ** 2, 4.0, 4.0])
+                    bank.append([ekf, 0.0])
         else:
             dt = float(times[t] - times[t - 1]) or 1e-3
-            ekf.F, ekf.Q = _cv_matrices(dt, q)
-            ekf.predict()
-        for j in range(len(sensors)):
-            zj = z[j]
-            if modality in ("range", "range_bearing"):
-                r = zj[0] if modality == "range_bearing" else zj
-                if np.isfinite(r):
-                    hx, jac = _h_range(sensors[j])
-                    R = np.array([[max((range_sigma * r) ** 2 / 3.0, 1e-8)]])
-                    ekf.update(np.array([r]), jac, hx, R=R)
-            if modality in ("bearing", "range_bearing"):
-                b = zj[1] if modality == "range_bearing" else zj
-                if np.isfinite(b):
-                    hx, jac = _h_bearing(sensors[j])
-                    R = np.array([[bearing_sigma_rad ** 2 / 3.0]])
-                    ekf.update(np.array([np.radians(b)]), jac, hx, R=R, residual=_angle_residual)
-        ekf.x[:2] = np.clip(ekf.x[:2], domain[0], domain[1])
-        out[t] = ekf.x[:2]
+            F, Q = _cv_matrices(dt, q)
+            for h in bank:
+                h[0].F, h[0].Q = F, Q
+                h[0].predict()
+        for h in bank:
+            ekf = h[0]
+            for z, jac, hx, R, res in ups:
+                ekf.update(z, jac, hx, R=R, residual=res)
+                S = float(ekf.S[0, 0])
+                h[1] += -0.5 * (float(ekf.y[0]) ** 2 / S + np.log(2 * np.pi * S))
+            ekf.x[:2] = np.clip(ekf.x[:2], domain[0], domain[1])
+        bank.sort(key=lambda h: -h[1])
+        best = bank[0][1]
+        kept: list[list] = []
+        for h in bank:
+            if h[1] < best - prune_nats:
+                break
+            if all(np.hypot(*(h[0].x[:2] - g[0].x[:2])) > 0.05 for g in kept):
+                kept.append(h)
+        bank = kept
+        w = np.exp(np.array([h[1] for h in bank]) - best)
+        out[t] = w @ np.array([h[0].x[:2] for h in bank]) / w.sum()
     return out
 
 
@@ -161,27 +185,8 @@ def toa_track(sensors: np.ndarray, readings: np.ndarray, speed: float,
     k = len(readings)
     if emit_times is not None:
         ranges = speed * (readings - np.asarray(emit_times)[:, None])
-        pos = np.empty((k, 2))
-        # absolute range noise: EKF with R = (v sigma)^2 / 3 -- reuse the range EKF with a
-        # relative sigma chosen per reading is not right here, so run it inline.
-        ekf = None
-        for t in range(k):
-            z = ranges[t]
-            if ekf is None:
-                fix = multilaterate(sensors, z, relative_noise=False) if np.isfinite(z).sum() >= 3 else None
-                ekf = ExtendedKalmanFilter(dim_x=4, dim_z=1)
-                ekf.x = np.array([*(fix if fix is not None else [5.0, 5.0]), 0.0, 0.0])
-                ekf.P = np.diag([0.25, 0.25, 1.0, 1.0]) if fix is not None else np.diag([9.0, 9.0, 1.0, 1.0])
-            else:
-                dt = float(emit_times[t] - emit_times[t - 1]) or 1e-3
-                ekf.F, ekf.Q = _cv_matrices(dt, 1.0)
-                ekf.predict()
-            for j in range(len(sensors)):
-                if np.isfinite(z[j]):
-                    hx, jac = _h_range(sensors[j])
-                    ekf.update(np.array([z[j]]), jac, hx, R=np.array([[(speed * toa_sigma) ** 2 / 3.0]]))
-            ekf.x[:2] = np.clip(ekf.x[:2], domain[0], domain[1])
-            pos[t] = ekf.x[:2]
+        pos = ekf_track("range", sensors, np.asarray(emit_times, float), ranges, q=1.0,
+                        domain=domain, range_abs=speed * toa_sigma)
         return pos, np.asarray(emit_times, dtype=float)
     pos = np.empty((k, 2))
     t0s = np.empty(k)
