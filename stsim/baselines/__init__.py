@@ -2,10 +2,12 @@
 
 :data:`BASELINES` maps a family to its default baseline; :data:`ALTERNATIVES` maps a family to
 named alternatives (``--solver baseline:NAME``)."""
+from . import city as _city
 from . import fields as _fields
 from .stark_tier1 import ALTERNATIVES, BASELINES
 
 BASELINES.update(_fields.BASELINES)
 ALTERNATIVES.update(_fields.ALTERNATIVES)
+BASELINES.update(_city.BASELINES)
 
 __all__ = ["BASELINES", "ALTERNATIVES"]
