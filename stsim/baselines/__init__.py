@@ -4,10 +4,13 @@
 named alternatives (``--solver baseline:NAME``)."""
 from . import city as _city
 from . import fields as _fields
+from . import mobility as _mobility
 from .stark_tier1 import ALTERNATIVES, BASELINES
 
 BASELINES.update(_fields.BASELINES)
 ALTERNATIVES.update(_fields.ALTERNATIVES)
 BASELINES.update(_city.BASELINES)
+BASELINES.update(_mobility.BASELINES)
+ALTERNATIVES.update(_mobility.ALTERNATIVES)
 
 __all__ = ["BASELINES", "ALTERNATIVES"]

@@ -3,3 +3,4 @@ every family in :data:`stsim.registry.FAMILIES`.  Each family is ``(config, seed
 from . import stark_tier1  # noqa: F401
 from . import stark_fields  # noqa: F401
 from . import stark_city  # noqa: F401
+from . import stark_mobility  # noqa: F401
