@@ -133,3 +133,13 @@ def test_kriging_is_no_worse_than_the_time_baselines(family):
     base = _rmspe(tasks, BASELINES[family])[family]["rmse"]
     krig = _rmspe(tasks, ALTERNATIVES[family]["kriging"])[family]["rmse"]
     assert krig <= base * 1.02
+
+
+def test_error_scale_turns_errors_into_percentages():
+    from stsim.records import Answer, Task
+    t = Task("x/0", "stark.field.spatiotemporal_forecast", "p", {}, [3.0, 4.0], "vector", [],
+             {"error_scale": 5.0})
+    s = score_answers([t], [Answer("x/0", None, "ok", value=[3.0, 5.0])])[0]
+    assert s.error == pytest.approx(0.2) and s.extra == {"relative": True}
+    plain = Task("y/0", "f", "p", {}, [3.0, 4.0], "vector", [], {})
+    assert score_answers([plain], [Answer("y/0", None, "ok", value=[3.0, 5.0])])[0].error == pytest.approx(1.0)
