@@ -2,9 +2,17 @@
 
 :data:`BASELINES` maps a family to its default baseline; :data:`ALTERNATIVES` maps a family to
 named alternatives (``--solver baseline:NAME``)."""
+from . import city as _city
+from . import fields as _fields
+from . import mobility as _mobility
 from .cardinal import BASELINES as _CARDINAL
 from .stark_tier1 import ALTERNATIVES, BASELINES
 
 BASELINES.update(_CARDINAL)
+BASELINES.update(_fields.BASELINES)
+ALTERNATIVES.update(_fields.ALTERNATIVES)
+BASELINES.update(_city.BASELINES)
+BASELINES.update(_mobility.BASELINES)
+ALTERNATIVES.update(_mobility.ALTERNATIVES)
 
 __all__ = ["BASELINES", "ALTERNATIVES"]

@@ -20,3 +20,4 @@ register_suite(Suite("stark-tier1", "STARK tier 1: localisation and tracking, 14
 register_suite(Suite("stark-published", "STARK's released tier-1 instances (--data DIR or the "
                      "data_final.tar.gz archive), 14 families x 50.", {}, loader=load_published))
 from . import cardinal_suites  # noqa: F401,E402
+from . import stark_suites  # noqa: F401,E402  (STARK fields, knowledge, whole-STARK suites)

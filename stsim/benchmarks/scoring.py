@@ -33,7 +33,12 @@ def gold_of(task: Task, step: int | None) -> Any:
 
 
 def score_item(task: Task, step: int | None, answer: Answer | None) -> Score:
-    """Score one item.  Numeric formats get ``error``; categorical ones ``correct``."""
+    """Score one item.  Numeric formats get ``error``; categorical ones ``correct``.
+
+    A single-answer task whose ``meta['error_scale']`` is a positive number gets a *relative*
+    error (``error / error_scale``, e.g. ``||pred - gold|| / ||gold||``), so the summary's
+    RMSE figures are RMSPE as STARK reports for field variables (§4.1).
+    """
     fmt = get_format(task.answer_format)
     if answer is None:
         return Score(task.id, task.family, step, "missing")
@@ -50,6 +55,10 @@ def score_item(task: Task, step: int | None, answer: Answer | None) -> Score:
         if not math.isfinite(err):
             return Score(task.id, task.family, step, "format_failure",
                          extra={"detail": "non-finite error (wrong length or value)"})
+        scale = task.meta.get("error_scale") if step is None else None
+        if scale:  # percentage error (STARK §4.1 RMSPE for field variables)
+            return Score(task.id, task.family, step, "ok", error=err / float(scale),
+                         extra={"relative": True})
         return Score(task.id, task.family, step, "ok", error=err)
     return Score(task.id, task.family, step, "ok", correct=int(fmt.correct(answer.value, gold)),
                  extra={"detail": answer.detail} if answer.detail else {})
@@ -82,6 +91,8 @@ def summarise(scores: Iterable[Score], trim: float = 0.10) -> dict[str, dict[str
                                "failure_kinds": dict(sorted(fails.items()))}
         errs = [s.error for s in ok if s.error is not None]
         if errs or not any(s.correct is not None for s in ok):
+            if ok and all(s.extra.get("relative") for s in ok):
+                row["metric"] = "rmspe"
             row.update(trimmed_rmse=_r(trimmed_rmse(errs, trim)), rmse=_r(rmse(errs)),
                        median_error=_r(median_error(errs)))
         else:

@@ -2,3 +2,6 @@
 every family in :data:`stsim.registry.FAMILIES`.  Each family is ``(config, seed) -> Task``."""
 from . import stark_tier1  # noqa: F401
 from . import cardinal  # noqa: F401
+from . import stark_fields  # noqa: F401
+from . import stark_city  # noqa: F401
+from . import stark_mobility  # noqa: F401
