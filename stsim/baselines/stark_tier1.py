@@ -69,7 +69,9 @@ def solve_localization_ls(task: Task, solver: str = "baseline:ls") -> list[Answe
                 f"{n} usable {task.inputs['modality']} reading(s); need at least {need}")
 
 
-def _position_loglik(task: Task):
+def position_loglik(task: Task):
+    """(N, 2) -> (N,) log-likelihood of a range, bearing or range+bearing task's readings
+    under its stated sensor model (:mod:`stsim.baselines.posterior`)."""
     m = task.inputs["modality"]
     s = np.asarray(task.inputs["sensors"], float)
     z = _readings(task)
@@ -90,7 +92,7 @@ def solve_localization(task: Task, solver: str = "baseline") -> list[Answer]:
     est, need = _least_squares_fix(task)
     m = task.inputs["modality"]
     if est is not None and m != "proximity":
-        post = grid_posterior_mean(_position_loglik(task), est)
+        post = grid_posterior_mean(position_loglik(task), est)
         if post is not None:
             est = post[0]
     n = _usable(_readings(task))
