@@ -15,7 +15,7 @@ from ..sim.readings import readings_to_array
 from .geometry import (multilaterate, proximity_grid_search, proximity_mmse, range_bearing_fix,
                        toa_fit, triangulate)
 from .posterior import bearing_loglik, grid_posterior_mean, range_loglik, toa_marginal
-from .tracking import ekf_track, proximity_track, toa_track
+from .tracking import ekf_track, proximity_track, proximity_track_bayes, toa_track
 
 
 def _readings(task: Task) -> np.ndarray:
@@ -166,6 +166,13 @@ def solve_tracking(task: Task, solver: str = "baseline") -> list[Answer]:
     return _per_step(task, [[float(a), float(b)] for a, b in est], solver)
 
 
+def solve_proximity_tracking_bayes(task: Task, solver: str = "baseline:bayes") -> list[Answer]:
+    """Grid Bayes (histogram) filter for proximity tracking."""
+    s = np.asarray(task.inputs["sensors"], float)
+    est = proximity_track_bayes(s, _readings(task), float(task.inputs["radius"]))
+    return _per_step(task, [[float(a), float(b)] for a, b in est], solver)
+
+
 def solve_event_tracking(task: Task, solver: str = "baseline") -> list[Answer]:
     """ToA tracking: position (known emission times), time, or both, by family."""
     s = np.asarray(task.inputs["sensors"], float)
@@ -187,6 +194,7 @@ def solve_event_tracking(task: Task, solver: str = "baseline") -> list[Answer]:
 BASELINES: dict[str, Callable[[Task], list[Answer]]] = {}
 ALTERNATIVES: dict[str, dict[str, Callable[[Task], list[Answer]]]] = {
     "stark.localization.proximity": {"grid": solve_proximity_grid},
+    "stark.tracking.proximity": {"bayes": solve_proximity_tracking_bayes},
 }
 for _m in ("range", "bearing", "range_bearing"):
     ALTERNATIVES[f"stark.localization.{_m}"] = {"ls": solve_localization_ls}

@@ -143,7 +143,7 @@ def ekf_track(modality: str, sensors: np.ndarray, times: np.ndarray, readings: n
 
 
 def proximity_track(sensors: np.ndarray, readings: np.ndarray, radius: float,
-                    max_step: float = 1.5, domain=DOMAIN) -> np.ndarray:
+                    max_step: float = 2.5, domain=DOMAIN) -> np.ndarray:
     """Proximity tracking by intersecting detection zones (STARK Table 9): at each step the
     feasible set is this step's detection region intersected with the previous feasible set
     grown by ``max_step`` (the largest plausible move per step); its centroid is the estimate.
@@ -207,3 +207,36 @@ def toa_track(sensors: np.ndarray, readings: np.ndarray, speed: float,
             pos[t], t0s[t] = fit
         prev = pos[t]
     return pos, t0s
+
+
+def proximity_track_bayes(sensors: np.ndarray, readings: np.ndarray, radius: float,
+                          step_sigma: float = 1.6, cells: int = 101, domain=DOMAIN) -> np.ndarray:
+    """Grid Bayes filter (histogram filter) for proximity tracking.
+
+    The belief over a ``cells`` x ``cells`` grid starts uniform; each step it is blurred by a
+    Gaussian random-walk motion model of standard deviation ``step_sigma`` (plane units per
+    step; scipy ``gaussian_filter``), multiplied by the indicator of positions consistent with
+    the step's detections, and renormalised.  The estimate is the belief's mean (MMSE).  If the
+    readings contradict the belief (all mass removed) the belief restarts from the readings alone.
+    Returns (k, 2).
+    """
+    from scipy.ndimage import gaussian_filter
+    g = np.linspace(domain[0], domain[1], cells)
+    xx, yy = np.meshgrid(g, g)
+    pts = np.column_stack([xx.ravel(), yy.ravel()])
+    d = np.hypot(pts[:, None, 0] - sensors[None, :, 0], pts[:, None, 1] - sensors[None, :, 1])
+    inside = d <= radius
+    belief = np.full(len(pts), 1.0 / len(pts))
+    sigma_cells = step_sigma / (g[1] - g[0])
+    out = np.empty((len(readings), 2))
+    for t, z in enumerate(readings):
+        if t:
+            belief = gaussian_filter(belief.reshape(cells, cells), sigma_cells, mode="constant").ravel()
+        ok = np.isfinite(z)
+        like = np.all(inside[:, ok] == (z[ok] >= 0.5), axis=1).astype(float)
+        post = belief * like
+        if post.sum() <= 0:
+            post = like if like.sum() > 0 else belief
+        belief = post / post.sum()
+        out[t] = belief @ pts
+    return out
