@@ -36,6 +36,19 @@ _CDC = {
 }
 
 
+def cdc_relation(x: tuple[float, float], y: tuple[float, float]) -> str:
+    """CDC relation of point ``x`` to point ``y`` (``(easting, northing)``, any unit)."""
+    pa = {-1: "<", 0: "=", 1: ">"}
+    key = (pa[int(np.sign(x[0] - y[0]))], pa[int(np.sign(x[1] - y[1]))])
+    return _CDC[key][0]
+
+
+def star_relation(x: tuple[int, int], y: tuple[int, int]) -> str:
+    """Revised-STAR relation of integer point ``x`` to integer point ``y``."""
+    k = int(star_sector(np.int64(x[0] - y[0]), np.int64(x[1] - y[1])))
+    return "ID" if k == 8 else str(k)
+
+
 def build_cdc(pa: Calculus) -> Calculus:
     """CDC as the product PA x PA (easting, northing)."""
     name = {k: v[0] for k, v in _CDC.items()}
