@@ -40,6 +40,9 @@ class Family:
         rubric: how model text is read (:data:`stsim.answers.RUBRICS`).
         validate: optional ``(task) -> None`` that raises :class:`~stsim.records.RecordError`
             when a task read from a file has inputs this family cannot have produced.
+        size: number of distinct tasks of an *enumerated* family (e.g. one per composition
+            table entry), whose ``make`` takes ``(rng, config, index)``; ``None`` for
+            sampled families (``make(rng, config)``, unbounded index).
     """
     name: str
     answer_format: str
@@ -49,6 +52,7 @@ class Family:
     version: str = "1"
     rubric: str = "stark"
     validate: Callable[[Task], None] | None = None
+    size: int | None = None
 
 
 FAMILIES: dict[str, Family] = {}
@@ -85,10 +89,20 @@ def resolve_config(family: Family, overrides: dict[str, Any] | None) -> dict[str
 def generate_task(family_name: str, index: int, suite: str = "adhoc", suite_seed: int = 0,
                   config: dict[str, Any] | None = None) -> Task:
     """Generate task ``index`` of a family: identical bytes for identical arguments, whatever
-    else was generated before (DESIGN.md, "Determinism and scale")."""
+    else was generated before (DESIGN.md, "Determinism and scale").
+
+    Raises:
+        KeyError: unknown family, or ``index`` outside an enumerated family's ``0..size-1``.
+    """
     fam = get_family(family_name)
     cfg = resolve_config(fam, config)
-    body = fam.make(task_rng(suite_seed, fam.name, index), cfg)
+    rng = task_rng(suite_seed, fam.name, index)
+    if fam.size is None:
+        body = fam.make(rng, cfg)
+    elif 0 <= index < fam.size:
+        body = fam.make(rng, cfg, index)
+    else:
+        raise KeyError(f"family {fam.name} has {fam.size} tasks (index 0..{fam.size - 1}); got {index}")
     meta = {"suite": suite, "seed": suite_seed, "index": index, "generator_version": fam.version,
             "config": cfg, "rubric": fam.rubric, **body.meta}
     return Task(id=f"{suite}/{fam.name}/{index:06d}", family=fam.name, prompt=body.prompt,

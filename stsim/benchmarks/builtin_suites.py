@@ -19,3 +19,4 @@ register_suite(Suite("stark-tier1", "STARK tier 1: localisation and tracking, 14
                      "(first 10 tracking steps scored).", {f: 50 for f in STARK_TIER1}))
 register_suite(Suite("stark-published", "STARK's released tier-1 instances (--data DIR or the "
                      "data_final.tar.gz archive), 14 families x 50.", {}, loader=load_published))
+from . import qstr_suites  # noqa: F401,E402

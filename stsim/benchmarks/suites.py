@@ -37,8 +37,14 @@ class Suite:
     max_steps: int | None = 10
 
     def task_keys(self, n: int | None = None) -> list[tuple[str, int]]:
-        """(family, index) of every task, in suite order; ``n`` overrides each family's count."""
-        return [(f, i) for f, k in self.families.items() for i in range(k if n is None else n)]
+        """(family, index) of every task, in suite order; ``n`` overrides each family's count
+        (capped at the size of an enumerated family)."""
+        keys = []
+        for f, k in self.families.items():
+            size = get_family(f).size
+            count = k if n is None else n if size is None else min(n, size)
+            keys += [(f, i) for i in range(count)]
+        return keys
 
     def tasks(self, n: int | None = None, seed: int = 0, data: str | Path | None = None,
               options: dict[str, Any] | None = None) -> Iterator[Task]:
