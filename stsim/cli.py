@@ -7,6 +7,7 @@
     stsim generate SUITE [--n N] [--seed S] [-o FILE]
     stsim score TASKS ANSWERS [--out DIR]
     stsim audit TASKS
+    stsim calculus list | show NAME [--format json|gqr] [--out DIR]
 
 Exit codes: 0 success; 1 the audit found violations; 2 bad input (message on stderr, no
 traceback); 130 interrupted (files written so far are kept).
@@ -68,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tracking steps scored per task (default 10; 0 = all)")
     s.add_argument("--trim", type=float, default=0.10)
 
+    c = sub.add_parser("calculus", help="list the qualitative calculi or print one's tables")
+    c.add_argument("action", choices=["list", "show"])
+    c.add_argument("name", nargs="?", help="calculus for `show` (e.g. rcc8, IA, RCC-22)")
+    c.add_argument("--format", choices=["json", "gqr"], default="json")
+    c.add_argument("--out", type=Path, default=None,
+                   help="with --format gqr: write NAME.comp, NAME.conv and NAME.spec into this directory")
     a = sub.add_parser("audit", help="check every gold answer against its readings and noise model")
     a.add_argument("tasks", type=Path)
     a.add_argument("--limit", type=int, default=50, help="violations to print (default 50)")
@@ -209,7 +216,41 @@ def _cmd_audit(args) -> int:
     return 1 if bad else 0
 
 
-COMMANDS = {"list": _cmd_list, "run": _cmd_run, "generate": _cmd_generate, "score": _cmd_score,
+def _cmd_calculus(args) -> int:
+    from .qstr import all_calculi, get_calculus
+    from .qstr.calculus import CalculusError
+    from .qstr.export import to_gqr, to_json
+    if args.action == "list":
+        for c in all_calculi().values():
+            ct = "composition table" if c.has_composition else "no composition table"
+            print(f"  {c.key:<6} {c.abbrev:<7} {len(c):>3} relations  {ct}  {c.title}")
+        return 0
+    if not args.name:
+        raise CLIError("calculus show needs a NAME (see `stsim calculus list`)")
+    try:
+        cal = get_calculus(args.name)
+    except CalculusError as exc:
+        raise CLIError(str(exc)) from None
+    if args.format == "json":
+        print(json.dumps(to_json(cal), indent=2, ensure_ascii=False))
+        return 0
+    try:
+        files = to_gqr(cal)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    if args.out is None:
+        sys.stdout.write(files["comp"])
+        print(f"# converse ({cal.key}.conv)")
+        sys.stdout.write(files["conv"])
+        return 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    for ext, text in files.items():
+        (args.out / f"{cal.key}.{ext}").write_text(text, encoding="utf-8")
+    print(f"wrote {cal.key}.comp, {cal.key}.conv, {cal.key}.spec to {args.out}", file=sys.stderr)
+    return 0
+
+
+COMMANDS = {"calculus": _cmd_calculus, "list": _cmd_list, "run": _cmd_run, "generate": _cmd_generate, "score": _cmd_score,
             "audit": _cmd_audit}
 
 
