@@ -41,7 +41,7 @@ def test_composition_sound_on_random_configurations(key):
     strat, rel = CONCRETE[key]
     cal = get_calculus(key)
 
-    @settings(max_examples=300, deadline=None, derandomize=True)
+    @settings(max_examples=150, deadline=None, derandomize=True)
     @given(strat, strat, strat)
     def check(x, y, z):
         assert rel(x, z) in cal.compose(rel(x, y), rel(y, z))
