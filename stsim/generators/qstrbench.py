@@ -18,6 +18,7 @@ Gold answers are computed by the calculus engine (:mod:`stsim.qstr`), never stor
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from ..qstr import CALCULUS_KEYS, all_calculi
@@ -50,9 +51,15 @@ def nonce_offsets() -> dict[str, int]:
 
 def questions(cal: Calculus, qtype: str) -> list[list[str]]:
     """The relation argument(s) of every question of a type, in benchmark order."""
+    return [list(q) for q in _questions(cal.key, qtype)]
+
+
+@lru_cache(maxsize=None)
+def _questions(key: str, qtype: str) -> tuple[tuple[str, ...], ...]:
+    cal = all_calculi()[key]
     if qtype == "ct":
-        return [[a, b] for a in cal.names for b in cal.names] if cal.has_composition else []
-    return [[a] for a in cal.names]
+        return tuple((a, b) for a in cal.names for b in cal.names) if cal.has_composition else ()
+    return tuple((a,) for a in cal.names)
 
 
 def gold(cal: Calculus, qtype: str, rels: list[str]) -> list[str]:
@@ -83,7 +90,7 @@ def make_question(key: str, qtype: str, index: int, style: Style = BASE_STYLE,
         IndexError: ``index`` out of range.
     """
     cal = all_calculi()[key]
-    rels = questions(cal, qtype)[index]
+    rels = list(_questions(key, qtype)[index])
     prompt, names = build_prompt(cal, qtype, rels, style, nonce_offsets()[key])
     canon = gold(cal, qtype, rels)
     shown = [names[n] for n in canon]

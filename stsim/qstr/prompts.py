@@ -120,6 +120,14 @@ def describe(cal: Calculus, names: dict[str, str], style: Style) -> str:
     return descriptions.describe(cal, names, style)
 
 
+@lru_cache(maxsize=256)
+def _cached_description(key: str, style: Style, nonce_offset: int) -> tuple[str, tuple[tuple[str, str], ...]]:
+    from .catalogue import all_calculi
+    cal = all_calculi()[key]
+    names = display_names(cal, style, nonce_offset)
+    return describe(cal, names, style), tuple(names.items())
+
+
 def build_prompt(cal: Calculus, qtype: str, relations: list[str], style: Style = Style(),
                  nonce_offset: int = 0) -> tuple[str, dict[str, str]]:
     """Prompt text and the display-name map for one question.
@@ -136,9 +144,9 @@ def build_prompt(cal: Calculus, qtype: str, relations: list[str], style: Style =
     """
     for r in relations:
         cal.relation(r)
-    names = display_names(cal, style, nonce_offset)
+    desc, items = _cached_description(cal.key, style, nonce_offset)
+    names = dict(items)
     parts = [ROLE]
-    desc = describe(cal, names, style)
     if desc:
         parts.append(desc)
     if qtype == "cn":
