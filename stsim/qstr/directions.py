@@ -39,14 +39,26 @@ _CDC = {
 def cdc_relation(x: tuple[float, float], y: tuple[float, float]) -> str:
     """CDC relation of point ``x`` to point ``y`` (``(easting, northing)``, any unit)."""
     pa = {-1: "<", 0: "=", 1: ">"}
-    key = (pa[int(np.sign(x[0] - y[0]))], pa[int(np.sign(x[1] - y[1]))])
+    dx, dy = x[0] - y[0], x[1] - y[1]
+    key = (pa[(dx > 0) - (dx < 0)], pa[(dy > 0) - (dy < 0)])
     return _CDC[key][0]
 
 
-def star_relation(x: tuple[int, int], y: tuple[int, int]) -> str:
-    """Revised-STAR relation of integer point ``x`` to integer point ``y``."""
-    k = int(star_sector(np.int64(x[0] - y[0]), np.int64(x[1] - y[1])))
-    return "ID" if k == 8 else str(k)
+def star_relation(x, y) -> str:
+    """Revised-STAR relation of point ``x`` to point ``y``; exact for integers and
+    :class:`fractions.Fraction` coordinates (the same comparisons as :func:`star_sector`)."""
+    dx, dy = x[0] - y[0], x[1] - y[1]
+    if dx == 0 and dy == 0:
+        return "ID"
+    if dy >= 0 and dx > 0:
+        k = 0 if dy < dx else 1
+    elif dx <= 0 and dy > 0:
+        k = 2 if -dx < dy else 3
+    elif dy <= 0 and dx < 0:
+        k = 4 if -dy < -dx else 5
+    else:
+        k = 6 if dx < -dy else 7
+    return str(k)
 
 
 def build_cdc(pa: Calculus) -> Calculus:

@@ -144,7 +144,7 @@ def indu_relation(s1: float, e1: float, s2: float, e2: float) -> str:
     """INDU relation of ``[s1, e1]`` to ``[s2, e2]``: IA letter plus duration comparison."""
     ia = ia_relation(s1, e1, s2, e2)
     d = (e1 - s1) - (e2 - s2)
-    return _INDU_LETTER[ia] + _DUR[int(np.sign(d))]
+    return _INDU_LETTER[ia] + _DUR[(d > 0) - (d < 0)]
 
 
 def build_indu() -> Calculus:
