@@ -185,14 +185,32 @@ def _cmd_score(args) -> int:
     fams = summarise(scores, args.trim)
     print(format_table(fams))
     print("\n" + LEGEND)
+    extra = _qstr_breakdown(tasks, answers)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         write_jsonl(args.out / "scores.jsonl", scores)
         (args.out / "summary.json").write_text(json.dumps(
-            {"tasks": str(args.tasks), "answers": str(args.answers), "families": fams},
+            {"tasks": str(args.tasks), "answers": str(args.answers), "families": fams, **extra},
             indent=2, sort_keys=True) + "\n")
         print(f"Wrote {args.out}/ (scores.jsonl, summary.json)")
     return 0
+
+
+def _qstr_breakdown(tasks, answers) -> dict:
+    """For QSTRBench tasks answered with model text: TP/FP/FN, invalid relation names and
+    guess rates per calculus and question type (printed, and returned for summary.json)."""
+    qt = [t for t in tasks if t.family.startswith(("qstr.", "qstrx."))]
+    replies = {a.task_id: a.text for a in answers if a.text is not None}
+    if not qt or not replies:
+        return {}
+    from .qstr.scoring import score_replies, summarise_scores
+    rows = summarise_scores(score_replies(qt, replies))
+    print(f"\n{'calculus/question':<20} {'n':>5} {'acc':>7} {'TP':>6} {'FP':>6} {'FN':>6} "
+          f"{'invalid':>7} {'guess':>9}")
+    for key, r in rows.items():
+        print(f"{key:<20} {r['n']:>5} {r['accuracy']:>7.4f} {r['tp']:>6} {r['fp']:>6} {r['fn']:>6} "
+              f"{r['invalid_names']:>7} {r['guess_rate']:>9.2e}")
+    return {"qstr": rows}
 
 
 def _cmd_audit(args) -> int:

@@ -47,3 +47,23 @@ def test_generate_qstrbench_n(tmp_path, capsys):
     rows = [json.loads(l) for l in out.read_text().splitlines()]
     # 2 per family, but PA converse/cn have 3 and RCC-22 has no CT family: 26 families x 2
     assert len(rows) == 52
+
+
+def test_score_model_replies_gives_qstr_breakdown(tmp_path, capsys):
+    """`stsim score` on raw replies: exact accuracy per family plus TP/FP/FN and invalid names."""
+    tasks = tmp_path / "t.jsonl"
+    assert main(["generate", "qstrbench", "--n", "1", "-o", str(tasks)]) == 0
+    rows = [json.loads(l) for l in tasks.read_text().splitlines()]
+    rcc8_ct = next(r for r in rows if r["family"] == "qstr.rcc8.ct")   # DC ∘ DC: all eight
+    pa_conv = next(r for r in rows if r["family"] == "qstr.pa.converse")  # < -> >
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(
+        json.dumps({"task_id": rcc8_ct["id"], "text": "### Answer: DC; EC; PO; TPP; XYZ"}) + "\n"
+        + json.dumps({"task_id": pa_conv["id"], "text": "### Answer: >(y,x)"}) + "\n")
+    out = tmp_path / "out"
+    assert main(["score", str(tasks), str(answers), "--out", str(out)]) == 0
+    summ = json.loads((out / "summary.json").read_text())
+    assert summ["families"]["qstr.pa.converse"]["accuracy"] == 1.0
+    r = summ["qstr"]["RCC-8/ct"]
+    assert (r["tp"], r["fp"], r["fn"], r["invalid_names"]) == (4, 0, 4, 1)
+    assert summ["qstr"]["PA/converse"]["correct"] == 1

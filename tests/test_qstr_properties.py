@@ -121,3 +121,18 @@ def test_hand_derived_entries():
     assert indu.compose("d<", "d<") == {"d<"}
     # overlaps: its endpoint configuration reaches meets, starts, finished-by and equal
     assert ia.neighbours["o"] == {"m", "s", "fi", "="}
+
+
+@pytest.mark.parametrize("key", ["ia", "rcc8", "cdc"])
+def test_weak_composition_of_sets(key):
+    """compose_sets is the union of base compositions, and obeys the converse law on sets."""
+    cal = get_calculus(key)
+    subsets = st.sets(st.sampled_from(cal.names), min_size=1)
+
+    @settings(max_examples=60, deadline=None, derandomize=True)
+    @given(subsets, subsets)
+    def check(a, b):
+        got = cal.compose_sets(a, b)
+        assert got == frozenset().union(*(cal.compose(r, s) for r in a for s in b))
+        assert cal.converse_set(got) == cal.compose_sets(cal.converse_set(b), cal.converse_set(a))
+    check()
