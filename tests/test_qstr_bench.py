@@ -117,3 +117,18 @@ def test_chain_gold_matches_composition_for_k2():
 def test_index_out_of_range_is_a_clear_error():
     with pytest.raises(KeyError, match="has 8 tasks"):
         generate_task("qstr.rcc8.converse", 8)
+
+
+@pytest.mark.parametrize("key", ["rcc8", "rcc5"])
+def test_region_schematics_read_back_to_their_relation(key):
+    """Every drawn 1-D picture, read back as two intervals, has the relation it illustrates."""
+    from stsim.qstr.descriptions import rcc8_1d, schematics
+    from stsim.qstr.topology import RCC8_TO_RCC5
+    pics = schematics(key)
+    for rel, drawings in pics.items():
+        assert drawings, rel
+        for d in drawings:
+            xs = [i for i, ch in enumerate(d) if ch in "XB"]
+            ys = [i for i, ch in enumerate(d) if ch in "YB"]
+            got = rcc8_1d(xs[0], xs[-1] + 1, ys[0], ys[-1] + 1)
+            assert (RCC8_TO_RCC5[got] if key == "rcc5" else got) == rel, d

@@ -23,14 +23,11 @@ class Relation:
         name: the symbol used in prompts and answers (e.g. ``TPPi``, ``b<``, ``NE``).
         word: an English word name (``tangential_proper_part_inverse``), used by word prompts.
         description: one English sentence saying when ``name(x,y)`` holds (own wording).
-        schematic: ASCII pictures of the relation in one dimension (``X`` = only x, ``Y`` = only
-            y, ``B`` = both, ``~`` = neither); empty where the paper has none.
         aliases: other names that answers may use (e.g. GQR's ``TPPI`` or ``IPD``).
     """
     name: str
     word: str
     description: str
-    schematic: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
 
 

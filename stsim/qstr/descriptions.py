@@ -1,14 +1,14 @@
 """Calculus descriptions for prompts: textual, schematic (ASCII), point-set, LaTeX and Unicode
 (own wording; the formulas are the standard RCC definitions of Randell, Cui & Cohn 1992).
 
-Schematics of PA, IA and INDU are *drawn* from the smallest configuration that realises each
-relation (so they are correct by construction); RCC-5 and RCC-8 use the one-dimensional
-pictures stored on each :class:`~stsim.qstr.calculus.Relation`.
+Schematics are *drawn* from configurations that realise each relation (correct by
+construction): points for PA, interval pairs for IA and INDU, regions on a line for RCC-8 and
+(through the coarsening) RCC-5.
 """
 from __future__ import annotations
 
 from functools import lru_cache
-from itertools import combinations
+from itertools import combinations, product
 
 from .calculus import Calculus
 
@@ -117,24 +117,62 @@ def _rcc8_only(cal: Calculus, kind: str) -> None:
         raise ValueError(f"the {kind} description exists for RCC-8 only, not {cal.abbrev}")
 
 
+def rcc8_1d(a: int, b: int, c: int, d: int) -> str:
+    """RCC-8 relation of the closed interval ``[a, b]`` to ``[c, d]`` (regions on a line)."""
+    if b < c or d < a:
+        return "DC"
+    if b == c or d == a:
+        return "EC"
+    if (a, b) == (c, d):
+        return "EQ"
+    if c <= a and b <= d:
+        return "TPP" if a == c or b == d else "NTPP"
+    if a <= c and d <= b:
+        return "TPPi" if a == c or b == d else "NTPPi"
+    return "PO"
+
+
+def _draw_regions(a: int, b: int, c: int, d: int) -> str:
+    """One character per stretch between consecutive endpoints (two for occupied stretches):
+    X only x, Y only y, B both, ~ neither."""
+    pts = sorted({a, b, c, d})
+    out = []
+    for lo, hi in zip(pts, pts[1:]):
+        inx, iny = a <= lo and hi <= b, c <= lo and hi <= d
+        ch = "B" if inx and iny else "X" if inx else "Y" if iny else "~"
+        out.append(ch if ch == "~" else ch * 2)
+    return "".join(out)
+
+
 @lru_cache(maxsize=None)
 def schematics(key: str) -> dict[str, tuple[str, ...]]:
-    """Canonical name -> ASCII pictures for a calculus in :data:`SCHEMATIC_KEYS`."""
+    """Canonical name -> ASCII pictures, drawn from configurations that realise each relation.
+
+    PA: points on a line.  IA, INDU: the smallest pair of intervals (rows of X and Y).
+    RCC-8, RCC-5: regions on a line, every endpoint ordering realising the relation (mirror
+    images included), RCC-5 through the RCC-8 coarsening.
+
+    Raises:
+        ValueError: a calculus outside :data:`SCHEMATIC_KEYS`.
+    """
     from .catalogue import get_calculus
     from .temporal import ia_relation, indu_relation
+    from .topology import RCC8_TO_RCC5
+    if key not in SCHEMATIC_KEYS:
+        raise ValueError(f"no schematic pictures for {key!r}")
     cal = get_calculus(key)
     if key in ("rcc5", "rcc8"):
-        return {r.name: r.schematic for r in cal.relations}
+        found: dict[str, list[str]] = {n: [] for n in cal.names}
+        for a, b, c, d in product(range(4), repeat=4):
+            if a < b and c < d and len({a, b, c, d}) == max(a, b, c, d) + 1 and min(a, c) == 0:
+                rel = rcc8_1d(a, b, c, d)
+                rel = RCC8_TO_RCC5[rel] if key == "rcc5" else rel
+                pic = _draw_regions(a, b, c, d)
+                if pic not in found[rel]:
+                    found[rel].append(pic)
+        return {n: tuple(sorted(v, key=lambda p: (len(p), p))) for n, v in found.items()}
     if key == "pa":
-        out = {}
-        for a in range(2):
-            for b in range(2):
-                row = [" "] * 2
-                row[a] = "X" if row[a] == " " else "B"
-                row[b] = "Y" if row[b] == " " else "B"
-                rel = {-1: "<", 0: "=", 1: ">"}[(a > b) - (a < b)]
-                out.setdefault(rel, ("".join(row).rstrip(),))
-        return out
+        return {"<": ("X Y",), "=": ("B",), ">": ("Y X",)}
     classify = ia_relation if key == "ia" else indu_relation
     ivs = sorted(combinations(range(5), 2), key=lambda p: (p[1], p))
     out: dict[str, tuple[str, ...]] = {}

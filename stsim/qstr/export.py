@@ -13,10 +13,12 @@ from .calculus import Calculus
 
 def to_json(cal: Calculus) -> dict[str, Any]:
     """Relations, identity, converse, composition and neighbourhood of ``cal`` as JSON data."""
+    from .descriptions import SCHEMATIC_KEYS, schematics
+    pics = schematics(cal.key) if cal.key in SCHEMATIC_KEYS else {}
     return {
         "key": cal.key, "name": cal.title, "abbrev": cal.abbrev, "identity": cal.identity,
         "relations": {r.name: {"word": r.word, "description": r.description,
-                               "schematic": list(r.schematic), "aliases": list(r.aliases)}
+                               "schematic": list(pics.get(r.name, ())), "aliases": list(r.aliases)}
                       for r in cal.relations},
         "converse": {n: cal.converse[n] for n in cal.names},
         "composition": ({a: {b: [n for n in cal.names if n in cal.compose(a, b)] for b in cal.names}

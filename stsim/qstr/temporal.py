@@ -25,9 +25,9 @@ from .derive import composition_from_sample, neighbourhood_from_faces, sign
 
 # ------------------------------------------------------------------------------------- PA
 _PA = (
-    Relation("<", "before", "x is strictly earlier than y.", ("X Y",), ("lt",)),
-    Relation("=", "equal", "x and y are the same point in time.", ("B",), ("eq",)),
-    Relation(">", "after", "x is strictly later than y.", ("Y X",), ("gt",)),
+    Relation("<", "before", "x is strictly earlier than y.", ("lt",)),
+    Relation("=", "equal", "x and y are the same point in time.", ("eq",)),
+    Relation(">", "after", "x is strictly later than y.", ("gt",)),
 )
 
 
@@ -54,23 +54,21 @@ def build_pa() -> Calculus:
 
 
 # ------------------------------------------------------------------------------------- IA
-#: (symbol, word, description, schematic, converse symbol); order of QSTRBench Table 6.
+#: (symbol, word, description, converse symbol); order of QSTRBench Table 6.
 _IA_SPEC = (
-    ("<", "before", "x ends before y starts.", ("XXX YYY",), ">"),
-    (">", "after", "x starts after y ends.", ("YYY XXX",), "<"),
-    ("=", "equal", "x and y start together and end together.", ("XXX", "YYY"), "="),
-    ("m", "meets", "x ends exactly where y starts.", ("XXXYYY",), "mi"),
-    ("mi", "met_by", "x starts exactly where y ends.", ("YYYXXX",), "m"),
-    ("o", "overlaps", "x starts before y, y starts before x ends, and x ends before y ends.",
-     ("XXX", "  YYY"), "oi"),
-    ("oi", "overlapped_by", "y starts before x, x starts before y ends, and y ends before x ends.",
-     ("  XXX", "YYY"), "o"),
-    ("d", "during", "x starts after y starts and ends before y ends.", ("  XXX", "YYYYYYY"), "di"),
-    ("di", "contains", "y starts after x starts and ends before x ends.", ("XXXXXXX", "  YYY"), "d"),
-    ("s", "starts", "x and y start together and x ends before y ends.", ("XXX", "YYYYYY"), "si"),
-    ("si", "started_by", "x and y start together and y ends before x ends.", ("XXXXXX", "YYY"), "s"),
-    ("f", "finishes", "x starts after y starts and they end together.", ("   XXX", "YYYYYY"), "fi"),
-    ("fi", "finished_by", "y starts after x starts and they end together.", ("XXXXXX", "   YYY"), "f"),
+    ("<", "before", "x ends before y starts.", ">"),
+    (">", "after", "x starts after y ends.", "<"),
+    ("=", "equal", "x and y start together and end together.", "="),
+    ("m", "meets", "x ends exactly where y starts.", "mi"),
+    ("mi", "met_by", "x starts exactly where y ends.", "m"),
+    ("o", "overlaps", "x starts before y, y starts before x ends, and x ends before y ends.", "oi"),
+    ("oi", "overlapped_by", "y starts before x, x starts before y ends, and y ends before x ends.", "o"),
+    ("d", "during", "x starts after y starts and ends before y ends.", "di"),
+    ("di", "contains", "y starts after x starts and ends before x ends.", "d"),
+    ("s", "starts", "x and y start together and x ends before y ends.", "si"),
+    ("si", "started_by", "x and y start together and y ends before x ends.", "s"),
+    ("f", "finishes", "x starts after y starts and they end together.", "fi"),
+    ("fi", "finished_by", "y starts after x starts and they end together.", "f"),
 )
 
 
@@ -112,7 +110,7 @@ def _endpoint_signs(iv: list[tuple[int, int]]) -> np.ndarray:
 
 
 def build_ia() -> Calculus:
-    rels = tuple(Relation(sym, word, desc, pic) for sym, word, desc, pic, _ in _IA_SPEC)
+    rels = tuple(Relation(sym, word, desc) for sym, word, desc, _ in _IA_SPEC)
     names = tuple(r.name for r in rels)
     idx = {n: i for i, n in enumerate(names)}
     iv = _intervals(5)
@@ -125,7 +123,7 @@ def build_ia() -> Calculus:
         summary=("Allen's Interval Algebra (IA) is a qualitative temporal calculus about closed, "
                  "non-empty, one-piece intervals on the real number line. Its thirteen base "
                  "relations are jointly exhaustive and pairwise disjoint."),
-        relations=rels, identity="=", converse={s: c for s, _, _, _, c in _IA_SPEC},
+        relations=rels, identity="=", converse={s: c for s, _, _, c in _IA_SPEC},
         composition=comp, neighbours=nb, kind="interval",
         source={"composition": "derived: all triples of intervals with endpoints in 0..5",
                 "neighbours": "derived: faces of the four endpoint differences"})
@@ -148,15 +146,15 @@ def indu_relation(s1: float, e1: float, s2: float, e2: float) -> str:
 
 
 def build_indu() -> Calculus:
-    ia_spec = {sym: (word, desc) for sym, word, desc, _, _ in _IA_SPEC}
-    conv_ia = {sym: c for sym, _, _, _, c in _IA_SPEC}
+    ia_spec = {sym: (word, desc) for sym, word, desc, _ in _IA_SPEC}
+    conv_ia = {sym: c for sym, _, _, c in _IA_SPEC}
     iv = _intervals(11)
     labels = [[indu_relation(*p, *q) for q in iv] for p in iv]
     # relation order: IA order of Table 6, durations < = >, only the realisable ones
     present = {n for row in labels for n in row}
     rels, converse = [], {}
     flip = {"<": ">", "=": "=", ">": "<"}
-    for sym, _, _, pic, _ in _IA_SPEC:
+    for sym, _, _, _ in _IA_SPEC:
         for dsym in "<=>":
             name = _INDU_LETTER[sym] + dsym
             if name not in present:
