@@ -6,7 +6,9 @@ difference, sector lines) changes sign only at a rational time, so classifying t
 all those times and at the midpoints between them (exact :class:`~fractions.Fraction`
 arithmetic) gives the full sequence of relations passed through.  Consecutive distinct
 relations must be conceptual neighbours (soundness), and every neighbourhood edge must show
-up on some motion (completeness)."""
+up on some motion (completeness).  For IA and INDU the straight-line motions of all endpoints
+check the ``"dominance"`` variant, and motions of a single endpoint the default (Freksa's
+A-neighbours)."""
 from __future__ import annotations
 
 from fractions import Fraction
@@ -55,6 +57,11 @@ def _random_config(key, rng):
     return [int(v) for v in rng.integers(-3, 4, 2 * dim)]
 
 
+def _neighbourhood(key, variant):
+    cal = get_calculus(key)
+    return cal.neighbours if variant is None else cal.neighbour_variants[variant]
+
+
 def transitions(key, a, b):
     """Relations passed through when moving linearly from configuration a to b."""
     dim, rel, forms = SPECS[key]
@@ -76,15 +83,28 @@ def transitions(key, a, b):
     return seq
 
 
-@pytest.mark.parametrize("key", sorted(SPECS))
-def test_motion_passes_only_through_neighbours_and_finds_every_edge(key):
-    cal = get_calculus(key)
+CASES = [("pa", None, False), ("cdc", None, False), ("star", None, False),
+         ("ia", "dominance", False), ("indu", "dominance", False),
+         ("ia", None, True), ("indu", None, True)]
+
+
+@pytest.mark.parametrize("key,variant,one_endpoint", CASES)
+def test_motion_passes_only_through_neighbours_and_finds_every_edge(key, variant, one_endpoint):
+    nbh = _neighbourhood(key, variant)
     rng = np.random.default_rng(11)
     seen = set()
     for _ in range(2000 if key != "indu" else 5000):
-        seq = transitions(key, _random_config(key, rng), _random_config(key, rng))
+        a = _random_config(key, rng)
+        b = _random_config(key, rng)
+        if one_endpoint:  # move a single endpoint, keep the motion valid (start < end)
+            c = int(rng.integers(len(a)))
+            b = list(a)
+            b[c] = int(rng.integers(-1, 11))
+            if not (b[0] < b[1] and b[2] < b[3]):
+                continue
+        seq = transitions(key, a, b)
         for p, q in zip(seq, seq[1:]):
-            assert q in cal.neighbours[p], f"{p} -> {q} is not a neighbourhood edge"
+            assert q in nbh[p], f"{p} -> {q} is not a neighbourhood edge"
             seen.add(frozenset((p, q)))
-    edges = {frozenset((p, q)) for p, nb in cal.neighbours.items() for q in nb}
+    edges = {frozenset((p, q)) for p, nb in nbh.items() for q in nb}
     assert edges - seen == set()

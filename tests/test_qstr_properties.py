@@ -119,8 +119,18 @@ def test_hand_derived_entries():
     assert rcc5.compose("PO", "PP") == {"PO", "PP"}
     # x during y and x shorter; d< ∘ d< = d< (nested intervals shrink)
     assert indu.compose("d<", "d<") == {"d<"}
-    # overlaps: its endpoint configuration reaches meets, starts, finished-by and equal
-    assert ia.neighbours["o"] == {"m", "s", "fi", "="}
+    # overlaps: one endpoint moving reaches meets, starts, finished-by (Freksa's A-neighbours);
+    # moving both ends of x at once also reaches equal
+    assert ia.neighbours["o"] == {"m", "s", "fi"}
+    assert ia.neighbour_variants["dominance"]["o"] == {"m", "s", "fi", "="}
+
+
+def test_ia_neighbourhood_is_freksas():
+    """Freksa (1992) A-neighbour graph of Allen's relations: 16 edges."""
+    edges = {frozenset(e.split("-")) for e in (
+        "<-m m-o o-s o-fi s-= fi-= s-d fi-di =-f =-si d-f di-si f-oi si-oi oi-mi mi->").split()}
+    ia = get_calculus("ia")
+    assert {frozenset((a, b)) for a, nb in ia.neighbours.items() for b in nb} == edges
 
 
 @pytest.mark.parametrize("key", ["ia", "rcc8", "cdc"])

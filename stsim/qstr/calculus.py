@@ -50,6 +50,8 @@ class Calculus:
             topological relationships).
         kind: ``"region"``, ``"interval"`` or ``"point"``; selects the CN wording (§3.1).
         source: how each table was obtained (derivation or citation).
+        neighbour_variants: other neighbourhoods of the same relations under a different
+            notion of continuous change, by name (e.g. IA's ``"dominance"``).
     """
     key: str
     title: str
@@ -62,6 +64,7 @@ class Calculus:
     neighbours: dict[str, frozenset[str]]
     kind: str
     source: dict[str, str] = field(default_factory=dict)
+    neighbour_variants: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.names: tuple[str, ...] = tuple(r.name for r in self.relations)

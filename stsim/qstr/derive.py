@@ -15,10 +15,14 @@ Two generic constructions, used by the point, interval and direction calculi:
   neighbours iff a face of one lies in the closure of a face of the other: a continuous
   motion of the points or endpoints can then pass from one to the other directly (Galton's
   dominance construction, used by QSTRBench Appendix C for RCC-22).
+* :func:`neighbourhood_one_coordinate` -- the neighbourhood under motions that move one
+  coordinate at a time (one interval endpoint: Freksa's 1992 A-neighbours for IA), found
+  exactly on a half-unit grid.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from itertools import product
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -68,6 +72,42 @@ def neighbourhood_from_faces(signs: np.ndarray, rel: np.ndarray, names: Sequence
         if a != b:
             nb[a].add(b)
             nb[b].add(a)
+    return {n: frozenset(v) for n, v in nb.items()}
+
+
+def neighbourhood_one_coordinate(classify: Callable[[tuple], str | None], coords: int, top: int,
+                                 names: Sequence[str]) -> dict[str, frozenset[str]]:
+    """Conceptual neighbourhood when a single coordinate moves continuously.
+
+    Every configuration with coordinates on the half-unit grid ``0, 0.5, ..., top`` is moved
+    one coordinate at a time by a quarter unit either way.  For calculi whose relations change
+    only where a coordinate equals another or a sum/difference of others (endpoint and
+    duration comparisons), every change happens on the half-unit grid, so the relation a
+    quarter unit away is the one holding on the whole open stretch next to the start: each
+    observed change is a direct transition, and every direct transition is observed.
+
+    Args:
+        classify: configuration (tuple of ``coords`` Fractions) -> relation name, or ``None``
+            for an invalid configuration (e.g. an interval with start >= end).
+        coords: number of coordinates.
+        top: largest grid value.
+        names: relation names (keys of the result).
+    """
+    from fractions import Fraction
+    half = [Fraction(k, 2) for k in range(2 * top + 1)]
+    q = Fraction(1, 4)
+    nb: dict[str, set[str]] = {n: set() for n in names}
+    for cfg in product(half, repeat=coords):
+        r = classify(cfg)
+        if r is None:
+            continue
+        for c in range(coords):
+            for step in (q, -q):
+                moved = cfg[:c] + (cfg[c] + step,) + cfg[c + 1:]
+                s2 = classify(moved)
+                if s2 is not None and s2 != r:
+                    nb[r].add(s2)
+                    nb[s2].add(r)
     return {n: frozenset(v) for n, v in nb.items()}
 
 

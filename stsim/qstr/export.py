@@ -24,6 +24,9 @@ def to_json(cal: Calculus) -> dict[str, Any]:
         "composition": ({a: {b: [n for n in cal.names if n in cal.compose(a, b)] for b in cal.names}
                          for a in cal.names} if cal.has_composition else None),
         "conceptual_neighbourhood": {n: [m for m in cal.names if m in cal.neighbours[n]] for n in cal.names},
+        "conceptual_neighbourhood_variants": {
+            v: {n: [m for m in cal.names if m in nb[n]] for n in cal.names}
+            for v, nb in cal.neighbour_variants.items()},
         "source": dict(cal.source),
     }
 

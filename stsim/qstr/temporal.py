@@ -5,8 +5,11 @@
   every weak ordering of three points; neighbourhood from the faces of ``sign(x - y)``.
 * **IA** (Allen 1983; QSTRBench Table 6): thirteen relations between intervals
   ``[s, e]``, ``s < e``.  Composition from all triples of intervals with endpoints in 0..5,
-  which realise every weak ordering of the six endpoints; neighbourhood from the faces of the
-  four endpoint differences (continuous motion of endpoints, any number at once).
+  which realise every weak ordering of the six endpoints.  Neighbourhood: moving one endpoint
+  at a time (Freksa 1992's A-neighbours, the neighbourhood usually printed for IA), found by
+  :func:`~stsim.qstr.derive.neighbourhood_one_coordinate`; the wider neighbourhood where any
+  endpoints may move together (faces of the endpoint differences: adds o, oi, d, di -- =) is
+  kept as the ``"dominance"`` variant.
 * **INDU** (Pujari, Kumari & Sattar 1999; QSTRBench Table 7): IA refined by the comparison
   of durations, 25 relations named ``b<``, ``eq=``, ``oi>`` ... (IA letter, then how the
   duration of x compares with that of y).  Composition from all triples of intervals with
@@ -21,7 +24,8 @@ from itertools import combinations, product
 import numpy as np
 
 from .calculus import Calculus, Relation
-from .derive import composition_from_sample, neighbourhood_from_faces, sign
+from .derive import (composition_from_sample, neighbourhood_from_faces, neighbourhood_one_coordinate,
+                     sign)
 
 # ------------------------------------------------------------------------------------- PA
 _PA = (
@@ -117,7 +121,9 @@ def build_ia() -> Calculus:
     rel = np.array([[idx[ia_relation(*p, *q)] for q in iv] for p in iv])
     comp = composition_from_sample(rel, names)
     signs = _endpoint_signs(iv).reshape(-1, 4)
-    nb = neighbourhood_from_faces(signs, rel.ravel(), names)
+    dominance = neighbourhood_from_faces(signs, rel.ravel(), names)
+    nb = neighbourhood_one_coordinate(
+        lambda c: ia_relation(*c) if c[0] < c[1] and c[2] < c[3] else None, 4, 3, names)
     return Calculus(
         key="ia", title="Allen's Interval Algebra", abbrev="IA",
         summary=("Allen's Interval Algebra (IA) is a qualitative temporal calculus about closed, "
@@ -126,7 +132,9 @@ def build_ia() -> Calculus:
         relations=rels, identity="=", converse={s: c for s, _, _, c in _IA_SPEC},
         composition=comp, neighbours=nb, kind="interval",
         source={"composition": "derived: all triples of intervals with endpoints in 0..5",
-                "neighbours": "derived: faces of the four endpoint differences"})
+                "neighbours": "derived: one endpoint moving at a time (Freksa's A-neighbours)",
+                "neighbour_variants": "dominance: faces of the four endpoint differences"},
+        neighbour_variants={"dominance": dominance})
 
 
 # ------------------------------------------------------------------------------------- INDU
@@ -171,7 +179,9 @@ def build_indu() -> Calculus:
     a = np.asarray(iv)
     dur = a[:, 1] - a[:, 0]
     signs = np.concatenate([_endpoint_signs(iv), sign(dur[:, None] - dur[None, :])[:, :, None]], axis=2)
-    nb = neighbourhood_from_faces(signs.reshape(-1, 5), rel.ravel(), names)
+    dominance = neighbourhood_from_faces(signs.reshape(-1, 5), rel.ravel(), names)
+    nb = neighbourhood_one_coordinate(
+        lambda c: indu_relation(*c) if c[0] < c[1] and c[2] < c[3] else None, 4, 3, names)
     return Calculus(
         key="indu", title="Interval and Duration Network", abbrev="INDU",
         summary=("The Interval and Duration Network (INDU) is a qualitative temporal calculus about "
@@ -183,4 +193,6 @@ def build_indu() -> Calculus:
         relations=tuple(rels), identity="eq=", converse=converse,
         composition=comp, neighbours=nb, kind="interval",
         source={"composition": "derived: all triples of intervals with endpoints in 0..11",
-                "neighbours": "derived: faces of endpoint and duration differences"})
+                "neighbours": "derived: one endpoint moving at a time",
+                "neighbour_variants": "dominance: faces of endpoint and duration differences"},
+        neighbour_variants={"dominance": dominance})
