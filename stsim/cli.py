@@ -115,6 +115,8 @@ def _cmd_run(args) -> int:
 def _cmd_generate(args) -> int:
     from .benchmarks.suites import get_suite
     from .records import dumps
+    if args.n is not None and args.n < 1:
+        raise CLIError("--n must be at least 1")
     suite = get_suite(args.suite)
     tasks = suite.tasks(n=args.n, seed=args.seed, data=args.data)
     fh = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8", newline="\n")
