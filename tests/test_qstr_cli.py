@@ -67,3 +67,15 @@ def test_score_model_replies_gives_qstr_breakdown(tmp_path, capsys):
     r = summ["qstr"]["RCC-8/ct"]
     assert (r["tp"], r["fp"], r["fn"], r["invalid_names"]) == (4, 0, 4, 1)
     assert summ["qstr"]["PA/converse"]["correct"] == 1
+
+
+def test_score_rejects_tampered_qstr_task(tmp_path, capsys):
+    tasks = tmp_path / "t.jsonl"
+    assert main(["generate", "qstrbench", "--n", "1", "-o", str(tasks)]) == 0
+    rows = [json.loads(l) for l in tasks.read_text().splitlines()]
+    rows[0]["inputs"]["relations"] = ["NOPE"]
+    tasks.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(json.dumps({"task_id": rows[0]["id"], "text": "### Answer: <"}) + "\n")
+    assert main(["score", str(tasks), str(answers)]) == 2
+    assert "unknown relation 'NOPE'" in capsys.readouterr().err

@@ -105,6 +105,35 @@ def make_question(key: str, qtype: str, index: int, style: Style = BASE_STYLE,
     return TaskBody(prompt=prompt, inputs=inputs, answer=answer, meta=meta)
 
 
+def validate_qstr(task) -> None:
+    """Reject a qstr task read from a file whose inputs the engine cannot interpret.
+
+    Raises:
+        RecordError: unknown calculus or question type, wrong number of relations, unknown
+            relation names, or a display-name map that does not cover the calculus.
+    """
+    from ..qstr.calculus import CalculusError
+    from ..records import RecordError
+    inp = task.inputs if isinstance(task.inputs, dict) else {}
+    key, q, rels = inp.get("calculus"), inp.get("question"), inp.get("relations")
+    cals = all_calculi()
+    if key not in cals:
+        raise RecordError(f"task {task.id}: unknown calculus {key!r}; known: {', '.join(cals)}")
+    cal = cals[key]
+    want = {"converse": 1, "cn": 1, "ct": 2}.get(q)
+    if q != "chain" and want is None:
+        raise RecordError(f"task {task.id}: unknown question type {q!r}")
+    if not isinstance(rels, list) or (want is not None and len(rels) != want) or not rels:
+        raise RecordError(f"task {task.id}: {q} needs {want or 'at least 1'} relation(s), got {rels!r}")
+    try:
+        cal.mask(rels)
+    except CalculusError as exc:
+        raise RecordError(f"task {task.id}: {exc}") from None
+    names = inp.get("names")
+    if names is not None and (not isinstance(names, dict) or set(names) != set(cal.names)):
+        raise RecordError(f"task {task.id}: 'names' must map every {cal.abbrev} relation to its shown name")
+
+
 def _register(name: str, key: str, qtype: str, style: Style, variant: str, desc: str) -> None:
     cal = all_calculi()[key]
     size = len(questions(cal, qtype))
@@ -113,7 +142,8 @@ def _register(name: str, key: str, qtype: str, style: Style, variant: str, desc:
     register_family(Family(
         name=name, answer_format="relation" if qtype == "converse" else "relation_set",
         make=lambda rng, cfg, index, k=key, q=qtype, s=style, v=variant: make_question(k, q, index, s, v),
-        defaults={}, description=desc, version="1", rubric="qstrbench", size=size))
+        defaults={}, description=desc, version="1", rubric="qstrbench", size=size,
+        validate=validate_qstr))
 
 
 QTYPE_TEXT = {"converse": "converse", "ct": "composition", "cn": "conceptual neighbourhood"}
@@ -177,5 +207,5 @@ for _key in CALCULUS_KEYS:
         name=f"qstr.chain.{_key}", answer_format="relation_set",
         make=lambda rng, cfg, k=_key: make_chain(k, rng, cfg), defaults={"k_min": 2, "k_max": 10},
         description=f"{all_calculi()[_key].abbrev} multi-hop composition chains, k = 2..10 "
-                    "(gold by algebraic closure)", rubric="qstrbench"))
+                    "(gold by algebraic closure)", rubric="qstrbench", validate=validate_qstr))
     CHAIN_FAMILIES.append(f"qstr.chain.{_key}")
