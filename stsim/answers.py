@@ -149,8 +149,36 @@ def cardinal_note(text: str) -> str | None:
     return read_cardinal(text).note
 
 
+_QSTR_MARK = re.compile(r"#{2,}\s*\**\s*(?:final\s+)?answer\s*\**\s*:?\s*\**", re.IGNORECASE)
+_QSTR_ARGS = re.compile(r"\(\s*[a-z]\s*,\s*[a-z]\s*\)", re.IGNORECASE)
+_QSTR_INFIX = re.compile(r"(?<![\w<>=])([a-z])\s+(\S+?)\s+([a-z])(?![\w<>=])")
+_QSTR_FILLER = re.compile(r"(?<![\w<>=])(?:and|or)(?![\w<>=])", re.IGNORECASE)
+
+
+def qstrbench_rubric(text: str) -> str | None:
+    """QSTRBench (§3.1, Table 4): the relations after the last ``### Answer:`` marker.
+
+    Accepts markdown emphasis around the marker (``**### Answer:**``), relations written as
+    ``EC(x,z)`` or infix ``x EC z``, bullets, braces and the words *and*/*or*; returns the
+    relation names separated by ``;`` (``None`` when there is no marker or nothing after it).
+    """
+    marks = list(_QSTR_MARK.finditer(text))
+    if not marks:
+        return None
+    body = text[marks[-1].end():]
+    body = _QSTR_ARGS.sub(" ", body)
+    body = _QSTR_INFIX.sub(lambda m: f" {m.group(2)} ", body)
+    body = _QSTR_FILLER.sub(" ", body)
+    body = re.sub(r"(?m)^\s*(?:[-*\u2022]|\d+[.)])\s+", " ", body)
+    body = body.replace("**", " ").replace("`", " ").replace("$", " ")
+    names = [t for t in re.split(r"[,;\s{}\[\]]+", body) if t.strip(".'\"")]
+    names = [t.strip(".'\"") for t in names]
+    return "; ".join(names) if names else None
+
+
 #: name -> function(reply text) -> answer text or None when the rubric finds no answer.
-RUBRICS: dict[str, Callable[[str], str | None]] = {"stark": stark_rubric, "cardinal": cardinal_rubric}
+RUBRICS: dict[str, Callable[[str], str | None]] = {"stark": stark_rubric, "cardinal": cardinal_rubric,
+                                                   "qstrbench": qstrbench_rubric}
 
 #: name -> function(reply text) -> a note when the reply bent the rubric, else None; the note is
 #: kept in :attr:`Answer.detail` (also for ``ok`` answers) so rubric failures can be counted.
@@ -301,16 +329,18 @@ def _token(s: str) -> str:
 
 class RelationFormat(AnswerFormat):
     """One base relation of a calculus, named as in ``spec['choices']`` (case, spaces,
-    hyphens and underscores ignored); scored by exact match."""
+    hyphens and underscores ignored; ``spec['aliases']`` maps other accepted spellings to a
+    choice); scored by exact match."""
 
     name = "relation"
     numeric = False
 
     def parse(self, text, spec=None):
         choices = (spec or {}).get("choices")
-        t = text.strip().strip("[](){}")
+        t = text.strip().strip("[](){}").strip(";,")
         if choices:
-            lookup = {_token(c): c for c in choices}
+            lookup = {_token(a): c for a, c in (spec or {}).get("aliases", {}).items()}
+            lookup.update({_token(c): c for c in choices})
             key = _token(t)
             if key not in lookup:
                 raise ParseError(f"{t[:60]!r} is not one of the {len(choices)} relations")

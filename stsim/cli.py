@@ -7,6 +7,7 @@
     stsim generate SUITE [--n N] [--seed S] [-o FILE]
     stsim score TASKS ANSWERS [--out DIR]
     stsim audit TASKS
+    stsim calculus list | show NAME [--format json|gqr] [--out DIR]
 
 Exit codes: 0 success; 1 the audit found violations; 2 bad input (message on stderr, no
 traceback); 130 interrupted (files written so far are kept).
@@ -70,6 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tracking steps scored per task (default 10; 0 = all)")
     s.add_argument("--trim", type=float, default=0.10)
 
+    c = sub.add_parser("calculus", help="list the qualitative calculi or print one's tables")
+    c.add_argument("action", choices=["list", "show"])
+    c.add_argument("name", nargs="?", help="calculus for `show` (e.g. rcc8, IA, RCC-22)")
+    c.add_argument("--format", choices=["json", "gqr"], default="json")
+    c.add_argument("--out", type=Path, default=None,
+                   help="with --format gqr: write NAME.comp, NAME.conv and NAME.spec into this directory")
     a = sub.add_parser("audit", help="check every gold answer against its readings and noise model")
     a.add_argument("tasks", type=Path)
     a.add_argument("--limit", type=int, default=50, help="violations to print (default 50)")
@@ -113,6 +120,8 @@ def _cmd_run(args) -> int:
 def _cmd_generate(args) -> int:
     from .benchmarks.suites import get_suite
     from .records import dumps
+    if args.n is not None and args.n < 1:
+        raise CLIError("--n must be at least 1")
     suite = get_suite(args.suite)
     tasks = suite.tasks(n=args.n, seed=args.seed, data=args.data, only=args.family)
     fh = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8", newline="\n")
@@ -182,6 +191,7 @@ def _cmd_score(args) -> int:
     scores = score_answers(tasks, answers, max_steps=None if args.max_steps == 0 else args.max_steps)
     fams = summarise(scores, args.trim)
     print(format_table(fams))
+    extra = _qstr_breakdown(tasks, answers)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
     analyses = run_analyses(tasks, answers, args.out)
@@ -190,12 +200,29 @@ def _cmd_score(args) -> int:
     print("\n" + LEGEND)
     if args.out is not None:
         write_jsonl(args.out / "scores.jsonl", scores)
-        summary = {"tasks": str(args.tasks), "answers": str(args.answers), "families": fams}
+        summary = {"tasks": str(args.tasks), "answers": str(args.answers), "families": fams, **extra}
         if analyses:
             summary["analyses"] = analyses
         (args.out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
         print(f"Wrote {args.out}/ (scores.jsonl, summary.json)")
     return 0
+
+
+def _qstr_breakdown(tasks, answers) -> dict:
+    """For QSTRBench tasks answered with model text: TP/FP/FN, invalid relation names and
+    guess rates per calculus and question type (printed, and returned for summary.json)."""
+    qt = [t for t in tasks if t.family.startswith(("qstr.", "qstrx."))]
+    replies = {a.task_id: a.text for a in answers if a.text is not None}
+    if not qt or not replies:
+        return {}
+    from .qstr.scoring import score_replies, summarise_scores
+    rows = summarise_scores(score_replies(qt, replies))
+    print(f"\n{'calculus/question':<20} {'n':>5} {'acc':>7} {'TP':>6} {'FP':>6} {'FN':>6} "
+          f"{'invalid':>7} {'guess':>9}")
+    for key, r in rows.items():
+        print(f"{key:<20} {r['n']:>5} {r['accuracy']:>7.4f} {r['tp']:>6} {r['fp']:>6} {r['fn']:>6} "
+              f"{r['invalid_names']:>7} {r['guess_rate']:>9.2e}")
+    return {"qstr": rows}
 
 
 def _cmd_audit(args) -> int:
@@ -219,7 +246,41 @@ def _cmd_audit(args) -> int:
     return 1 if bad else 0
 
 
-COMMANDS = {"list": _cmd_list, "run": _cmd_run, "generate": _cmd_generate, "score": _cmd_score,
+def _cmd_calculus(args) -> int:
+    from .qstr import all_calculi, get_calculus
+    from .qstr.calculus import CalculusError
+    from .qstr.export import to_gqr, to_json
+    if args.action == "list":
+        for c in all_calculi().values():
+            ct = "composition table" if c.has_composition else "no composition table"
+            print(f"  {c.key:<6} {c.abbrev:<7} {len(c):>3} relations  {ct}  {c.title}")
+        return 0
+    if not args.name:
+        raise CLIError("calculus show needs a NAME (see `stsim calculus list`)")
+    try:
+        cal = get_calculus(args.name)
+    except CalculusError as exc:
+        raise CLIError(str(exc)) from None
+    if args.format == "json":
+        print(json.dumps(to_json(cal), indent=2, ensure_ascii=False))
+        return 0
+    try:
+        files = to_gqr(cal)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    if args.out is None:
+        sys.stdout.write(files["comp"])
+        print(f"# converse ({cal.key}.conv)")
+        sys.stdout.write(files["conv"])
+        return 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    for ext, text in files.items():
+        (args.out / f"{cal.key}.{ext}").write_text(text, encoding="utf-8")
+    print(f"wrote {cal.key}.comp, {cal.key}.conv, {cal.key}.spec to {args.out}", file=sys.stderr)
+    return 0
+
+
+COMMANDS = {"calculus": _cmd_calculus, "list": _cmd_list, "run": _cmd_run, "generate": _cmd_generate, "score": _cmd_score,
             "audit": _cmd_audit}
 
 

@@ -90,7 +90,11 @@ def resolve_config(family: Family, overrides: dict[str, Any] | None) -> dict[str
 def generate_task(family_name: str, index: int, suite: str = "adhoc", suite_seed: int = 0,
                   config: dict[str, Any] | None = None) -> Task:
     """Generate task ``index`` of a family: identical bytes for identical arguments, whatever
-    else was generated before (DESIGN.md, "Determinism and scale")."""
+    else was generated before (DESIGN.md, "Determinism and scale").
+
+    Raises:
+        KeyError: unknown family, or ``index`` outside an enumerated family's ``0..size-1``.
+    """
     fam = get_family(family_name)
     cfg = resolve_config(fam, config)
     rng = task_rng(suite_seed, fam.name, index)

@@ -6,6 +6,7 @@ from . import city as _city
 from . import fields as _fields
 from . import mobility as _mobility
 from .cardinal import BASELINES as _CARDINAL
+from .qstr import qstr_baselines
 from .stark_tier1 import ALTERNATIVES, BASELINES
 
 BASELINES.update(_CARDINAL)
@@ -14,5 +15,6 @@ ALTERNATIVES.update(_fields.ALTERNATIVES)
 BASELINES.update(_city.BASELINES)
 BASELINES.update(_mobility.BASELINES)
 ALTERNATIVES.update(_mobility.ALTERNATIVES)
+BASELINES.update(qstr_baselines())
 
 __all__ = ["BASELINES", "ALTERNATIVES"]

@@ -21,3 +21,4 @@ register_suite(Suite("stark-published", "STARK's released tier-1 instances (--da
                      "data_final.tar.gz archive), 14 families x 50.", {}, loader=load_published))
 from . import cardinal_suites  # noqa: F401,E402
 from . import stark_suites  # noqa: F401,E402  (STARK fields, knowledge, whole-STARK suites)
+from . import qstr_suites  # noqa: F401,E402

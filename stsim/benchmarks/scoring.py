@@ -60,8 +60,12 @@ def score_item(task: Task, step: int | None, answer: Answer | None) -> Score:
             return Score(task.id, task.family, step, "ok", error=err / float(scale),
                          extra={"relative": True})
         return Score(task.id, task.family, step, "ok", error=err)
+    extra = {"detail": answer.detail} if answer.detail else {}
+    if isinstance(gold, list) and isinstance(answer.value, list):  # set answers: TP/FP/FN
+        g, a = {str(v).lower() for v in gold}, {str(v).lower() for v in answer.value}
+        extra.update(tp=len(a & g), fp=len(a - g), fn=len(g - a))
     return Score(task.id, task.family, step, "ok", correct=int(fmt.correct(answer.value, gold)),
-                 extra={"detail": answer.detail} if answer.detail else {})
+                 extra=extra)
 
 
 def score_answers(tasks: Iterable[Task], answers: Iterable[Answer],
@@ -78,7 +82,8 @@ def score_answers(tasks: Iterable[Task], answers: Iterable[Answer],
 def summarise(scores: Iterable[Score], trim: float = 0.10) -> dict[str, dict[str, Any]]:
     """Per-family summary: ``n`` (items), ``failures`` (non-ok items) with their breakdown,
     and ``trimmed_rmse`` / ``rmse`` / ``median_error`` for numeric families or ``accuracy``
-    (failures count as wrong) for categorical ones."""
+    (failures count as wrong) for categorical ones, plus summed ``tp``/``fp``/``fn`` for
+    set-valued answers."""
     groups: dict[str, list[Score]] = defaultdict(list)
     for s in scores:
         groups[s.family].append(s)
@@ -97,6 +102,9 @@ def summarise(scores: Iterable[Score], trim: float = 0.10) -> dict[str, dict[str
                        median_error=_r(median_error(errs)))
         else:
             row["accuracy"] = _r(sum(s.correct or 0 for s in ok) / len(items))
+            if any("tp" in s.extra for s in ok):
+                for k in ("tp", "fp", "fn"):
+                    row[k] = sum(s.extra.get(k, 0) for s in ok)
         out[fam] = row
     return out
 

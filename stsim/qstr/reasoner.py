@@ -1,0 +1,108 @@
+"""Constraint networks over a calculus and algebraic closure (path consistency).
+
+A network over variables ``0..n-1`` holds, for every ordered pair, a set of base relations
+(bit mask, :mod:`stsim.qstr.calculus`).  Algebraic closure repeats
+``R(i,k) <- R(i,k) ∩ (R(i,j) ∘ R(j,k))`` until nothing changes (Mackworth's PC-2 with a queue of
+changed edges; Renz & Nebel 1999 §2).  For PA and the ORD-Horn part of IA it decides
+consistency; in general it only refines, so an empty relation proves inconsistency.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Iterable
+
+from .calculus import Calculus, CalculusError
+
+
+class Network:
+    """A qualitative constraint network.
+
+    Args:
+        calculus: the calculus of every constraint.
+        n: number of variables (``n >= 1``).
+
+    Raises:
+        CalculusError: ``n < 1``.
+    """
+
+    def __init__(self, calculus: Calculus, n: int) -> None:
+        if n < 1:
+            raise CalculusError(f"a network needs at least one variable, got {n}")
+        self.calculus = calculus
+        self.n = n
+        u = calculus.universe
+        ident = 1 << calculus.index[calculus.identity]
+        self.rel = [[ident if i == j else u for j in range(n)] for i in range(n)]
+
+    def constrain(self, i: int, j: int, names: Iterable[str]) -> None:
+        """Intersect ``R(i,j)`` with the given relations (and ``R(j,i)`` with their converse).
+
+        Raises:
+            CalculusError: unknown relation name or variable index out of range.
+        """
+        if not (0 <= i < self.n and 0 <= j < self.n):
+            raise CalculusError(f"variable index out of range 0..{self.n - 1}: ({i}, {j})")
+        m = self.calculus.mask(names)
+        self.rel[i][j] &= m
+        self.rel[j][i] &= self.calculus.converse_mask(m)
+
+    def relation(self, i: int, j: int) -> frozenset[str]:
+        """Current set of possible relations between variables ``i`` and ``j``."""
+        return frozenset(self.calculus.names_of(self.rel[i][j]))
+
+
+def algebraic_closure(net: Network) -> bool:
+    """Make ``net`` algebraically closed in place.
+
+    Returns:
+        ``False`` if some relation became empty (the network is inconsistent), else ``True``.
+    """
+    cal, r, n = net.calculus, net.rel, net.n
+    queue = deque((i, j) for i in range(n) for j in range(n) if i != j)
+    queued = set(queue)
+    while queue:
+        i, j = queue.popleft()
+        queued.discard((i, j))
+        rij = r[i][j]
+        for k in range(n):
+            if k == i or k == j:
+                continue
+            # R(i,k) via j
+            new = r[i][k] & cal.compose_masks(rij, r[j][k])
+            if new != r[i][k]:
+                if not new:
+                    return False
+                r[i][k] = new
+                r[k][i] = cal.converse_mask(new)
+                for e in ((i, k), (k, i)):
+                    if e not in queued:
+                        queue.append(e)
+                        queued.add(e)
+            # R(k,j) via i
+            new = r[k][j] & cal.compose_masks(r[k][i], rij)
+            if new != r[k][j]:
+                if not new:
+                    return False
+                r[k][j] = new
+                r[j][k] = cal.converse_mask(new)
+                for e in ((k, j), (j, k)):
+                    if e not in queued:
+                        queue.append(e)
+                        queued.add(e)
+    return True
+
+
+def chain_relations(calculus: Calculus, chain: list[str]) -> frozenset[str]:
+    """Relations possible between ``x0`` and ``xk`` given ``x(i-1) chain[i-1] x(i)`` for
+    ``i = 1..k``, by algebraic closure of the path network.
+
+    Raises:
+        CalculusError: empty chain or unknown relation.
+    """
+    if not chain:
+        raise CalculusError("a chain needs at least one relation")
+    net = Network(calculus, len(chain) + 1)
+    for i, r in enumerate(chain):
+        net.constrain(i, i + 1, [r])
+    algebraic_closure(net)
+    return net.relation(0, len(chain))
