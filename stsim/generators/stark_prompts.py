@@ -53,19 +53,23 @@ MODALITY_TEXT = {
 }
 
 
-def localization_prompt(modality: str, sensors, readings, *, radius: float | None = None) -> str:
-    n = len(sensors)
-    parts = [
-        "Estimate where an object lies in a 2D plane from sensor measurements.",
-        f"Setting: {n} sensors at known positions on the plane [0, 10] x [0, 10]; each gives "
-        f"{MODALITY_TEXT[modality]}.",
-        "Sensor positions ([x, y]):\n" + sensor_lines(sensors),
-    ]
+def _setting(modality: str, sensors, radius: float | None, each: str) -> list[str]:
+    """Sensor count, positions, and the modality's conventions (disk radius, bearings)."""
+    parts = [f"Setting: {len(sensors)} sensors at known positions on the plane [0, 10] x [0, 10]; "
+             f"{each} {MODALITY_TEXT[modality]}.",
+             "Sensor positions ([x, y]):\n" + sensor_lines(sensors)]
     if modality == "proximity":
         parts.append(f"Each sensor detects the object when it is within a distance of {radius:g} "
                      "of the sensor (a closed disk).")
     if modality in ("bearing", "range_bearing"):
         parts.append(BEARING_CONVENTION)
+    return parts
+
+
+def localization_prompt(modality: str, sensors, readings, *, radius: float | None = None) -> str:
+    n = len(sensors)
+    parts = ["Estimate where an object lies in a 2D plane from sensor measurements.",
+             *_setting(modality, sensors, radius, "each gives")]
     parts.append(f"Readings, in sensor order A to {LETTERS[n - 1]}: {readings_text(readings)}.")
     parts.append("The readings may be noisy.")
     parts.append("Question: what is the most likely [x, y] position of the object? " + ANSWER_POINT)
@@ -98,17 +102,8 @@ def event_localization_prompt(target: str, sensors, readings, *, speed: float,
 
 def tracking_prompt(modality: str, sensors, *, radius: float | None = None) -> str:
     n = len(sensors)
-    parts = [
-        "Track a moving object in a 2D plane from sensor measurements that arrive step by step.",
-        f"Setting: {n} sensors at known positions on the plane [0, 10] x [0, 10]; at each time "
-        f"step each sensor may give {MODALITY_TEXT[modality]}.",
-        "Sensor positions ([x, y]):\n" + sensor_lines(sensors),
-    ]
-    if modality == "proximity":
-        parts.append(f"Each sensor detects the object when it is within a distance of {radius:g} "
-                     "of the sensor (a closed disk).")
-    if modality in ("bearing", "range_bearing"):
-        parts.append(BEARING_CONVENTION)
+    parts = ["Track a moving object in a 2D plane from sensor measurements that arrive step by step.",
+             *_setting(modality, sensors, radius, "at each time step each sensor may give")]
     parts += [
         f"At each step you receive the time stamp and one reading per sensor, in order A to "
         f"{LETTERS[n - 1]}. A sensor that did not report at that step shows nan. Readings may "
