@@ -1,3 +1,4 @@
 """Task generators: one module per benchmark family group; importing this package registers
 every family in :data:`stsim.registry.FAMILIES`.  Each family is ``(config, seed) -> Task``."""
 from . import stark_tier1  # noqa: F401
+from . import stark_tier2  # noqa: F401
