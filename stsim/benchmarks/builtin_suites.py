@@ -19,3 +19,7 @@ register_suite(Suite("stark-tier1", "STARK tier 1: localisation and tracking, 14
                      "(first 10 tracking steps scored).", {f: 50 for f in STARK_TIER1}))
 register_suite(Suite("stark-published", "STARK's released tier-1 instances (--data DIR or the "
                      "data_final.tar.gz archive), 14 families x 50.", {}, loader=load_published))
+
+from .stark_tier2_suites import register as _register_tier2  # noqa: E402
+
+_register_tier2(STARK_TIER1)

@@ -1,0 +1,63 @@
+"""The random-guess reference solver (``--solver random`` or ``random:SEED``).
+
+For every categorical item it answers uniformly at random among the answer format's values:
+0/1 for ``binary``, one of ``meta["answer_spec"]["choices"]`` for ``relation``, nine cells from
+``F 0 1 2`` for ``de9im``.  Draws depend only on (seed, task id, step), so a rerun gives the same
+answers.  Numeric formats get a ``no_estimate`` answer saying there is nothing to guess from.
+Its expected accuracy is the format's chance level (0.5 on balanced binary items).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..records import Answer, Task
+from .solvers import SolverError, register_solver
+
+
+@dataclass(frozen=True)
+class RandomGuess:
+    seed: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"random:{self.seed}" if self.seed else "random"
+
+    def _rng(self, task_id: str, step) -> np.random.Generator:
+        h = hashlib.sha256(f"{self.seed}|{task_id}|{step}".encode()).digest()
+        return np.random.default_rng(int.from_bytes(h[:8], "big"))
+
+    def _guess(self, task: Task, step):
+        rng = self._rng(task.id, step)
+        fmt = task.answer_format
+        if fmt == "binary":
+            return int(rng.integers(0, 2))
+        if fmt == "relation":
+            choices = (task.meta.get("answer_spec") or {}).get("choices")
+            return None if not choices else str(choices[int(rng.integers(0, len(choices)))])
+        if fmt == "de9im":
+            return "".join("F012"[int(k)] for k in rng.integers(0, 4, 9))
+        return None
+
+    def solve(self, task: Task) -> list[Answer]:
+        out = []
+        for step in [s.index for s in task.steps] or [None]:
+            v = self._guess(task, step)
+            if v is None:
+                out.append(Answer(task.id, step, "no_estimate", solver=self.name,
+                                  detail=f"no random guess for answer format {task.answer_format!r}"))
+            else:
+                out.append(Answer(task.id, step, "ok", value=v, solver=self.name))
+        return out
+
+
+def _factory(arg: str | None) -> RandomGuess:
+    try:
+        return RandomGuess(int(arg) if arg else 0)
+    except ValueError:
+        raise SolverError(f"--solver random:SEED takes an integer seed, got {arg!r}") from None
+
+
+register_solver("random", _factory)
