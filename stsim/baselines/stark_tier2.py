@@ -15,7 +15,7 @@ from typing import Callable
 from ..records import Answer, Task
 from ..sim import allen
 from ..sim.event_interval import satisfying_runs
-from ..sim.shapes import holds, relate
+from ..sim.shapes import GeometryError, holds, relate
 
 
 def _ok(task: Task, value, solver: str) -> list[Answer]:
@@ -54,10 +54,21 @@ def solve_de9im(task: Task, solver: str = "baseline") -> list[Answer]:
     return _ok(task, relate(task.inputs["a"], task.inputs["b"]), solver)
 
 
+def _guarded(fn: Callable[..., list[Answer]]) -> Callable[..., list[Answer]]:
+    """Degenerate inputs (e.g. a zero-length interval in released data) -> ``no_estimate``."""
+    def solve(task: Task, solver: str = "baseline") -> list[Answer]:
+        try:
+            return fn(task, solver)
+        except (GeometryError, allen.IntervalError) as exc:
+            return [Answer(task.id, None, "no_estimate", detail=f"degenerate input: {exc}", solver=solver)]
+    solve.__doc__ = fn.__doc__
+    return solve
+
+
 BASELINES: dict[str, Callable[..., list[Answer]]] = {
-    "stark.relation.spatial": solve_spatial,
-    "stark.relation.temporal": solve_temporal,
-    "stark.relation.temporal_choice": solve_choice,
-    "stark.relation.spatiotemporal": solve_spatiotemporal,
-    "stark.relation.de9im": solve_de9im,
+    "stark.relation.spatial": _guarded(solve_spatial),
+    "stark.relation.temporal": _guarded(solve_temporal),
+    "stark.relation.temporal_choice": _guarded(solve_choice),
+    "stark.relation.spatiotemporal": _guarded(solve_spatiotemporal),
+    "stark.relation.de9im": _guarded(solve_de9im),
 }

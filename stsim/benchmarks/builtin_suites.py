@@ -17,8 +17,9 @@ register_suite(Suite("quickstart", "Small default: every STARK tier-1 family, 10
                      {f: 10 for f in STARK_TIER1}))
 register_suite(Suite("stark-tier1", "STARK tier 1: localisation and tracking, 14 families x 50 tasks "
                      "(first 10 tracking steps scored).", {f: 50 for f in STARK_TIER1}))
-register_suite(Suite("stark-published", "STARK's released tier-1 instances (--data DIR or the "
-                     "data_final.tar.gz archive), 14 families x 50.", {}, loader=load_published))
+register_suite(Suite("stark-published", "STARK's released tier-1 instances and tier-2 relation items "
+                     "(--data DIR or the data_final.tar.gz archive); --n N = first N per family "
+                     "(tier 1) or per released category (tier 2).", {}, loader=load_published))
 
 from .stark_tier2_suites import register as _register_tier2  # noqa: E402
 

@@ -124,11 +124,12 @@ def to_shapely(geom: dict[str, Any], where: str = "geometry") -> BaseGeometry:
         if coords[0] != coords[-1]:
             raise GeometryError(f"{where}: unclosed Polygon ring (first {coords[0]} != last {coords[-1]})")
         poly = Polygon(coords)
-        if poly.area == 0:
-            raise GeometryError(f"{where}: degenerate Polygon (zero area)")
+        if len(set(coords)) < 3 or shapely.MultiPoint(coords).convex_hull.area == 0:
+            raise GeometryError(f"{where}: degenerate Polygon (zero area: fewer than 3 distinct or all collinear vertices)")
         if not poly.is_valid:
-            raise GeometryError(f"{where}: invalid Polygon ({shapely.is_valid_reason(poly)}), "
-                                "e.g. a self-intersecting ring")
+            reason = shapely.is_valid_reason(poly)
+            kind = "self-intersecting ring" if "Self-intersection" in reason else "invalid ring"
+            raise GeometryError(f"{where}: {kind} in Polygon ({reason})")
         return poly
     raise GeometryError(f"{where}: unknown geometry type {kind!r}; known: {', '.join(GEOMETRY_TYPES)}")
 
