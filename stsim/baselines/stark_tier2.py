@@ -45,6 +45,7 @@ def event_span(inputs) -> tuple[float, float] | None:
 
 def solve_spatiotemporal(task: Task, solver: str = "baseline") -> list[Answer]:
     i = task.inputs
+    allen.check_interval(i["reference"], "reference interval")
     span = event_span(i)
     ok = span is not None and allen.relation(span, i["reference"]) == allen.canonical(i["relation"])
     return _ok(task, int(ok), solver)
