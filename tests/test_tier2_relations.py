@@ -202,3 +202,16 @@ def test_de9im_format_parse_and_partial_credit():
     bad = parse_answer("[RESULTS_START] FF2F1121 [RESULTS_END]", task_id="t", step=None,
                        answer_format="de9im")
     assert bad.status == "format_failure"
+
+
+def test_breakdown_counts_failures_as_wrong_and_chance_is_reported():
+    from stsim.benchmarks.scoring import score_answers, summarise
+    from stsim.records import Answer
+    tasks = [Task(f"s/f/{k}", "f", "", {}, y, "binary", meta={"breakdown": {"relation": r}})
+             for k, (y, r) in enumerate([(1, "meets"), (0, "meets"), (1, "before")])]
+    answers = [Answer("s/f/0", None, "ok", value=1), Answer("s/f/1", None, "ok", value=1)]  # 2 missing
+    row = summarise(score_answers(tasks, answers))["f"]
+    assert row["accuracy"] == pytest.approx(1 / 3)
+    assert row["chance"] == 0.5 and row["failures"] == 1
+    assert row["breakdown"]["relation"] == {"before": {"n": 1, "accuracy": 0.0},
+                                            "meets": {"n": 2, "accuracy": 0.5}}
