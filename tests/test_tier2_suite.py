@@ -159,3 +159,15 @@ def test_prompt_numbers_equal_inputs(suite_tasks):
         if t.family == "stark.relation.spatial":
             printed = _pairs(t.prompt.split("Question:")[1])
             assert printed == [tuple(c) for c in t.inputs["a"]["coords"] + t.inputs["b"]["coords"]]
+
+
+def test_intervals_non_negative_and_generation_deterministic(suite_tasks):
+    from stsim.registry import generate_task
+    for t in suite_tasks:
+        for key in ("a", "b", "reference"):
+            iv = t.inputs.get(key)
+            if isinstance(iv, list) and len(iv) == 2 and not isinstance(iv[0], list):
+                assert 0 <= iv[0] < iv[1]
+    again = generate_task("stark.relation.spatiotemporal", 7, suite="stark-tier2", suite_seed=0)
+    first = next(t for t in suite_tasks if t.id == again.id)
+    assert again.to_dict() == first.to_dict()

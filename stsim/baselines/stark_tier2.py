@@ -23,16 +23,19 @@ def _ok(task: Task, value, solver: str) -> list[Answer]:
 
 
 def solve_spatial(task: Task, solver: str = "baseline") -> list[Answer]:
+    """1 if ``a <predicate> b`` holds (shapely, exact), else 0."""
     i = task.inputs
     return _ok(task, int(holds(i["a"], i["b"], i["predicate"])), solver)
 
 
 def solve_temporal(task: Task, solver: str = "baseline") -> list[Answer]:
+    """1 if the Allen relation of ``a`` to ``b`` is the asked one, else 0."""
     i = task.inputs
     return _ok(task, int(allen.relation(i["a"], i["b"]) == allen.canonical(i["relation"])), solver)
 
 
 def solve_choice(task: Task, solver: str = "baseline") -> list[Answer]:
+    """The Allen relation of ``a`` to ``b`` (one of the 13 names)."""
     return _ok(task, allen.relation(task.inputs["a"], task.inputs["b"]), solver)
 
 
@@ -44,6 +47,7 @@ def event_span(inputs) -> tuple[float, float] | None:
 
 
 def solve_spatiotemporal(task: Task, solver: str = "baseline") -> list[Answer]:
+    """1 if the event interval (Table 21 rule) stands in the asked Allen relation to the reference interval, else 0."""
     i = task.inputs
     allen.check_interval(i["reference"], "reference interval")
     span = event_span(i)
@@ -52,6 +56,7 @@ def solve_spatiotemporal(task: Task, solver: str = "baseline") -> list[Answer]:
 
 
 def solve_de9im(task: Task, solver: str = "baseline") -> list[Answer]:
+    """The DE-9IM matrix of ``a`` against ``b`` (shapely ``relate``)."""
     return _ok(task, relate(task.inputs["a"], task.inputs["b"]), solver)
 
 

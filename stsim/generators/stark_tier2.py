@@ -31,7 +31,7 @@ from ..sim import allen
 from ..sim.event_interval import satisfying_runs
 from ..sim.interval_scenes import draw_other_relation, interval_with_relation
 from ..sim.motion import random_trajectory
-from ..sim.scenes import _away, _Builder, _segment_cross, draw_pair, draw_scene
+from ..sim.scenes import Builder, away_direction, draw_pair, draw_scene, segment_crossing
 from ..sim.shapes import (GEOMETRY_TYPES, GeometryError, combo_label, fmt_coords, holds,
                           relate, table8_combinations, to_shapely)
 
@@ -194,7 +194,7 @@ def make_choice(rng: np.random.Generator, cfg: dict[str, Any]) -> TaskBody:
                           "breakdown": {"relation": true}})
 
 
-def _st_geometry(bld: _Builder, traj, kind: str) -> tuple[dict[str, Any], str]:
+def _st_geometry(bld: Builder, traj, kind: str) -> tuple[dict[str, Any], str]:
     """A geometry placed against a random trajectory vertex/segment; returns (geometry, scene)."""
     rng = bld.rng
     n = len(traj)
@@ -213,9 +213,9 @@ def _st_geometry(bld: _Builder, traj, kind: str) -> tuple[dict[str, Any], str]:
         if roll < 0.45 and k + 2 < n:
             return {"type": "LineString", "coords": traj[k:k + 3]}, "subpath"
         if roll < 0.7:
-            return {"type": "LineString", "coords": _segment_cross(bld, traj, k)}, "cross"
+            return {"type": "LineString", "coords": segment_crossing(bld, traj, k)}, "cross"
         i = int(rng.integers(0, n))
-        out = _away(bld, traj, i)
+        out = away_direction(bld, traj, i)
         if roll < 0.9:
             return {"type": "LineString", "coords": [traj[i], bld.r(P[i] + out * rng.uniform(0.3, 0.8))]}, "touch"
         start = P[i] + out * bld.delta()
@@ -235,7 +235,7 @@ def _st_geometry(bld: _Builder, traj, kind: str) -> tuple[dict[str, Any], str]:
                 bld.r(P[k + 1] + u * w + nrm * w), bld.r(P[k] - u * w + nrm * w)]
         return {"type": "Polygon", "coords": ring + [ring[0]]}, "cover_segment"
     i = int(rng.integers(0, n))
-    out = _away(bld, traj, i)
+    out = away_direction(bld, traj, i)
     apex = P[i] if roll < 0.85 else P[i] + out * bld.delta()
     side = np.array([-out[1], out[0]])
     h = rng.uniform(0.2, 0.6)
@@ -252,7 +252,7 @@ def make_spatiotemporal(rng: np.random.Generator, cfg: dict[str, Any]) -> TaskBo
     asked = allen.RELATIONS[int(rng.integers(0, 13))]
     target = _coin(rng)
     no_event = (not target) and rng.random() < 1 / 3
-    bld = _Builder(rng, d)
+    bld = Builder(rng, d)
     for _ in range(int(cfg["max_draws"])):
         tr = random_trajectory(rng, n_steps=int(cfg["n_steps"]), duration=float(cfg["duration"]),
                                t0=float(rng.uniform(1.0, 3.0)))

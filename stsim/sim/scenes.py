@@ -22,8 +22,10 @@ from .shapes import MIN_CLEARANCE, GeometryError, holds, to_shapely
 Geom = dict[str, Any]
 
 
-class _Builder:
-    """Random primitives on the printed grid (``decimals`` places), plane ``[0, 10]^2``."""
+class Builder:
+    """Random primitives on the printed grid (``decimals`` places), plane ``[0, 10]^2``.
+
+    Every method returns coordinates already rounded to the printed decimals."""
 
     def __init__(self, rng: np.random.Generator, decimals: int):
         self.rng, self.d = rng, decimals
@@ -83,18 +85,18 @@ def _pg(ring) -> Geom:
 
 
 # --------------------------------------------------------------------------- point / point
-def _pp_same(b: _Builder):
+def _pp_same(b: Builder):
     p = b.r(b.rng.uniform(0.5, 9.5, 2))
     return _pt(p), _pt(p)
 
 
-def _pp_near(b: _Builder):
+def _pp_near(b: Builder):
     p = np.array(b.r(b.rng.uniform(0.5, 9.5, 2)))
     ang = b.rng.uniform(0, 2 * np.pi)
     return _pt(p.tolist()), _pt(b.r(p + b.delta() * np.array([math.cos(ang), math.sin(ang)])))
 
 
-def _pp_far(b: _Builder):
+def _pp_far(b: Builder):
     return _pt(b.r(b.rng.uniform(0.5, 9.5, 2))), _pt(b.r(b.rng.uniform(0.5, 9.5, 2)))
 
 
@@ -177,8 +179,9 @@ def _ll_partial(b):
     return _ln(ln), _ln(shared + [b.r(q)])
 
 
-def _segment_cross(b, ln, k):
-    """A short line crossing segment ``k`` of ``ln`` transversally near its middle."""
+def segment_crossing(b: Builder, ln, k: int) -> list[list[float]]:
+    """A two-vertex line crossing segment ``k`` of polyline ``ln`` transversally near its
+    middle (0.2-0.6 units each side); the crossing point is generic, not a vertex."""
     p, q = np.array(ln[k]), np.array(ln[k + 1])
     m = p + b.rng.uniform(0.3, 0.7) * (q - p)
     n = np.array([-(q - p)[1], (q - p)[0]]) / np.linalg.norm(q - p)
@@ -189,11 +192,12 @@ def _segment_cross(b, ln, k):
 
 def _ll_cross(b):
     ln = b.line()
-    return _ln(ln), _ln(_segment_cross(b, ln, int(b.rng.integers(0, len(ln) - 1))))
+    return _ln(ln), _ln(segment_crossing(b, ln, int(b.rng.integers(0, len(ln) - 1))))
 
 
-def _away(b, ln, i):
-    """A direction leaving vertex ``i`` of ``ln`` on the outer side of its neighbours."""
+def away_direction(b: Builder, ln, i: int) -> np.ndarray:
+    """Unit vector (2,) leaving vertex ``i`` of polyline ``ln`` away from its neighbouring
+    segments (opposite their mean direction, +-0.4 rad jitter)."""
     v = np.array(ln[i])
     dirs = [np.array(ln[j]) - v for j in (i - 1, i + 1) if 0 <= j < len(ln)]
     s = sum(d / np.linalg.norm(d) for d in dirs)
@@ -208,7 +212,7 @@ def _ll_end_touch(b):
     """b starts at one of a's vertices (an end or an interior vertex) and leaves on the outer side."""
     ln = b.line()
     i = int(b.rng.choice([0, len(ln) - 1, int(b.rng.integers(1, len(ln) - 1))]))
-    d = _away(b, ln, i)
+    d = away_direction(b, ln, i)
     start = np.array(ln[i])
     other = b.line(start=start + d * b.rng.uniform(0.5, 1.2), k=2)
     return _ln(ln), _ln([ln[i]] + other)
@@ -217,7 +221,7 @@ def _ll_end_touch(b):
 def _ll_near(b):
     ln = b.line()
     i = int(b.rng.integers(0, len(ln)))
-    d = _away(b, ln, i)
+    d = away_direction(b, ln, i)
     start = np.array(ln[i]) + d * b.delta()
     return _ln(ln), _ln([b.r(start), b.r(start + d * b.rng.uniform(0.5, 1.5))])
 
@@ -388,7 +392,7 @@ def draw_scene(rng: np.random.Generator, a_type: str, b_type: str, decimals: int
         raise GeometryError(f"no scenes for {a_type}/{b_type}")
     names = list(SCENES[key])
     w = np.array([SCENES[key][n][1] for n in names])
-    bld = _Builder(rng, decimals)
+    bld = Builder(rng, decimals)
     for _ in range(50):
         name = scene or names[int(rng.choice(len(names), p=w / w.sum()))]
         a, b = SCENES[key][name][0](bld)
