@@ -17,7 +17,7 @@ from __future__ import annotations
 from ..records import Task
 from ..sim import allen
 from ..sim.event_interval import satisfying_runs
-from ..sim.shapes import GeometryError, holds, relate
+from ..sim.shapes import GeometryError, holds, relate, to_shapely
 
 RELATION_FAMILIES = ("stark.relation.spatial", "stark.relation.temporal",
                      "stark.relation.spatiotemporal", "stark.relation.temporal_choice",
@@ -26,6 +26,20 @@ RELATION_FAMILIES = ("stark.relation.spatial", "stark.relation.temporal",
 
 def _fmt(iv) -> str:
     return f"[{iv[0]:g}, {iv[1]:g}]"
+
+
+def _size_hint(a, b) -> str:
+    """How close to the other label a pair is: the gap when disjoint, else the size of the
+    shared part (a tolerance-based engine such as ArcGIS's may flip labels within these)."""
+    ga, gb = to_shapely(a), to_shapely(b)
+    if not ga.intersects(gb):
+        return f"gap {ga.distance(gb):.2g}"
+    inter = ga.intersection(gb)
+    if inter.area > 0:
+        return f"shared area {inter.area:.2g}"
+    if inter.length > 0:
+        return f"shared length {inter.length:.2g}"
+    return "shared point(s) only"
 
 
 def audit_relation(task: Task):
@@ -37,7 +51,8 @@ def audit_relation(task: Task):
             if got == int(gold):
                 return True, ""
             return False, (f"[label] labelled {gold}, but {i['a']['type']} {i['predicate']} "
-                           f"{i['b']['type']} is {bool(got)} (DE-9IM {relate(i['a'], i['b'])})")
+                           f"{i['b']['type']} is {bool(got)} (DE-9IM {relate(i['a'], i['b'])}; "
+                           f"{_size_hint(i['a'], i['b'])})")
         if fam == "stark.relation.de9im":
             got = relate(i["a"], i["b"])
             return (got == gold, "" if got == gold else f"[label] matrix {gold} but shapely gives {got}")
@@ -65,9 +80,10 @@ def audit_relation(task: Task):
             if not runs:
                 if int(gold) == 0:
                     return True, ""
+                path = {"type": "LineString", "coords": i["trajectory"]}
                 return False, (f"[label] labelled 1, but no trajectory segment satisfies "
                                f"'{i['predicate']}' with the {i['geometry']['type']}, so there is no "
-                               f"event{note}")
+                               f"event (whole path vs geometry: {_size_hint(path, i['geometry'])}){note}")
             rel = allen.relation(runs[0], i["reference"])
             got = int(rel == asked)
             if got == int(gold):
