@@ -167,6 +167,7 @@ def read_answers(path: Path, tasks_by_id: dict) -> tuple[list, list[str]]:
 
 def _cmd_score(args) -> int:
     from .benchmarks.report import LEGEND, format_table
+    from .benchmarks.random_guess import random_reference
     from .benchmarks.scoring import score_answers, summarise
     from .records import read_tasks, write_jsonl
     from .registry import validate_task
@@ -178,6 +179,8 @@ def _cmd_score(args) -> int:
         print(f"stsim: warning: {w}", file=sys.stderr)
     scores = score_answers(tasks, answers, max_steps=None if args.max_steps == 0 else args.max_steps)
     fams = summarise(scores, args.trim)
+    for fam, ref in random_reference(tasks, None if args.max_steps == 0 else args.max_steps).items():
+        fams.setdefault(fam, {}).update(ref)
     print(format_table(fams))
     print("\n" + LEGEND)
     if args.out is not None:

@@ -171,3 +171,17 @@ def test_intervals_non_negative_and_generation_deterministic(suite_tasks):
     again = generate_task("stark.relation.spatiotemporal", 7, suite="stark-tier2", suite_seed=0)
     first = next(t for t in suite_tasks if t.id == again.id)
     assert again.to_dict() == first.to_dict()
+
+
+def test_run_reports_oracle_and_random_side_by_side(tmp_path):
+    import json as _json
+
+    from stsim.benchmarks.report import format_table
+    from stsim.benchmarks.runner import run
+    summ = run("stark-tier2", n=20, out_dir=tmp_path, progress=False)
+    row = summ["families"]["stark.relation.temporal"]
+    assert row["accuracy"] == 1.0 and 0.0 <= row["random_accuracy"] <= 1.0
+    assert "rnd.part" in format_table(summ["families"])
+    on_disk = _json.loads((tmp_path / "summary.json").read_text())
+    assert on_disk["families"]["stark.relation.spatial"]["breakdown"]["predicate"]
+    assert "random_partial_accuracy" in on_disk["families"]["stark.relation.de9im"]

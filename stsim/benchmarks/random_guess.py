@@ -61,3 +61,20 @@ def _factory(arg: str | None) -> RandomGuess:
 
 
 register_solver("random", _factory)
+
+
+def random_reference(tasks, max_steps: int | None = 10) -> dict[str, dict[str, float]]:
+    """Measured accuracy of :class:`RandomGuess` (seed 0) on the categorical tasks among
+    ``tasks``, per family: ``{"random_accuracy", "random_partial_accuracy"?}``; reported next
+    to any solver's accuracy (the random-guess reference)."""
+    from ..answers import get_format
+    from .scoring import score_answers, summarise
+    guess = RandomGuess()
+    cat = [t for t in tasks if not get_format(t.answer_format).numeric]
+    rows = summarise(score_answers(cat, [a for t in cat for a in guess.solve(t)], max_steps=max_steps))
+    out = {}
+    for fam, row in rows.items():
+        out[fam] = {"random_accuracy": row["accuracy"]}
+        if "partial_accuracy" in row:
+            out[fam]["random_partial_accuracy"] = row["partial_accuracy"]
+    return out

@@ -47,10 +47,12 @@ def format_table(families: dict[str, dict[str, Any]]) -> str:
         w = max(len(f) for f in categorical)
         if lines:
             lines.append("")
-        lines.append(f"{'family':<{w}}  {'n':>5}  {'accuracy':>9}  {'chance':>9}  {'partial':>9}  {'failed':>6}")
+        lines.append(f"{'family':<{w}}  {'n':>5}  {'accuracy':>9}  {'partial':>9}  {'failed':>6}  "
+                     f"{'random':>9}  {'rnd.part':>9}  {'chance':>9}")
         for f, r in categorical.items():
-            lines.append(f"{f:<{w}}  {r['n']:>5}  {_f(r['accuracy'])}  {_f(r.get('chance'))}  "
-                         f"{_f(r.get('partial_accuracy'))}  {r['failures']:>6}")
+            lines.append(f"{f:<{w}}  {r['n']:>5}  {_f(r['accuracy'])}  {_f(r.get('partial_accuracy'))}  "
+                         f"{r['failures']:>6}  {_f(r.get('random_accuracy'))}  "
+                         f"{_f(r.get('random_partial_accuracy'))}  {_f(r.get('chance'))}")
         for f, r in categorical.items():
             for key, rows in (r.get("breakdown") or {}).items():
                 lines.append("")
@@ -69,5 +71,6 @@ def format_breakdown(family: str, key: str, rows: dict[str, dict[str, Any]]) -> 
 LEGEND = ("Errors are distances in the task's plane units (km for event tasks) or absolute time "
           "errors (s / min); trim.RMSE drops the 10 % smallest and 10 % largest errors (STARK §4.1). "
           "'failed' counts items with no usable answer (no estimate, unparsable, refused, missing). "
-          "'chance' is the expected accuracy of a uniform random guess; 'partial' is partial credit "
-          "(DE-9IM: fraction of correct matrix cells).")
+          "'partial' is partial credit (DE-9IM: fraction of correct matrix cells); 'random' / "
+          "'rnd.part' are the measured random-guess reference on the same tasks, 'chance' its "
+          "expected accuracy.")

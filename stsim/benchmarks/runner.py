@@ -7,7 +7,9 @@ everything it finished)::
     answers.jsonl   one Answer per task (per step for tracking)
     scores.jsonl    one Score per scored item
     summary.json    {"suite", "seed", "solver", "families": {FAMILY: {"n", "trimmed_rmse",
-                    "rmse", "median_error", "failures", ...}}, "interrupted": bool, ...}
+                    "rmse", "median_error", "failures", ...}}, "interrupted": bool, ...};
+                    categorical families also get "chance", "breakdown" and the measured
+                    random-guess reference "random_accuracy" on the same tasks
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ from tqdm import tqdm
 
 from .. import __version__
 from ..records import Answer, JsonlWriter, Score, Task
+from ..answers import get_format
+from .random_guess import random_reference
 from .scoring import score_answers, summarise
 from .solvers import Solver, SolverError, get_solver
 from .suites import get_suite
@@ -86,6 +90,7 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                                "n_per_family": n, "max_steps": steps, "trim": trim,
                                "stsim_version": __version__, "data": None if data is None else str(data)}
     n_tasks = 0
+    categorical: list[Task] = []  # for the random-guess reference column
     interrupted = False
     started = time.perf_counter()
     with JsonlWriter(out / "tasks.jsonl") as tw, JsonlWriter(out / "answers.jsonl") as aw, \
@@ -106,6 +111,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                 for s in scores:
                     sw.write(s)
                 all_scores.extend(scores)
+                if not get_format(task.answer_format).numeric:
+                    categorical.append(task)
                 n_tasks += 1
                 bar.update(1)
         except KeyboardInterrupt:
@@ -115,6 +122,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
             summary.update(n_tasks=n_tasks, interrupted=interrupted,
                            wall_s=round(time.perf_counter() - started, 3),
                            families=summarise(all_scores, trim))
+            for fam, ref in random_reference(categorical, steps).items():
+                summary["families"].setdefault(fam, {}).update(ref)
             (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     summary["out_dir"] = str(out)
     if interrupted:
