@@ -215,6 +215,14 @@ class AnswerFormat:
     def correct(self, value: Any, gold: Any) -> int:
         raise NotImplementedError(f"{self.name} is numeric; use error()")
 
+    def partial(self, value: Any, gold: Any) -> float | None:
+        """Partial credit in [0, 1] for categorical formats that have one (else ``None``)."""
+        return None
+
+    def chance(self, spec: dict[str, Any] | None = None) -> float | None:
+        """Expected accuracy of a uniform random guess (categorical formats; else ``None``)."""
+        return None
+
 
 def _fixed_length_numbers(text: str, n: int, what: str) -> list[float]:
     nums = numbers_in(text)
@@ -322,6 +330,9 @@ class BinaryFormat(AnswerFormat):
     def correct(self, value, gold):
         return int(int(value) == int(gold))
 
+    def chance(self, spec=None):
+        return 0.5
+
 
 def _token(s: str) -> str:
     return re.sub(r"[\s_\-]+", "", s.strip().strip("'\"`*.").lower())
@@ -351,6 +362,10 @@ class RelationFormat(AnswerFormat):
 
     def correct(self, value, gold):
         return int(_token(str(value)) == _token(str(gold)))
+
+    def chance(self, spec=None):
+        choices = (spec or {}).get("choices")
+        return 1.0 / len(choices) if choices else None
 
 
 class RelationSetFormat(AnswerFormat):
@@ -443,10 +458,45 @@ class EntitySetFormat(AnswerFormat):
         return int({v.lower() for v in value} == {g.lower() for g in gold})
 
 
+class DE9IMFormat(AnswerFormat):
+    """A DE-9IM intersection matrix: nine cells from ``F 0 1 2`` (row-major: interior,
+    boundary, exterior of the first geometry against those of the second; Clementini et al.
+    1993).  Separators, brackets and quotes are ignored.  Correct on exact match; partial
+    credit is the fraction of matching cells (per-cell accuracy)."""
+
+    name = "de9im"
+    numeric = False
+
+    def parse(self, text, spec=None):
+        t = re.sub(r"[\s\[\](){}'\"`,;|/.-]", "", text).upper()
+        if not re.fullmatch(r"[F012]{9}", t):
+            raise ParseError(f"expected nine cells from F, 0, 1, 2, got {text[:60]!r}")
+        return t
+
+    def normalise(self, value, spec=None):
+        v = str(value).upper()
+        if not re.fullmatch(r"[F012]{9}", v):
+            raise ParseError(f"not a DE-9IM matrix: {value!r}")
+        return v
+
+    def correct(self, value, gold):
+        return int(str(value).upper() == str(gold).upper())
+
+    def partial(self, value, gold):
+        v, g = str(value).upper(), str(gold).upper()
+        if len(v) != 9 or len(g) != 9:
+            return 0.0
+        return sum(a == b for a, b in zip(v, g)) / 9.0
+
+    def chance(self, spec=None):
+        return 0.25 ** 9
+
+
 #: The closed set of answer formats, by name.
 FORMATS: dict[str, AnswerFormat] = {f.name: f for f in (
     PointFormat(), ScalarFormat(), TimeFormat(), VectorFormat(), BinaryFormat(), RelationFormat(),
-    RelationSetFormat(), DirectionFormat(), CellFormat(), GeometryFormat(), EntitySetFormat())}
+    RelationSetFormat(), DirectionFormat(), CellFormat(), GeometryFormat(), EntitySetFormat(),
+    DE9IMFormat())}
 
 
 def get_format(name: str) -> AnswerFormat:

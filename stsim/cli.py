@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -77,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=["json", "gqr"], default="json")
     c.add_argument("--out", type=Path, default=None,
                    help="with --format gqr: write NAME.comp, NAME.conv and NAME.spec into this directory")
-    a = sub.add_parser("audit", help="check every gold answer against its readings and noise model")
+    a = sub.add_parser("audit", help="check every gold answer against its readings and noise model, "
+                       "or (relation tasks) against shapely / Allen on the printed numbers")
     a.add_argument("tasks", type=Path)
     a.add_argument("--limit", type=int, default=50, help="violations to print (default 50)")
     return ap
@@ -179,6 +181,7 @@ def read_answers(path: Path, tasks_by_id: dict) -> tuple[list, list[str]]:
 
 def _cmd_score(args) -> int:
     from .benchmarks.report import LEGEND, format_table
+    from .benchmarks.random_guess import random_reference
     from .benchmarks.scoring import run_analyses, score_answers, summarise
     from .records import read_tasks, write_jsonl
     from .registry import validate_task
@@ -190,6 +193,8 @@ def _cmd_score(args) -> int:
         print(f"stsim: warning: {w}", file=sys.stderr)
     scores = score_answers(tasks, answers, max_steps=None if args.max_steps == 0 else args.max_steps)
     fams = summarise(scores, args.trim)
+    for fam, ref in random_reference(tasks, None if args.max_steps == 0 else args.max_steps).items():
+        fams.setdefault(fam, {}).update(ref)
     print(format_table(fams))
     extra = _qstr_breakdown(tasks, answers)
     if args.out is not None:
@@ -229,10 +234,19 @@ def _cmd_audit(args) -> int:
     from .benchmarks.audit import audit_tasks
     from .records import read_tasks
     from .registry import validate_task
+    from .benchmarks.audit import AuditResult
+    from .benchmarks.audit_relations import RELATION_FAMILIES
     tasks = read_tasks(args.tasks)
+    valid, report = [], []
     for t in tasks:
-        validate_task(t)
-    report = audit_tasks(tasks)
+        try:
+            validate_task(t)
+            valid.append(t)
+        except RecordError as exc:
+            if t.family not in RELATION_FAMILIES:
+                raise
+            report.append(AuditResult(t.id, None, False, 1.0, f"[degenerate] {exc}"))
+    report += audit_tasks(valid)
     bad = [r for r in report if not r.ok]
     skipped = sum(1 for r in report if r.skipped)
     checked = len(report) - skipped
@@ -241,6 +255,9 @@ def _cmd_audit(args) -> int:
               f": {r.reason} (violation {r.violation:.6g})")
     if len(bad) > args.limit:
         print(f"... and {len(bad) - args.limit} more")
+    tags = Counter(r.reason.split("]", 1)[0] + "]" for r in bad if r.reason.startswith("["))
+    if tags:
+        print("findings by kind: " + ", ".join(f"{k} {v}" for k, v in sorted(tags.items())))
     print(f"audited {checked} item(s) of {len(tasks)} task(s): {len(bad)} inconsistent"
           + (f", {skipped} skipped (family has no audit rule)" if skipped else ""))
     return 1 if bad else 0

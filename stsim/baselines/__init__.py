@@ -8,6 +8,9 @@ from . import mobility as _mobility
 from .cardinal import BASELINES as _CARDINAL
 from .qstr import qstr_baselines
 from .stark_tier1 import ALTERNATIVES, BASELINES
+from .stark_tier2 import BASELINES as _TIER2
+
+BASELINES.update(_TIER2)
 
 BASELINES.update(_CARDINAL)
 BASELINES.update(_fields.BASELINES)

@@ -135,6 +135,10 @@ def _check_row(task: Task, step: int | None, gold, row) -> AuditResult:
 
 def audit_task(task: Task) -> list[AuditResult]:
     """Audit one task: one result per item (per step for tracking)."""
+    from .audit_relations import RELATION_FAMILIES, audit_relation
+    if task.family in RELATION_FAMILIES:
+        ok, reason = audit_relation(task)
+        return [AuditResult(task.id, None, ok, 0.0 if ok else 1.0, reason)]
     if "modality" not in task.inputs or "readings" not in task.inputs:
         return [AuditResult(task.id, None, True, skipped=True, reason="no audit rule")]
     if task.steps:

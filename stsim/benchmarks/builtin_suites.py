@@ -17,8 +17,11 @@ register_suite(Suite("quickstart", "Small default: every STARK tier-1 family, 10
                      {f: 10 for f in STARK_TIER1}))
 register_suite(Suite("stark-tier1", "STARK tier 1: localisation and tracking, 14 families x 50 tasks "
                      "(first 10 tracking steps scored).", {f: 50 for f in STARK_TIER1}))
-register_suite(Suite("stark-published", "STARK's released tier-1 instances (--data DIR or the "
-                     "data_final.tar.gz archive), 14 families x 50.", {}, loader=load_published))
+register_suite(Suite("stark-published", "STARK's released tier-1 instances and tier-2 relation items "
+                     "(--data DIR or the data_final.tar.gz archive); --n N = first N per family "
+                     "(tier 1) or per released category (tier 2).", {}, loader=load_published))
+
 from . import cardinal_suites  # noqa: F401,E402
-from . import stark_suites  # noqa: F401,E402  (STARK fields, knowledge, whole-STARK suites)
 from . import qstr_suites  # noqa: F401,E402
+from . import stark_suites  # noqa: F401,E402  (STARK fields, knowledge, whole-STARK suites)
+from . import stark_tier2_suites  # noqa: F401,E402

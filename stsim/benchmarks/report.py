@@ -52,13 +52,31 @@ def format_table(families: dict[str, dict[str, Any]]) -> str:
         w = max(len(f) for f in categorical)
         if lines:
             lines.append("")
-        lines.append(f"{'family':<{w}}  {'n':>5}  {'accuracy':>9}  {'failed':>6}")
+        lines.append(f"{'family':<{w}}  {'n':>5}  {'accuracy':>9}  {'partial':>9}  {'failed':>6}  "
+                     f"{'random':>9}  {'rnd.part':>9}  {'chance':>9}")
         for f, r in categorical.items():
-            lines.append(f"{f:<{w}}  {r['n']:>5}  {_f(r['accuracy'])}  {r['failures']:>6}")
+            lines.append(f"{f:<{w}}  {r['n']:>5}  {_f(r['accuracy'])}  {_f(r.get('partial_accuracy'))}  "
+                         f"{r['failures']:>6}  {_f(r.get('random_accuracy'))}  "
+                         f"{_f(r.get('random_partial_accuracy'))}  {_f(r.get('chance'))}")
+        for f, r in categorical.items():
+            for key, rows in (r.get("breakdown") or {}).items():
+                lines.append("")
+                lines.append(format_breakdown(f, key, rows))
     return "\n".join(lines)
+
+
+def format_breakdown(family: str, key: str, rows: dict[str, dict[str, Any]]) -> str:
+    """Accuracy of one family per label of one breakdown key (STARK Tables 29-31 style)."""
+    w = max([len(k) for k in rows] + [len(key)])
+    out = [f"{family} by {key}", f"  {key:<{w}}  {'n':>5}  {'accuracy':>9}"]
+    out += [f"  {label:<{w}}  {v['n']:>5}  {_f(v['accuracy'])}" for label, v in rows.items()]
+    return "\n".join(out)
 
 
 LEGEND = ("Errors are distances in the task's plane units (km for event tasks) or absolute time "
           "errors (s / min); field families (stark.field.*) report RMSPE, i.e. errors divided by the gold's "
           "magnitude (vector answers: relative L2 error); trim.RMSE drops the 10 % smallest and 10 % largest errors (STARK §4.1). "
-          "'failed' counts items with no usable answer (no estimate, unparsable, refused, missing).")
+          "'failed' counts items with no usable answer (no estimate, unparsable, refused, missing). "
+          "'partial' is partial credit (DE-9IM: fraction of correct matrix cells); 'random' / "
+          "'rnd.part' are the measured random-guess reference on the same tasks, 'chance' its "
+          "expected accuracy.")

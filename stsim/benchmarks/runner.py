@@ -8,7 +8,9 @@ everything it finished)::
     scores.jsonl    one Score per scored item
     summary.json    {"suite", "seed", "solver", "families": {FAMILY: {"n", "trimmed_rmse",
                     "rmse", "median_error", "failures", ...}}, "interrupted": bool,
-                    "analyses": {PREFIX: {...}} (when a benchmark analysis applies), ...}
+                    "analyses": {PREFIX: {...}} (when a benchmark analysis applies), ...};
+                    categorical families also get "chance", "breakdown" and the measured
+                    random-guess reference "random_accuracy" on the same tasks
     cardinal/       report.json, confusion.csv, confusion.png (cardinal-direction tasks only)
 """
 from __future__ import annotations
@@ -24,6 +26,8 @@ from tqdm import tqdm
 
 from .. import __version__
 from ..records import Answer, JsonlWriter, Score, Task
+from ..answers import get_format
+from .random_guess import random_reference
 from .scoring import run_analyses, score_answers, summarise, wants_analysis
 from .solvers import Solver, SolverError, get_solver
 from .suites import get_suite
@@ -90,6 +94,7 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                                "n_per_family": n, "families_filter": only, "max_steps": steps, "trim": trim,
                                "stsim_version": __version__, "data": None if data is None else str(data)}
     n_tasks = 0
+    categorical: list[Task] = []  # for the random-guess reference column
     interrupted = False
     started = time.perf_counter()
     with JsonlWriter(out / "tasks.jsonl") as tw, JsonlWriter(out / "answers.jsonl") as aw, \
@@ -113,6 +118,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                 if wants_analysis(task.family):
                     analysed[0].append(task)
                     analysed[1].extend(answers)
+                if not get_format(task.answer_format).numeric:
+                    categorical.append(task)
                 n_tasks += 1
                 bar.update(1)
         except KeyboardInterrupt:
@@ -124,6 +131,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                            families=summarise(all_scores, trim))
             if analysed[0]:
                 summary["analyses"] = run_analyses(*analysed, out_dir=out)
+            for fam, ref in random_reference(categorical, steps).items():
+                summary["families"].setdefault(fam, {}).update(ref)
             (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     summary["out_dir"] = str(out)
     if interrupted:

@@ -32,40 +32,61 @@ def gold_of(task: Task, step: int | None) -> Any:
     return next(s.answer for s in task.steps if s.index == step)
 
 
+def _labels(task: Task) -> dict[str, Any]:
+    """Extras every score of a task carries: its breakdown labels (``meta["breakdown"]``, e.g.
+    predicate x geometry pair, Allen relation; STARK Tables 29-31) and the format's chance level."""
+    extra: dict[str, Any] = {}
+    if isinstance(task.meta.get("breakdown"), dict):
+        extra["breakdown"] = {str(k): str(v) for k, v in task.meta["breakdown"].items()}
+    fmt = get_format(task.answer_format)
+    if not fmt.numeric:
+        chance = fmt.chance(task.meta.get("answer_spec"))
+        if chance is not None:
+            extra["chance"] = chance
+    return extra
+
+
 def score_item(task: Task, step: int | None, answer: Answer | None) -> Score:
-    """Score one item.  Numeric formats get ``error``; categorical ones ``correct``.
+    """Score one item.  Numeric formats get ``error``; categorical ones ``correct`` (and
+    ``extra["partial"]`` for formats with partial credit, e.g. DE-9IM per-cell accuracy).
 
     A single-answer task whose ``meta['error_scale']`` is a positive number gets a *relative*
     error (``error / error_scale``, e.g. ``||pred - gold|| / ||gold||``), so the summary's
-    RMSE figures are RMSPE as STARK reports for field variables (§4.1).
+    RMSE figures are RMSPE as STARK reports for field variables (§4.1).  Set-valued answers
+    get TP/FP/FN counts in ``extra``.
     """
     fmt = get_format(task.answer_format)
+    labels = _labels(task)
     if answer is None:
-        return Score(task.id, task.family, step, "missing")
+        return Score(task.id, task.family, step, "missing", extra=labels)
     if answer.status != "ok":
         return Score(task.id, task.family, step, answer.status,
-                     extra={"detail": answer.detail} if answer.detail else {})
+                     extra={**labels, **({"detail": answer.detail} if answer.detail else {})})
     gold = gold_of(task, step)
     if fmt.numeric:
         try:
             err = float(fmt.error(answer.value, gold))
         except (TypeError, ValueError, IndexError):
             return Score(task.id, task.family, step, "format_failure",
-                         extra={"detail": f"value {answer.value!r} does not fit format {fmt.name}"})
+                         extra={**labels, "detail": f"value {answer.value!r} does not fit format {fmt.name}"})
         if not math.isfinite(err):
             return Score(task.id, task.family, step, "format_failure",
                          extra={"detail": "non-finite error (wrong length or value)"})
         scale = task.meta.get("error_scale") if step is None else None
         if scale:  # percentage error (STARK §4.1 RMSPE for field variables)
             return Score(task.id, task.family, step, "ok", error=err / float(scale),
-                         extra={"relative": True})
-        return Score(task.id, task.family, step, "ok", error=err)
-    extra = {"detail": answer.detail} if answer.detail else {}
+                         extra={**labels, "relative": True})
+        return Score(task.id, task.family, step, "ok", error=err, extra=labels)
+    if answer.detail:
+        labels["detail"] = answer.detail
     if isinstance(gold, list) and isinstance(answer.value, list):  # set answers: TP/FP/FN
         g, a = {str(v).lower() for v in gold}, {str(v).lower() for v in answer.value}
-        extra.update(tp=len(a & g), fp=len(a - g), fn=len(g - a))
+        labels.update(tp=len(a & g), fp=len(a - g), fn=len(g - a))
+    partial = fmt.partial(answer.value, gold)
+    if partial is not None:
+        labels["partial"] = round(float(partial), 6)
     return Score(task.id, task.family, step, "ok", correct=int(fmt.correct(answer.value, gold)),
-                 extra=extra)
+                 extra=labels)
 
 
 def score_answers(tasks: Iterable[Task], answers: Iterable[Answer],
@@ -105,8 +126,29 @@ def summarise(scores: Iterable[Score], trim: float = 0.10) -> dict[str, dict[str
             if any("tp" in s.extra for s in ok):
                 for k in ("tp", "fp", "fn"):
                     row[k] = sum(s.extra.get(k, 0) for s in ok)
+            chances = [s.extra["chance"] for s in items if "chance" in s.extra]
+            if chances:
+                row["chance"] = _r(sum(chances) / len(chances))
+            if any("partial" in s.extra for s in ok):
+                row["partial_accuracy"] = _r(sum(s.extra.get("partial", 0.0) for s in ok) / len(items))
+            breakdown = summarise_breakdown(items)
+            if breakdown:
+                row["breakdown"] = breakdown
         out[fam] = row
     return out
+
+
+def summarise_breakdown(items: list[Score]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Accuracy per breakdown key and label (``Score.extra["breakdown"]``), failures counting as
+    wrong: ``{key: {label: {"n", "accuracy"}}}`` (e.g. STARK Tables 29-31)."""
+    groups: dict[str, dict[str, list[Score]]] = defaultdict(lambda: defaultdict(list))
+    for s in items:
+        for key, label in (s.extra.get("breakdown") or {}).items():
+            groups[key][label].append(s)
+    return {key: {label: {"n": len(ss), "accuracy": _r(sum((x.correct or 0) for x in ss
+                                                            if x.status == "ok") / len(ss))}
+                  for label, ss in sorted(by_label.items())}
+            for key, by_label in sorted(groups.items())}
 
 
 def _r(x: float) -> float | None:

@@ -91,3 +91,6 @@ def get_solver(spec: str) -> Solver:
     if name not in SOLVERS:
         raise SolverError(f"unknown solver {spec!r}; known: {', '.join(sorted(SOLVERS))}")
     return SOLVERS[name](arg or None)
+
+
+from . import random_guess  # noqa: E402,F401  (registers the random-guess reference)

@@ -29,6 +29,8 @@ import numpy as np
 from ..generators import stark_prompts as P
 from ..generators.stark_tier1 import READING_DECIMALS, SENSOR_DECIMALS
 from ..records import Step, Task
+from .stark_published_tier2 import FOLDERS as TIER2_FOLDERS
+from .stark_published_tier2 import load_tier2
 from .suites import SuiteError
 
 SUITE = "stark-published"
@@ -181,13 +183,21 @@ def load_instance(folder: Path, i: int, family: str, modality: str, extra: dict[
 
 def load_published(data: Path, n: int | None = None, options: dict[str, Any] | None = None) -> Iterator[Task]:
     """Yield the released tier-1 instances (first ``n`` per family when given), family by
-    family in the order of :data:`FOLDERS`.  ``options['families']`` restricts the families.
+    family in the order of :data:`FOLDERS`, then the released tier-2 relation items (first
+    ``n`` per released category, :mod:`stsim.benchmarks.stark_published_tier2`).
+    ``options['families']`` restricts the families.
 
     Raises:
         SuiteError: missing data folder or a malformed file (naming the instance).
     """
     root = resolve_data_dir(data)
     wanted = (options or {}).get("families")
+    yield from _tier1(root, n, wanted)
+    if any((root / top).is_dir() for top in TIER2_FOLDERS) or wanted:
+        yield from load_tier2(root, n, wanted)
+
+
+def _tier1(root: Path, n: int | None, wanted) -> Iterator[Task]:
     for folder_name, (family, modality, extra) in FOLDERS.items():
         if wanted and family not in wanted:
             continue
