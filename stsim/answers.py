@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .records import Answer
+from .records import Answer, UnknownName
 
 
 class ParseError(ValueError):
@@ -504,7 +504,7 @@ def get_format(name: str) -> AnswerFormat:
     try:
         return FORMATS[name]
     except KeyError:
-        raise KeyError(f"unknown answer format {name!r}; known: {', '.join(sorted(FORMATS))}") from None
+        raise UnknownName(f"unknown answer format {name!r}; known: {', '.join(sorted(FORMATS))}") from None
 
 
 def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: str,

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Sequence
 
 from . import __version__
-from .records import RecordError
+from .records import RecordError, UnknownName
 
 
 class CLIError(Exception):
@@ -310,8 +310,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CLIError, RecordError, SuiteError, SolverError) as exc:
         print(f"stsim: error: {exc}", file=sys.stderr)
         return 2
-    except KeyError as exc:  # registries raise KeyError with a full message
-        print(f"stsim: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+    except UnknownName as exc:  # registries name what is known
+        print(f"stsim: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
         where = f"; files written so far are kept in {exc}" if str(exc) else ""

@@ -41,6 +41,14 @@ class RecordError(ValueError):
     """A record (task, answer or score) is malformed; the message says where and why."""
 
 
+class UnknownName(KeyError):
+    """A name (family, answer format, relation, template...) that no registry knows; the
+    message lists the known ones.  The CLI reports it as a user error."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown name"
+
+
 @dataclass
 class Step:
     """One step of a sequential task (e.g. one time stamp of a tracking task).

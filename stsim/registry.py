@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .records import Step, Task
+from .records import Step, Task, UnknownName
 from .seeding import task_rng
 
 
@@ -73,7 +73,7 @@ def get_family(name: str) -> Family:
     try:
         return FAMILIES[name]
     except KeyError:
-        raise KeyError(f"unknown family {name!r}; known: {', '.join(sorted(FAMILIES))}") from None
+        raise UnknownName(f"unknown family {name!r}; known: {', '.join(sorted(FAMILIES))}") from None
 
 
 def resolve_config(family: Family, overrides: dict[str, Any] | None) -> dict[str, Any]:

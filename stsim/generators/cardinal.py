@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..records import RecordError, Task
+from ..records import RecordError, Task, UnknownName
 from ..registry import Family, TaskBody, register_family
 from ..spatial.compass import (COMPASS8, SPELLING, direction_of_feature, is_perpendicular,
                                opposite, perpendiculars, turn_around)
@@ -90,7 +90,7 @@ def question_text(template: str, heading: str, side: str, locomotion: str, perso
     if template in ("T5", "T6"):
         scene = f"{start}, following the {sd} shore of an island{back if template == 'T6' else ''}."
         return f"{scene} Which direction is the sea in?"
-    raise KeyError(f"unknown template {template!r}")
+    raise UnknownName(f"unknown template {template!r}")
 
 
 def scenario(template: str, heading: str, side: str, locomotion: str, person: str) -> dict[str, Any]:

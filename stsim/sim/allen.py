@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from ..records import UnknownName
+
 #: The 13 base relations, the 6 basic ones, equals, then their converses.
 RELATIONS = ("before", "meets", "overlaps", "starts", "during", "finishes", "equals",
              "after", "met_by", "overlapped_by", "started_by", "contains", "finished_by")
@@ -88,4 +90,4 @@ def canonical(name: str) -> str:
         return key
     if key in STARK_NAMES:
         return STARK_NAMES[key]
-    raise KeyError(f"unknown Allen relation {name!r}; known: {', '.join(RELATIONS)}")
+    raise UnknownName(f"unknown Allen relation {name!r}; known: {', '.join(RELATIONS)}")

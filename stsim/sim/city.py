@@ -23,6 +23,8 @@ import networkx as nx
 import numpy as np
 from pyproj import Geod, Transformer
 
+from ..records import UnknownName
+
 GEOD = Geod(ellps="WGS84")
 
 #: road class -> speed limit (km/h)
@@ -92,7 +94,7 @@ class City:
         for p in self.places:
             if p.name == name:
                 return p
-        raise KeyError(f"no place named {name!r}")
+        raise UnknownName(f"no place named {name!r}")
 
     def landmarks(self) -> list[Place]:
         return [p for p in self.places if p.kind == "landmark"]
