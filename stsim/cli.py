@@ -102,7 +102,7 @@ def _cmd_list(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    from .benchmarks.report import LEGEND, format_table
+    from .benchmarks.report import format_table, legend
     from .benchmarks.runner import run
     max_steps = None if args.max_steps == 0 else args.max_steps
     if args.n is not None and args.n < 1:
@@ -115,7 +115,7 @@ def _cmd_run(args) -> int:
     print(format_table(summary["families"]))
     for result in summary.get("analyses", {}).values():
         print(result["headline"])
-    print(f"\n{LEGEND}\nWrote {summary['out_dir']}/ (tasks.jsonl, answers.jsonl, scores.jsonl, summary.json)")
+    print(f"\n{legend(summary['families'])}\nWrote {summary['out_dir']}/ (tasks.jsonl, answers.jsonl, scores.jsonl, summary.json)")
     return 0
 
 
@@ -180,7 +180,7 @@ def read_answers(path: Path, tasks_by_id: dict) -> tuple[list, list[str]]:
 
 
 def _cmd_score(args) -> int:
-    from .benchmarks.report import LEGEND, format_table
+    from .benchmarks.report import format_table, legend
     from .benchmarks.random_guess import random_reference
     from .benchmarks.scoring import run_analyses, score_answers, summarise
     from .records import read_tasks, write_jsonl
@@ -202,7 +202,7 @@ def _cmd_score(args) -> int:
     analyses = run_analyses(tasks, answers, args.out)
     for result in analyses.values():
         print(result["headline"])
-    print("\n" + LEGEND)
+    print("\n" + legend(fams))
     if args.out is not None:
         write_jsonl(args.out / "scores.jsonl", scores)
         summary = {"tasks": str(args.tasks), "answers": str(args.answers), "families": fams, **extra}

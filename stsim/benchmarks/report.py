@@ -73,10 +73,21 @@ def format_breakdown(family: str, key: str, rows: dict[str, dict[str, Any]]) -> 
     return "\n".join(out)
 
 
-LEGEND = ("Errors are distances in the task's plane units (km for event tasks) or absolute time "
-          "errors (s / min); field families (stark.field.*) report RMSPE, i.e. errors divided by the gold's "
-          "magnitude (vector answers: relative L2 error); trim.RMSE drops the 10 % smallest and 10 % largest errors (STARK §4.1). "
-          "'failed' counts items with no usable answer (no estimate, unparsable, refused, missing). "
-          "'partial' is partial credit (DE-9IM: fraction of correct matrix cells); 'random' / "
-          "'rnd.part' are the measured random-guess reference on the same tasks, 'chance' its "
-          "expected accuracy.")
+def legend(families: dict[str, dict[str, Any]]) -> str:
+    """The notes that explain the printed table, only those that apply to its families."""
+    numeric = [f for f, r in families.items() if "accuracy" not in r]
+    categorical = [f for f, r in families.items() if "accuracy" in r]
+    notes = ["'n' counts scored items (tracking tasks: one per scored step, the first 10 by default)."]
+    if numeric:
+        notes.append("Errors are distances in the task's plane units (km for event tasks) or absolute "
+                     "time errors (s or min); trim.RMSE drops the 10 % smallest and 10 % largest errors "
+                     "(STARK §4.1).")
+    if any(families[f].get("metric") == "rmspe" for f in numeric):
+        notes.append("Field families (stark.field.*) report RMSPE: errors divided by the gold's "
+                     "magnitude (vector answers: relative L2 error).")
+    notes.append("'failed' counts items with no usable answer (no estimate, unparsable, refused, missing).")
+    if categorical:
+        notes.append("'random' / 'rnd.part' are the measured random-guess reference on the same tasks, "
+                     "'chance' its expected accuracy; 'partial' is partial credit (DE-9IM: fraction of "
+                     "correct matrix cells).")
+    return "\n".join(notes)
