@@ -7,6 +7,7 @@
     stsim generate SUITE [--n N] [--seed S] [-o FILE]
     stsim score TASKS ANSWERS [--out DIR]
     stsim audit TASKS
+    stsim sandbox run FILE.py [--timeout S] [--memory MB] [--args JSON_FILE]
 
 Exit codes: 0 success; 1 the audit found violations; 2 bad input (message on stderr, no
 traceback); 130 interrupted (files written so far are kept).
@@ -71,7 +72,45 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("audit", help="check every gold answer against its readings and noise model")
     a.add_argument("tasks", type=Path)
     a.add_argument("--limit", type=int, default=50, help="violations to print (default 50)")
+
+    sb = sub.add_parser("sandbox", help="run a model-written solver() program in the sandbox")
+    sbs = sb.add_subparsers(dest="sandbox_command", metavar="ACTION")
+    sbs.required = True
+    sr = sbs.add_parser("run", help="run FILE.py's solver() once and print one JSON object")
+    sr.add_argument("file", type=Path)
+    sr.add_argument("--timeout", type=float, default=10.0, metavar="S", help="wall-time limit (default 10 s)")
+    sr.add_argument("--cpu", type=float, default=None, metavar="S", help="CPU-time limit (default: --timeout)")
+    sr.add_argument("--memory", type=int, default=1024, metavar="MB", help="memory limit (default 1024 MB)")
+    sr.add_argument("--args", type=Path, default=None, metavar="JSON_FILE",
+                    help='call arguments: {"inputs": ...} or {"readings", "coordinate", "timestamp"}')
+    sr.add_argument("--isolation", choices=("auto", "bwrap", "process"), default="auto")
     return ap
+
+
+def _cmd_sandbox(args) -> int:
+    from .benchmarks.sandbox import Limits, Sandbox, SandboxError
+    try:
+        source = args.file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CLIError(f"{args.file}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CLIError(f"{args.file}: cannot read ({exc})") from None
+    call = None
+    if args.args is not None:
+        try:
+            call = json.loads(args.args.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise CLIError(f"{args.args}: not a readable JSON file ({exc})") from None
+        if not isinstance(call, dict):
+            raise CLIError(f"{args.args}: expected a JSON object")
+    try:
+        limits = Limits(wall_s=args.timeout, cpu_s=args.cpu or args.timeout, memory_mb=args.memory)
+        with Sandbox(limits, isolation=args.isolation) as sandbox:
+            result = sandbox.run(source, call)
+    except (ValueError, SandboxError) as exc:
+        raise CLIError(str(exc)) from None
+    print(json.dumps(result.to_dict(), sort_keys=True))
+    return 0
 
 
 def _cmd_list(args) -> int:
@@ -210,7 +249,7 @@ def _cmd_audit(args) -> int:
 
 
 COMMANDS = {"list": _cmd_list, "run": _cmd_run, "generate": _cmd_generate, "score": _cmd_score,
-            "audit": _cmd_audit}
+            "audit": _cmd_audit, "sandbox": _cmd_sandbox}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -197,11 +197,15 @@ def main():
         sys.path.insert(0, p)
     _set_limits(job["limits"])
     signal.signal(signal.SIGXCPU, _on_xcpu)
-    _GUARD.update(workdir=workdir, read_roots=tuple(job.get("read_roots", [])))
+    own_dir = os.path.dirname(os.path.abspath(__file__))
+    _GUARD.update(workdir=workdir, read_roots=(own_dir, *job.get("read_roots", [])))
     if job.get("guard", True):
         sys.addaudithook(_audit)
         _GUARD["on"] = True
+    main_pid = os.getpid()
     status, value, detail = _outcome(job)
+    if os.getpid() != main_pid:  # a forked child of the program returned here: only the parent reports
+        os._exit(0)
     _GUARD["on"] = False
     if _VIOLATIONS and status != "forbidden":
         status, value, detail = "forbidden", None, "forbidden in the sandbox: " + "; ".join(_VIOLATIONS[:3])
