@@ -114,8 +114,9 @@ def _cmd_sandbox(args) -> int:
 
 
 def _cmd_list(args) -> int:
-    from .benchmarks.solvers import SOLVERS
+    from .benchmarks.solvers import SOLVERS, load_builtin_solvers
     from .benchmarks.suites import all_suites
+    load_builtin_solvers()
     from .registry import FAMILIES
     import stsim.generators  # noqa: F401
     print("Suites:")

@@ -226,10 +226,11 @@ class _Worker:
             cmd = _bwrap_base() + ["--bind", self.tmp, _INNER_TMP, "--ro-bind", harness, _INNER_HARNESS]
             if sb.share_stsim:
                 cmd += ["--ro-bind", str(Path(__file__).resolve().parents[1]), f"{_INNER_LIB}/stsim"]
-            cmd += ["--chdir", _INNER_TMP, "--remount-ro", "/", py, "-I", _INNER_HARNESS, preimports]
+            cmd += ["--chdir", _INNER_TMP, "--remount-ro", "/", py, "-I", _INNER_HARNESS, preimports,
+                    os.pathsep.join(sb.extra_paths)]
             self.workdir = _INNER_TMP
         else:
-            cmd = [py, "-I", harness, preimports]
+            cmd = [py, "-I", harness, preimports, os.pathsep.join(sb.extra_paths)]
             self.workdir = self.tmp
         root = _pids_cgroup_root() if sb.use_cgroup else None
         preexec = None
@@ -358,7 +359,10 @@ class Sandbox:
         allowed_imports: top-level modules the program may import when ``guard`` is on.
         share_stsim: make the ``stsim`` package importable (read-only) inside the sandbox; used
             to run stsim's own baselines as code.  Only the package is visible, not the checkout.
-        warm: number of interpreters kept started ahead of use (0 = start on demand).
+        warm: number of interpreters kept started ahead of use (0 = start on demand).  They
+            are started by the thread that calls :meth:`run` and die with it (bubblewrap's
+            ``--die-with-parent`` follows the starting thread), so call ``run`` from
+            long-lived threads.
         preimport: modules each interpreter imports before its job (warm start).
         use_cgroup: cap processes with a pids cgroup when one is writable.
     """
@@ -379,6 +383,13 @@ class Sandbox:
         self.share_stsim = share_stsim
         self.preimport = tuple(preimport)
         self.use_cgroup = use_cgroup
+        self.extra_paths: list[str] = []
+        self.read_roots = _python_roots()
+        if share_stsim:
+            inner = self.isolation == "bwrap"
+            pkg = Path(__file__).resolve().parents[1]
+            self.extra_paths.append(_INNER_LIB if inner else str(pkg.parent))
+            self.read_roots.append(_INNER_LIB if inner else str(pkg))
         self.warm = int(warm)
         self._pool: list[_Worker] = []
         self._lock = threading.Lock()
@@ -394,8 +405,7 @@ class Sandbox:
             w = self._pool.pop(0) if self._pool else None
         if w is None:
             w = _Worker(self)
-        if self.warm:
-            threading.Thread(target=self._fill, daemon=True).start()
+        self._fill()  # Popen returns at once; the new interpreter warms up while this job runs
         return w
 
     def run(self, source: str, args: dict[str, Any] | None = None) -> SandboxResult:
@@ -409,14 +419,8 @@ class Sandbox:
         Returns:
             a :class:`SandboxResult`; never raises for anything the program does.
         """
-        read_roots = _python_roots()
-        extra = []
-        if self.share_stsim:
-            lib = _INNER_LIB if self.isolation == "bwrap" else str(Path(__file__).resolve().parents[2])
-            extra.append(lib)
-            read_roots.append(lib if self.isolation == "bwrap" else str(Path(__file__).resolve().parents[1]))
         job = {"source": source, "args": args or {}, "guard": self.guard,
-               "allowed_imports": self.allowed_imports, "extra_paths": extra, "read_roots": read_roots}
+               "allowed_imports": self.allowed_imports, "read_roots": self.read_roots}
         w = self._take()
         try:
             return w.run(job)

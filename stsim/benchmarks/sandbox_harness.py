@@ -1,10 +1,10 @@
 """The program that runs *inside* the sandbox (see :mod:`stsim.benchmarks.sandbox`).
 
-It is started as ``python -I sandbox_harness.py PREIMPORTS`` by the host, imports the listed
-libraries while it waits (a warm worker), then reads one job as a JSON line on standard input::
+It is started as ``python -I sandbox_harness.py PREIMPORTS [EXTRA_PATHS]`` by the host (both
+lists comma / ``os.pathsep`` separated), imports the listed libraries while it waits (a warm worker), then reads one job as a JSON line on standard input::
 
     {"source": str, "args": {...}, "limits": {...}, "guard": bool, "allowed_imports": [...],
-     "extra_paths": [...], "workdir": str}
+     "read_roots": [...], "workdir": str}
 
 applies the resource limits to itself (they are inherited by every process it starts), runs
 the program's ``solver`` once and writes ``{"status", "value", "detail"}`` to
@@ -184,6 +184,8 @@ def _outcome(job):
 
 
 def main():
+    for p in filter(None, sys.argv[2].split(os.pathsep) if len(sys.argv) > 2 else []):
+        sys.path.insert(0, p)
     for name in filter(None, sys.argv[1].split(",") if len(sys.argv) > 1 else []):
         try:
             __import__(name)
@@ -193,8 +195,6 @@ def main():
     sys.stdin.close()
     workdir = job["workdir"]
     os.chdir(workdir)
-    for p in job.get("extra_paths", []):
-        sys.path.insert(0, p)
     _set_limits(job["limits"])
     signal.signal(signal.SIGXCPU, _on_xcpu)
     own_dir = os.path.dirname(os.path.abspath(__file__))

@@ -71,12 +71,18 @@ def _baseline_factory(arg: str | None) -> Solver:
 register_solver("baseline", _baseline_factory)
 
 
+def load_builtin_solvers() -> None:
+    """Register the solvers that live in their own modules (``code:``, ``openai:``)."""
+    from . import code_solver  # noqa: F401 - imported for registration
+
+
 def get_solver(spec: str) -> Solver:
     """Build the solver named by ``spec`` (``name`` or ``name:arg``).
 
     Raises:
         SolverError: unknown name, listing the known ones.
     """
+    load_builtin_solvers()
     name, _, arg = spec.partition(":")
     if name not in SOLVERS:
         raise SolverError(f"unknown solver {spec!r}; known: {', '.join(sorted(SOLVERS))}")
