@@ -5,7 +5,7 @@
     stsim list                                  suites and families
     stsim run SUITE [--solver S] [--n N] [--seed S] [--out DIR] [--data DIR]
     stsim generate SUITE [--n N] [--seed S] [-o FILE]
-    stsim score TASKS ANSWERS [--out DIR]
+    stsim score TASKS ANSWERS [--out DIR] [--tolerance X]
     stsim audit TASKS
     stsim sandbox run FILE.py [--timeout S] [--memory MB] [--args JSON_FILE]
 
@@ -68,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-steps", type=int, default=10, metavar="K",
                    help="tracking steps scored per task (default 10; 0 = all)")
     s.add_argument("--trim", type=float, default=0.10)
+    s.add_argument("--tolerance", type=float, default=None, metavar="X",
+                   help="numeric items count as correct when their error is at most X")
 
     a = sub.add_parser("audit", help="check every gold answer against its readings and noise model")
     a.add_argument("tasks", type=Path)
@@ -164,46 +166,8 @@ def _cmd_generate(args) -> int:
     return 0
 
 
-def read_answers(path: Path, tasks_by_id: dict) -> tuple[list, list[str]]:
-    """Read an answers JSONL: each line ``{"task_id", "step"?, "text"}`` (model text, parsed
-    by the task's rubric) or ``{"task_id", "step"?, "status", "value"}`` (typed answers, as
-    ``stsim run`` writes them).  Returns (answers, warnings)."""
-    from .answers import parse_answer
-    from .records import Answer, iter_jsonl
-    answers, warnings = [], []
-    unknown = 0
-    for lineno, obj in iter_jsonl(path):
-        where = f"{path}:{lineno}"
-        if "task_id" not in obj:
-            raise RecordError(f"{where}: missing 'task_id'")
-        task = tasks_by_id.get(obj["task_id"])
-        if task is None:
-            unknown += 1
-            continue
-        step = obj.get("step")
-        if step is not None and not isinstance(step, int):
-            raise RecordError(f"{where}: 'step' must be an integer or null")
-        if "text" in obj:
-            answers.append(parse_answer(obj["text"], task_id=task.id, step=step,
-                                        answer_format=task.answer_format,
-                                        rubric=task.meta.get("rubric", "stark"),
-                                        spec=task.meta.get("answer_spec"), solver="answers-file"))
-        elif "status" in obj:
-            try:
-                answers.append(Answer(task.id, step, obj["status"], value=obj.get("value"),
-                                      detail=obj.get("detail"), solver=obj.get("solver")))
-            except RecordError as exc:
-                raise RecordError(f"{where}: {exc}") from None
-        else:
-            raise RecordError(f"{where}: an answer needs 'text' (model reply) or 'status' and 'value'")
-    if unknown:
-        warnings.append(f"ignored {unknown} answer(s) whose task_id is not in the tasks file")
-    if not answers and not unknown:
-        warnings.append(f"{path} holds no answers: every item counts as missing")
-    return answers, warnings
-
-
 def _cmd_score(args) -> int:
+    from .benchmarks.answers_file import format_outcomes, outcome_counts, read_answers, tag_outcomes
     from .benchmarks.report import LEGEND, format_table
     from .benchmarks.scoring import score_answers, summarise
     from .records import read_tasks, write_jsonl
@@ -211,18 +175,28 @@ def _cmd_score(args) -> int:
     tasks = read_tasks(args.tasks)
     for t in tasks:
         validate_task(t)
+    if args.tolerance is not None and args.tolerance < 0:
+        raise CLIError("--tolerance must be non-negative")
     answers, warnings = read_answers(args.answers, {t.id: t for t in tasks})
     for w in warnings:
         print(f"stsim: warning: {w}", file=sys.stderr)
     scores = score_answers(tasks, answers, max_steps=None if args.max_steps == 0 else args.max_steps)
+    tag_outcomes(scores, args.tolerance)
     fams = summarise(scores, args.trim)
+    counts = outcome_counts(scores)
+    for fam, row in fams.items():
+        row["outcomes"] = counts[fam]
     print(format_table(fams))
+    print("\nOutcomes per item" + (f" (numeric: correct if error <= {args.tolerance})" if args.tolerance is not None
+                                   else " ('scored': numeric, see the error metrics above)") + ":")
+    print(format_outcomes(counts))
     print("\n" + LEGEND)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         write_jsonl(args.out / "scores.jsonl", scores)
         (args.out / "summary.json").write_text(json.dumps(
-            {"tasks": str(args.tasks), "answers": str(args.answers), "families": fams},
+            {"tasks": str(args.tasks), "answers": str(args.answers), "tolerance": args.tolerance,
+             "families": fams, "outcomes": counts["all"], "warnings": warnings},
             indent=2, sort_keys=True) + "\n")
         print(f"Wrote {args.out}/ (scores.jsonl, summary.json)")
     return 0
