@@ -4,6 +4,7 @@
 
     stsim list                                  suites and families
     stsim run SUITE [--solver S] [--n N] [--seed S] [--out DIR] [--data DIR]
+              [--base-url URL] [--mode da|ci]     (--solver openai:MODEL | code:PATH | baseline)
     stsim generate SUITE [--n N] [--seed S] [-o FILE]
     stsim score TASKS ANSWERS [--out DIR] [--tolerance X]
     stsim audit TASKS
@@ -54,6 +55,20 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--trim", type=float, default=0.10, help="trim fraction each side (default 0.10)")
     r.add_argument("--workers", type=int, default=1, help="solver processes (default 1)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    m = r.add_argument_group("live models (--solver openai:MODEL)")
+    m.add_argument("--base-url", default=None, metavar="URL",
+                   help="OpenAI-compatible endpoint root (default https://api.openai.com/v1)")
+    m.add_argument("--mode", choices=("da", "ci"), default="da",
+                   help="direct answer or code interpreter (STARK Table 5; default da)")
+    m.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+                   help="environment variable holding the API key (default OPENAI_API_KEY)")
+    m.add_argument("--temperature", type=float, default=0.0)
+    m.add_argument("--model-seed", type=int, default=0, help="sampling seed sent to the endpoint")
+    m.add_argument("--max-tokens", type=int, default=None)
+    m.add_argument("--request-timeout", type=float, default=120.0, metavar="S")
+    m.add_argument("--max-turns", type=int, default=5, help="model replies per answer in CI mode")
+    m.add_argument("--cache", type=Path, default=None, metavar="FILE",
+                   help="response cache JSONL (default OUT/llm_cache.jsonl); rerun to resume")
 
     g = sub.add_parser("generate", help="write a suite's tasks as JSONL")
     g.add_argument("suite")
@@ -138,8 +153,13 @@ def _cmd_run(args) -> int:
     max_steps = None if args.max_steps == 0 else args.max_steps
     if args.n is not None and args.n < 1:
         raise CLIError("--n must be at least 1")
+    options = {"base_url": args.base_url, "mode": args.mode, "api_key_env": args.api_key_env,
+               "temperature": args.temperature, "seed": args.model_seed, "max_tokens": args.max_tokens,
+               "timeout_s": args.request_timeout, "max_turns": args.max_turns, "cache": args.cache,
+               "concurrency": max(1, args.workers)}
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
-                  max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet)
+                  max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet,
+                  solver_options=options)
     print(f"suite {summary['suite']}  solver {summary['solver']}  seed {summary['seed']}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
     print(format_table(summary["families"]))

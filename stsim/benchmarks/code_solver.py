@@ -166,7 +166,7 @@ class CodeSolver:
         return answers_from_result(task, self.run_program(task, source), self.name)
 
 
-def _code_factory(arg: str | None) -> CodeSolver:
+def _code_factory(arg: str | None, **_options) -> CodeSolver:
     if not arg:
         raise SolverError("--solver code:PATH needs a .py file, a folder of programs or a .jsonl file")
     return CodeSolver(arg)

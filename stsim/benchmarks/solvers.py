@@ -22,6 +22,9 @@ class SolverError(ValueError):
 
 
 class Solver(Protocol):
+    """``name`` and ``solve``; a solver whose work is waiting on a network sets ``threaded =
+    True`` so the runner solves tasks in threads rather than processes."""
+
     name: str
 
     def solve(self, task: Task) -> list[Answer]: ...
@@ -53,14 +56,17 @@ class BaselineSolver:
 SOLVERS: dict[str, Callable[[str | None], Solver]] = {}
 
 
-def register_solver(name: str, factory: Callable[[str | None], Solver]) -> None:
-    """Register ``factory(arg)`` under ``name``; ``--solver name:arg`` passes ``arg``."""
+def register_solver(name: str, factory: Callable[..., Solver]) -> None:
+    """Register ``factory(arg, **options)`` under ``name``; ``--solver name:arg`` passes ``arg``.
+
+    ``options`` are run-level settings (e.g. ``out_dir``, ``max_steps``, ``base_url``); a
+    factory takes the ones it understands and ignores the rest."""
     if name in SOLVERS:
         raise ValueError(f"solver {name!r} registered twice")
     SOLVERS[name] = factory
 
 
-def _baseline_factory(arg: str | None) -> Solver:
+def _baseline_factory(arg: str | None, **_options) -> Solver:
     from ..baselines import ALTERNATIVES
     if arg is not None and not any(arg in alts for alts in ALTERNATIVES.values()):
         known = sorted({k for alts in ALTERNATIVES.values() for k in alts})
@@ -73,11 +79,11 @@ register_solver("baseline", _baseline_factory)
 
 def load_builtin_solvers() -> None:
     """Register the solvers that live in their own modules (``code:``, ``openai:``)."""
-    from . import code_solver  # noqa: F401 - imported for registration
+    from . import code_solver, openai_solver  # noqa: F401 - imported for registration
 
 
-def get_solver(spec: str) -> Solver:
-    """Build the solver named by ``spec`` (``name`` or ``name:arg``).
+def get_solver(spec: str, options: dict | None = None) -> Solver:
+    """Build the solver named by ``spec`` (``name`` or ``name:arg``) with run-level ``options``.
 
     Raises:
         SolverError: unknown name, listing the known ones.
@@ -86,4 +92,4 @@ def get_solver(spec: str) -> Solver:
     name, _, arg = spec.partition(":")
     if name not in SOLVERS:
         raise SolverError(f"unknown solver {spec!r}; known: {', '.join(sorted(SOLVERS))}")
-    return SOLVERS[name](arg or None)
+    return SOLVERS[name](arg or None, **(options or {}))
