@@ -4,8 +4,8 @@
   and ``max_tokens``; the API key is read from an environment variable (default
   ``OPENAI_API_KEY``) and sent as ``Authorization: Bearer``; no key, no header.
 * Bounded concurrency (a semaphore shared by all threads using the client).
-* Retries with exponential backoff (``backoff_s * 2**attempt``, capped, ``Retry-After``
-  honoured) on HTTP 429, 5xx, time-outs, connection errors and malformed bodies; other 4xx
+* Retries with exponential backoff (``backoff_s * 2**attempt``, capped; a ``Retry-After``
+  header wins) on HTTP 429, 5xx, time-outs, connection errors and malformed bodies; other 4xx
   fail at once.  Each attempt has its own time-out.
 * A response cache keyed by SHA-256 of (model, temperature, seed, max_tokens, messages),
   stored as JSONL and appended the moment a response arrives, so an interrupted run resumes
@@ -165,13 +165,11 @@ class ChatClient:
 
     # -- internals ------------------------------------------------------------------------
     def _delay(self, attempt: int, retry_after: float | None) -> float:
-        """Backoff before retry ``attempt`` (1-based): doubling from ``backoff_s``, at least the
-        server's ``Retry-After``, at most ``max_backoff_s``."""
+        """Backoff before retry ``attempt`` (1-based): the server's ``Retry-After`` when it sent
+        one, else doubling from ``backoff_s``; at most ``max_backoff_s``."""
         cfg = self.config
-        d = cfg.backoff_s * 2 ** (attempt - 1)
-        if retry_after is not None:
-            d = max(d, retry_after)
-        return min(cfg.max_backoff_s, d)
+        d = retry_after if retry_after is not None else cfg.backoff_s * 2 ** (attempt - 1)
+        return min(cfg.max_backoff_s, max(0.0, d))
 
     def _log(self, record: dict[str, Any]) -> None:
         if self._trans_w is None:
