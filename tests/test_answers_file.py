@@ -8,7 +8,7 @@ import pytest
 from stsim.benchmarks.answers_file import OUTCOMES, outcome_counts, read_answers, tag_outcomes
 from stsim.benchmarks.scoring import score_answers
 from stsim.cli import main
-from stsim.records import RecordError, Step, Task, write_jsonl
+from stsim.records import RecordError, Task, write_jsonl
 
 # (format, gold, spec, right answer text, wrong answer text, unreadable text)
 CASES = [

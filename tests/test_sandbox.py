@@ -31,9 +31,13 @@ def _sandbox_processes() -> list[int]:
     return found
 
 
-@pytest.fixture(scope="module")
-def sb():
-    with Sandbox(LIMITS) as s:
+ISOLATIONS = ["bwrap", "process"] if bwrap_available() else ["process"]
+
+
+@pytest.fixture(scope="module", params=ISOLATIONS)
+def sb(request):
+    """Guarded sandbox, at every isolation level this machine offers."""
+    with Sandbox(LIMITS, isolation=request.param) as s:
         yield s
 
 
@@ -83,7 +87,7 @@ def test_hostile_program_guarded(sb, name, source, status, needle):
     assert r.status == status, (r.status, r.detail, r.stderr[-300:])
     assert needle in (r.detail or ""), r.detail
     assert r.value is None
-    assert r.isolation.startswith(sb.isolation)
+    assert r.isolation.split("+")[0] == sb.isolation
     assert r.wall_s < LIMITS.wall_s + 1.0
 
 
@@ -156,7 +160,7 @@ def test_100_mb_of_stdout_is_truncated_and_reported(sb):
 
 
 def test_open_file_limit(raw):
-    r = raw.run(prog("fs = [open(f'/tmp/f{i}', 'w') for i in range(1000)]"))
+    r = raw.run(prog("fs = [open(f'f{i}', 'w') for i in range(1000)]"))
     assert r.status == "crashed" and "Too many open files" in r.detail
 
 

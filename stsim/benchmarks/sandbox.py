@@ -241,9 +241,10 @@ class _Worker:
                 (self.cgroup / "pids.max").write_text(str(sb.limits.processes + 4))
                 procs = str(self.cgroup / "cgroup.procs")
 
-                def preexec() -> None:
+                def join_cgroup() -> None:  # runs in the child before exec: its tree stays inside
                     with open(procs, "w") as fh:
                         fh.write(str(os.getpid()))
+                preexec = join_cgroup
             except OSError:
                 self.cgroup = None
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
