@@ -8,6 +8,7 @@
     stsim generate SUITE [--n N] [--seed S] [-o FILE]
     stsim score TASKS ANSWERS [--out DIR] [--tolerance X]
     stsim audit TASKS
+    stsim compare RUN_A RUN_B [--trim 0.25]
     stsim sandbox run FILE.py [--timeout S] [--memory MB] [--args JSON_FILE]
 
 Exit codes: 0 success; 1 the audit found violations; 2 bad input (message on stderr, no
@@ -90,6 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("tasks", type=Path)
     a.add_argument("--limit", type=int, default=50, help="violations to print (default 50)")
 
+    c = sub.add_parser("compare", help="per-family relative change in trimmed RMSE of run B against run A")
+    c.add_argument("run_a", type=Path, help="run folder (or scores.jsonl), e.g. direct answer")
+    c.add_argument("run_b", type=Path, help="run folder (or scores.jsonl), e.g. code interpreter")
+    c.add_argument("--trim", type=float, default=0.25, help="fraction trimmed each side (STARK §4.4: 0.25)")
+    c.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
     sb = sub.add_parser("sandbox", help="run a model-written solver() program in the sandbox")
     sbs = sb.add_subparsers(dest="sandbox_command", metavar="ACTION")
     sbs.required = True
@@ -102,6 +109,21 @@ def build_parser() -> argparse.ArgumentParser:
                     help='call arguments: {"inputs": ...} or {"readings", "coordinate", "timestamp"}')
     sr.add_argument("--isolation", choices=("auto", "bwrap", "process"), default="auto")
     return ap
+
+
+def _cmd_compare(args) -> int:
+    from .benchmarks.compare import compare_runs, format_comparison
+    if not 0 <= args.trim < 0.5:
+        raise CLIError(f"--trim must be in [0, 0.5), got {args.trim}")
+    rows = compare_runs(args.run_a, args.run_b, args.trim)
+    if args.json:
+        print(json.dumps(rows, indent=2, sort_keys=True))
+    else:
+        print(f"A = {args.run_a}\nB = {args.run_b}\n")
+        print(format_comparison(rows))
+        print(f"\nchange = (trim.RMSE B - trim.RMSE A) / trim.RMSE A, {args.trim:.0%} trimmed each side "
+              "(STARK §4.4); negative: B is better.")
+    return 0
 
 
 def _cmd_sandbox(args) -> int:
@@ -244,7 +266,7 @@ def _cmd_audit(args) -> int:
 
 
 COMMANDS = {"list": _cmd_list, "run": _cmd_run, "generate": _cmd_generate, "score": _cmd_score,
-            "audit": _cmd_audit, "sandbox": _cmd_sandbox}
+            "audit": _cmd_audit, "sandbox": _cmd_sandbox, "compare": _cmd_compare}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
