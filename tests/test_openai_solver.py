@@ -137,6 +137,30 @@ def test_ci_mode_runs_code_in_the_sandbox_and_feeds_output_back(tmp_path):
     assert extract_code("no code here") is None
 
 
+def test_ci_suite_end_to_end_through_the_cli(tmp_path):
+    """A CI-mode model that always computes in code: reply 1 sends a program returning the gold,
+    reply 2 repeats what the sandbox reported.  Every item must come back exact."""
+    tasks = list(get_suite("quickstart").tasks(n=1, seed=0))
+    oracle = _oracle(tasks)
+
+    def script(body, n):
+        last = body["messages"][-1]["content"]
+        if "solver() returned: " in last:
+            return 200, "[RESULTS_START] " + last.split("solver() returned: ")[1].strip() + " [RESULTS_END]"
+        body = dict(body, messages=[m for m in body["messages"] if m["role"] == "user"
+                                    and not m["content"].startswith("Printed") and "solver()" not in m["content"]])
+        gold = oracle(body).split("[RESULTS_START]")[1].split("[RESULTS_END]")[0].strip()
+        return 200, f"```python\nimport numpy as np\ndef solver():\n    print('ok')\n    return np.array({gold})\n```"
+    out = tmp_path / "ci"
+    with FakeChatServer(script) as srv:
+        assert main(["run", "quickstart", "--n", "1", "--solver", "openai:fake-ci", "--mode", "ci",
+                     "--base-url", srv.url, "--out", str(out), "--quiet", "--workers", "2", "--max-steps", "1"]) == 0
+        assert all(b["messages"][0]["content"] == SYSTEM_CI for b in srv.requests)
+    summary = json.loads((out / "summary.json").read_text())
+    for fam, row in summary["families"].items():
+        assert row["failures"] == 0 and row["rmse"] < 1e-9, (fam, row)
+
+
 def test_killed_run_resumes_without_resending(tmp_path):
     tasks = list(get_suite("quickstart").tasks(n=1, seed=0))
     reply = _oracle(tasks)
