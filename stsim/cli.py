@@ -11,7 +11,8 @@
     stsim compare RUN_A RUN_B [--trim 0.25]
     stsim sandbox run FILE.py [--timeout S] [--memory MB] [--args JSON_FILE]
 
-Exit codes: 0 success; 1 the audit found violations; 2 bad input (message on stderr, no
+Exit codes: 0 success (``sandbox run``: whatever the program did; its status is in the JSON);
+1 the audit found violations; 2 bad input (message on stderr, no
 traceback); 130 interrupted (files written so far are kept).
 """
 from __future__ import annotations

@@ -100,6 +100,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     summary: dict[str, Any] = {"suite": suite_name, "seed": seed, "solver": solver_spec,
                                "n_per_family": n, "max_steps": steps, "trim": trim,
                                "stsim_version": __version__, "data": None if data is None else str(data)}
+    if solver_options:
+        summary["solver_options"] = {k: str(v) if isinstance(v, Path) else v for k, v in solver_options.items()}
     n_tasks = 0
     interrupted = False
     started = time.perf_counter()
