@@ -179,7 +179,7 @@ def _cmd_run(args) -> int:
     options = {"base_url": args.base_url, "mode": args.mode, "api_key_env": args.api_key_env,
                "temperature": args.temperature, "seed": args.model_seed, "max_tokens": args.max_tokens,
                "timeout_s": args.request_timeout, "max_turns": args.max_turns, "cache": args.cache,
-               "concurrency": max(1, args.workers)}
+               "concurrency": max(1, args.workers)} if args.solver.startswith("openai") else None
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet,
                   solver_options=options)
