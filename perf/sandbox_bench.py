@@ -1,7 +1,10 @@
 """Sandbox throughput: sandboxed runs per second of a trivial numpy solver, and the median
 overhead per run against a plain ``python -c`` subprocess doing the same work, in one run.
 
-    python perf/sandbox_bench.py [--runs N] [--warm W] [--isolation auto|bwrap|process]
+    python perf/sandbox_bench.py [--runs N] [--warm W] [--parallel P] [--reuse]
+                                 [--isolation auto|bwrap|process]
+
+``--reuse``: zygote sandboxes (one pre-imported interpreter per sandbox forks a child per job).
 
 Issue 5 target: at least 10 sandboxed runs per second on 2 cores.
 """
@@ -26,6 +29,7 @@ def main() -> None:
     ap.add_argument("--warm", type=int, default=2, help="interpreters started ahead (default 2)")
     ap.add_argument("--isolation", default="auto")
     ap.add_argument("--parallel", type=int, default=1, help="threads submitting runs (default 1)")
+    ap.add_argument("--reuse", action="store_true", help="zygote sandboxes (fork per job)")
     a = ap.parse_args()
     load = os.getloadavg()[0]
 
@@ -37,7 +41,7 @@ def main() -> None:
         plain.append(time.perf_counter() - s)
     plain_total = time.perf_counter() - t0
 
-    with Sandbox(Limits(wall_s=30), isolation=a.isolation, warm=a.warm) as sb:
+    with Sandbox(Limits(wall_s=30), isolation=a.isolation, warm=a.warm, reuse=a.reuse) as sb:
         sb.run(PROGRAM)  # start-up of the pool is not counted
         walls, statuses, isos = [], set(), set()
 

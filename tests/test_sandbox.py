@@ -19,32 +19,52 @@ LIMITS = Limits(wall_s=3.0, cpu_s=1.0, memory_mb=512, output_bytes=4096, process
 
 
 def _sandbox_processes() -> list[int]:
-    """Host pids running the sandbox harness (bwrap or process mode)."""
+    """Host pids running the sandbox harness (bwrap or process mode), zygotes excluded."""
     found = []
     for d in glob.glob("/proc/[0-9]*"):
         try:
             cmd = Path(d, "cmdline").read_bytes()
         except OSError:
             continue
-        if b"stsim-sandbox/harness.py" in cmd or b"sandbox_harness.py" in cmd:
+        if (b"stsim-sandbox/harness.py" in cmd or b"sandbox_harness.py" in cmd) and b"--serve" not in cmd:
             found.append(int(d.rsplit("/", 1)[1]))
     return found
 
 
+def _zygote_processes(sandbox) -> int:
+    """Processes inside a sandbox's zygotes (their pids cgroups; -1 if there are none to see)."""
+    groups = [w.cgroup for w in list(sandbox._zygotes.queue) if w.cgroup is not None]
+    return sum(len((g / "cgroup.procs").read_text().split()) for g in groups) if groups else -1
+
+
+@pytest.fixture(scope="module", autouse=True)
+def host_unaffected():
+    """Set up first, torn down last: after every sandbox of this module is closed, nothing the
+    programs did is left on the host (processes, files, temporary folders, cgroups)."""
+    yield
+    assert not HOME_TARGET.exists()
+    assert _sandbox_processes() == []
+    assert glob.glob(os.path.join(tempfile.gettempdir(), "stsim-sandbox-*")) == []
+    assert glob.glob("/sys/fs/cgroup/pids/stsim-*") == []
+
+
 ISOLATIONS = ["bwrap", "process"] if bwrap_available() else ["process"]
+#: (isolation, reuse): fresh bubblewrap sandbox per run, bubblewrap zygote, plain process
+MODES = ([("bwrap", False), ("bwrap", True)] if bwrap_available() else []) + [("process", False)]
 
 
-@pytest.fixture(scope="module", params=ISOLATIONS)
+@pytest.fixture(scope="module", params=MODES, ids=lambda m: m[0] + ("-zygote" if m[1] else ""))
 def sb(request):
     """Guarded sandbox, at every isolation level this machine offers."""
-    with Sandbox(LIMITS, isolation=request.param) as s:
+    with Sandbox(LIMITS, isolation=request.param[0], reuse=request.param[1]) as s:
         yield s
 
 
-@pytest.fixture(scope="module")
-def raw():
+@pytest.fixture(scope="module", params=[False, True] if bwrap_available() else [False],
+                ids=lambda r: "zygote" if r else "fresh")
+def raw(request):
     """No guard: only the isolation and the resource limits stand between program and host."""
-    with Sandbox(LIMITS, guard=False) as s:
+    with Sandbox(LIMITS, guard=False, reuse=request.param) as s:
         yield s
 
 
@@ -87,7 +107,7 @@ def test_hostile_program_guarded(sb, name, source, status, needle):
     assert r.status == status, (r.status, r.detail, r.stderr[-300:])
     assert needle in (r.detail or ""), r.detail
     assert r.value is None
-    assert r.isolation.split("+")[0] == sb.isolation
+    assert r.isolation.split("+")[0] == sb.isolation and r.isolation.endswith("+zygote") == sb.reuse
     assert r.wall_s < LIMITS.wall_s + 1.0
 
 
@@ -128,6 +148,12 @@ def test_subprocess_sees_only_the_sandbox(raw):
     assert "Traceback" not in r.stderr
 
 
+def test_files_do_not_survive_into_the_next_run(raw):
+    assert raw.run(prog("open('note', 'w').write('secret')\nreturn 1")).status == "ok"
+    r = raw.run(prog("return len(open('note').read())"))
+    assert r.status == "crashed" and "No such file" in r.detail
+
+
 def test_fork_bomb_is_bounded(raw):
     if "pids-cgroup" not in Sandbox(LIMITS, guard=False, warm=0).run(prog("return 1")).isolation \
             and os.geteuid() == 0:
@@ -140,9 +166,11 @@ def test_fork_bomb_is_bounded(raw):
 
 
 def test_child_outliving_parent_is_killed(raw):
+    before = _zygote_processes(raw)
     r = raw.run("import os\n" + prog("if os.fork() == 0:\n    while True:\n        pass\nreturn [1.0, 2.0]"))
     assert r.status == "ok" and r.value == [1.0, 2.0]
     assert _sandbox_processes() == []
+    assert _zygote_processes(raw) == before  # a zygote kills a job's leftovers before the next job
 
 
 def test_sigterm_ignoring_sleeper_is_killed(raw):
@@ -185,14 +213,6 @@ def test_ok_value_numpy_and_tracking_form(sb):
         with Sandbox(Limits(wall_s=60, cpu_s=60), isolation=sb.isolation) as slow:
             r = slow.run("import scipy.optimize, shapely, filterpy.kalman\n" + prog("return 1.0"))
         assert r.status == "ok", r.detail
-
-
-def test_host_unaffected_after_the_suite():
-    # runs last in this module: nothing left behind by any of the programs above
-    assert not HOME_TARGET.exists()
-    assert _sandbox_processes() == []
-    assert glob.glob(os.path.join(tempfile.gettempdir(), "stsim-sandbox-*")) == []
-    assert glob.glob("/sys/fs/cgroup/pids/stsim-*") == []
 
 
 def test_cli_sandbox_run_prints_one_json_object(tmp_path, capsys):

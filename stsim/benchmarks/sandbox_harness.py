@@ -183,16 +183,8 @@ def _outcome(job):
         return "bad_shape", None, str(exc)
 
 
-def main():
-    for p in filter(None, sys.argv[2].split(os.pathsep) if len(sys.argv) > 2 else []):
-        sys.path.insert(0, p)
-    for name in filter(None, sys.argv[1].split(",") if len(sys.argv) > 1 else []):
-        try:
-            __import__(name)
-        except ImportError:
-            pass
-    job = json.loads(sys.stdin.readline())
-    sys.stdin.close()
+def run_job(job):
+    """Run one job in this process (limits, guard, solver) and write its result; never returns."""
     workdir = job["workdir"]
     os.chdir(workdir)
     _set_limits(job["limits"])
@@ -218,6 +210,94 @@ def main():
     os.write(fd, res.encode())
     os.close(fd)
     os._exit(0)
+
+
+def _recv_exact(sock, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise EOFError
+        buf += chunk
+    return buf
+
+
+def _kill_others():
+    """SIGKILL every process of this PID namespace but PID 1 and this one, and wait (up to 2 s)
+    until PID 1 has reaped them all."""
+    import time
+    me = os.getpid()
+    for _ in range(200):
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
+        if not others:
+            return
+        time.sleep(0.01)
+
+
+def serve(sock_fd):
+    """Zygote mode: for each job received on the socket (8-byte length, JSON, and the job's
+    stdout and stderr pipe ends as SCM_RIGHTS), fork a child that runs it, wait for it, kill
+    every other process in the sandbox (``kill(-1)`` spares only this process and PID 1), empty
+    the work directory, and answer ``{"rc": exit status}``."""
+    import shutil
+    import socket
+    if os.getpid() != 2:  # kill(-1) below is only safe as the first process of a private PID namespace
+        sys.exit("stsim sandbox: --serve needs a private PID namespace (bubblewrap)")
+    sock = socket.socket(fileno=sock_fd)
+    while True:
+        try:
+            head, fds, _, _ = socket.recv_fds(sock, 8, 2)
+            if len(head) < 8:
+                head += _recv_exact(sock, 8 - len(head))
+            job = json.loads(_recv_exact(sock, int.from_bytes(head, "big")))
+        except (EOFError, OSError, ValueError):
+            os._exit(0)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            sock.close()
+            os.dup2(fds[0], 1)
+            os.dup2(fds[1], 2)
+            for fd in fds:
+                os.close(fd)
+            try:
+                run_job(job)
+            finally:
+                os._exit(70)
+        for fd in fds:
+            os.close(fd)
+        _, status = os.waitpid(pid, 0)
+        rc = os.waitstatus_to_exitcode(status)
+        _kill_others()
+        workdir = job["workdir"]
+        for name in os.listdir(workdir):
+            if name != RESULT_NAME:
+                p = os.path.join(workdir, name)
+                try:
+                    shutil.rmtree(p) if os.path.isdir(p) and not os.path.islink(p) else os.unlink(p)
+                except OSError:
+                    pass
+        sock.sendall(json.dumps({"rc": rc}).encode() + b"\n")
+
+
+def main():
+    for p in filter(None, sys.argv[2].split(os.pathsep) if len(sys.argv) > 2 else []):
+        sys.path.insert(0, p)
+    for name in filter(None, sys.argv[1].split(",") if len(sys.argv) > 1 else []):
+        try:
+            __import__(name)
+        except ImportError:
+            pass
+    if len(sys.argv) > 4 and sys.argv[3] == "--serve":
+        serve(int(sys.argv[4]))
+    job = json.loads(sys.stdin.readline())
+    sys.stdin.close()
+    run_job(job)
 
 
 if __name__ == "__main__":
