@@ -224,3 +224,13 @@ def test_cli_sandbox_run_prints_one_json_object(tmp_path, capsys):
     assert out["status"] == "timeout" and out["value"] is None
     assert main(["sandbox", "run", str(tmp_path / "missing.py")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_a_job_cannot_tamper_with_its_zygote(raw):
+    if not raw.reuse:
+        pytest.skip("only zygote sandboxes outlive a job")
+    r = raw.run("import os\n" + prog("open(f'/proc/{os.getppid()}/mem', 'rb').read(1)\nreturn 1"))
+    assert r.status == "forbidden" and "Permission denied" in r.detail
+    r = raw.run("import os, signal\n" + prog("os.kill(-1, signal.SIGKILL)\nreturn 1"))
+    assert r.status in ("ok", "crashed")  # killing the zygote only costs this sandbox ...
+    assert raw.run(prog("return 3")).value == 3  # ... a fresh one takes its place

@@ -247,6 +247,8 @@ def serve(sock_fd):
     import socket
     if os.getpid() != 2:  # kill(-1) below is only safe as the first process of a private PID namespace
         sys.exit("stsim sandbox: --serve needs a private PID namespace (bubblewrap)")
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: jobs cannot ptrace the zygote
     sock = socket.socket(fileno=sock_fd)
     while True:
         try:
