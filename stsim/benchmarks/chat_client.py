@@ -23,7 +23,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +118,6 @@ class ChatClient:
             self._cache_w = JsonlWriter(p, mode="a")
         if transcript_path is not None:
             self._trans_w = JsonlWriter(transcript_path, mode="a")
-        self.requests_sent = 0
 
     # -- public -------------------------------------------------------------------------
     def complete(self, messages: list[dict[str, str]]) -> ChatReply:
@@ -181,7 +180,6 @@ class ChatClient:
     def _post(self, body: dict[str, Any]) -> tuple[int | None, Any, str | None, float | None]:
         """One HTTP attempt: (status, parsed JSON or None, error text or None, Retry-After s)."""
         cfg = self.config
-        self.requests_sent += 1
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(cfg.api_key_env)
         if key:
@@ -221,7 +219,3 @@ def _parse_completion(payload: Any) -> tuple[str | None, dict[str, Any], str | N
     usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
     return text, usage, None
 
-
-def config_dict(config: ChatConfig) -> dict[str, Any]:
-    """The configuration as a plain dict (for summaries)."""
-    return asdict(config)
