@@ -4,7 +4,8 @@
 POST to ``/v1/chat/completions`` it calls ``script(body, n)`` (``n``: 0-based count of requests
 so far) which returns ``(status, reply)``: ``reply`` is the assistant text for status 200, or
 raw bytes sent as the body (e.g. malformed JSON), and may be wrapped as ``Slow(seconds, reply)``
-to delay the answer.  Every request body is kept in ``requests``.
+to delay the answer.  Every request body is kept in ``requests``; ``max_in_flight`` is the
+largest number of requests being answered at once.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ class FakeChatServer:
         self.script = script
         self.requests: list[dict] = []
         self.lock = threading.Lock()
+        self.in_flight = self.max_in_flight = 0
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -44,10 +46,14 @@ class FakeChatServer:
                 with outer.lock:
                     n = len(outer.requests)
                     outer.requests.append(body)
+                    outer.in_flight += 1
+                    outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
                 status, reply = outer.script(body, n)
                 if isinstance(reply, Slow):
                     time.sleep(reply.seconds)
                     reply = reply.reply
+                with outer.lock:
+                    outer.in_flight -= 1
                 data = completion(reply) if status == 200 and isinstance(reply, str) else (
                     reply if isinstance(reply, bytes) else json.dumps({"error": {"message": str(reply)}}).encode())
                 try:

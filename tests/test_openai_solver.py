@@ -62,6 +62,16 @@ def test_non_retryable_status_and_exhausted_retries(tmp_path):
         assert len(srv.requests) == 3
 
 
+def test_concurrency_is_bounded():
+    from concurrent.futures import ThreadPoolExecutor
+    with FakeChatServer(lambda body, n: (200, Slow(0.2, "ok"))) as srv:
+        c = ChatClient(ChatConfig("m", srv.url, concurrency=2))
+        with ThreadPoolExecutor(6) as pool:
+            texts = list(pool.map(lambda i: c.complete([{"role": "user", "content": str(i)}]).text, range(6)))
+        assert texts == ["ok"] * 6 and len(srv.requests) == 6
+        assert srv.max_in_flight == 2
+
+
 def _oracle(tasks):
     """Reply with each item's gold (what a perfect model would say), found from the conversation."""
     by_prompt = {t.prompt: t for t in tasks}
