@@ -57,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--trim", type=float, default=0.10, help="trim fraction each side (default 0.10)")
     r.add_argument("--workers", type=int, default=1, help="solver processes (default 1)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--sandbox", choices=("fresh", "zygote"), default="fresh",
+                   help="for code: and openai --mode ci: a fresh sandbox per program (default), or "
+                        "reused pre-imported zygote sandboxes (much faster; jobs share a sandbox one "
+                        "after another, with every leftover process killed and /tmp emptied in between)")
     m = r.add_argument_group("live models (--solver openai:MODEL)")
     m.add_argument("--base-url", default=None, metavar="URL",
                    help="OpenAI-compatible endpoint root (default https://api.openai.com/v1)")
@@ -176,13 +180,17 @@ def _cmd_run(args) -> int:
     max_steps = None if args.max_steps == 0 else args.max_steps
     if args.n is not None and args.n < 1:
         raise CLIError("--n must be at least 1")
-    options = {"base_url": args.base_url, "mode": args.mode, "api_key_env": args.api_key_env,
-               "temperature": args.temperature, "seed": args.model_seed, "max_tokens": args.max_tokens,
-               "timeout_s": args.request_timeout, "max_turns": args.max_turns, "cache": args.cache,
-               "concurrency": max(1, args.workers)} if args.solver.startswith("openai") else None
+    options: dict = {}
+    if args.solver.startswith("openai"):
+        options.update(base_url=args.base_url, mode=args.mode, api_key_env=args.api_key_env,
+                       temperature=args.temperature, seed=args.model_seed, max_tokens=args.max_tokens,
+                       timeout_s=args.request_timeout, max_turns=args.max_turns, cache=args.cache,
+                       concurrency=max(1, args.workers))
+    if args.solver.startswith(("openai", "code")):
+        options["sandbox_reuse"] = args.sandbox == "zygote"
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet,
-                  solver_options=options)
+                  solver_options=options or None)
     print(f"suite {summary['suite']}  solver {summary['solver']}  seed {summary['seed']}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
     print(format_table(summary["families"]))

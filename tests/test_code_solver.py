@@ -64,7 +64,8 @@ def test_single_program_for_every_task_and_cli(tmp_path, capsys):
                     "    c = np.mean(np.asarray(inputs['sensors'], float), axis=0)\n"
                     "    return c\n")
     out = tmp_path / "run"
-    assert main(["run", "quickstart", "--n", "1", "--solver", f"code:{prog}", "--out", str(out), "--quiet"]) == 0
+    assert main(["run", "quickstart", "--n", "1", "--solver", f"code:{prog}", "--out", str(out), "--quiet",
+                 "--sandbox", "zygote"]) == 0
     answers = [json.loads(l) for l in (out / "answers.jsonl").read_text().splitlines()]
     tasks = {t["id"]: t for t in map(json.loads, (out / "tasks.jsonl").read_text().splitlines())}
     loc = [a for a in answers if tasks[a["task_id"]]["family"] == "stark.localization.range"][0]

@@ -164,7 +164,8 @@ def test_ci_suite_end_to_end_through_the_cli(tmp_path):
     out = tmp_path / "ci"
     with FakeChatServer(script) as srv:
         assert main(["run", "quickstart", "--n", "1", "--solver", "openai:fake-ci", "--mode", "ci",
-                     "--base-url", srv.url, "--out", str(out), "--quiet", "--workers", "2", "--max-steps", "1"]) == 0
+                     "--base-url", srv.url, "--out", str(out), "--quiet", "--workers", "2", "--max-steps", "1",
+                     "--sandbox", "zygote"]) == 0
         assert all(b["messages"][0]["content"] == SYSTEM_CI for b in srv.requests)
     summary = json.loads((out / "summary.json").read_text())
     for fam, row in summary["families"].items():

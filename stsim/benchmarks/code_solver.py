@@ -166,10 +166,10 @@ class CodeSolver:
         return answers_from_result(task, self.run_program(task, source), self.name)
 
 
-def _code_factory(arg: str | None, **_options) -> CodeSolver:
+def _code_factory(arg: str | None, *, sandbox_reuse: bool = False, **_options) -> CodeSolver:
     if not arg:
         raise SolverError("--solver code:PATH needs a .py file, a folder of programs or a .jsonl file")
-    return CodeSolver(arg)
+    return CodeSolver(arg, reuse=sandbox_reuse)
 
 
 register_solver("code", _code_factory)

@@ -151,7 +151,7 @@ def _openai_factory(arg: str | None, *, base_url: str | None = None, mode: str =
                     temperature: float | None = 0.0, seed: int | None = 0, max_tokens: int | None = None,
                     timeout_s: float = 120.0, max_retries: int = 5, concurrency: int = 4,
                     api_key_env: str = "OPENAI_API_KEY", max_steps: int | None = 10,
-                    max_turns: int = 5, **_: Any) -> OpenAISolver:
+                    max_turns: int = 5, sandbox_reuse: bool = False, **_: Any) -> OpenAISolver:
     if not arg:
         raise SolverError("--solver openai:MODEL needs a model name")
     cfg = ChatConfig(model=arg, base_url=base_url or ChatConfig.base_url, api_key_env=api_key_env,
@@ -160,8 +160,9 @@ def _openai_factory(arg: str | None, *, base_url: str | None = None, mode: str =
     out = Path(out_dir) if out_dir is not None else None
     cache_path = Path(cache) if cache is not None else (out / "llm_cache.jsonl" if out else None)
     transcript = out / "transcript.jsonl" if out else None
+    sandbox = Sandbox(Limits(), reuse=True, warm=max(1, concurrency)) if sandbox_reuse and mode == "ci" else None
     return OpenAISolver(ChatClient(cfg, cache_path, transcript), mode=mode, max_turns=max_turns,
-                        max_steps=max_steps)
+                        max_steps=max_steps, sandbox=sandbox)
 
 
 register_solver("openai", _openai_factory)

@@ -47,6 +47,7 @@ inputs) and STARK's tracking form ``solver(readings, coordinate, timestamp)``.
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import queue
@@ -480,6 +481,8 @@ class Sandbox:
         self._lock = threading.Lock()
         self.reuse = reuse and self.isolation == "bwrap"
         self._zygotes: queue.Queue[_Worker] = queue.Queue()
+        if self.reuse or self.warm:
+            atexit.register(self.close)  # long-lived interpreters: remove their folders and cgroups
         if self.reuse:
             for _ in range(max(1, self.warm)):
                 self._zygotes.put(_Worker(self, serve=True))
