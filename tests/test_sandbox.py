@@ -37,15 +37,20 @@ def _zygote_processes(sandbox) -> int:
     return sum(len((g / "cgroup.procs").read_text().split()) for g in groups) if groups else -1
 
 
+def _leftovers() -> set[str]:
+    procs = {f"pid {p}" for p in _sandbox_processes()}
+    return procs | set(glob.glob(os.path.join(tempfile.gettempdir(), "stsim-sandbox-*"))) \
+        | set(glob.glob("/sys/fs/cgroup/pids/stsim-*"))
+
+
 @pytest.fixture(scope="module", autouse=True)
 def host_unaffected():
     """Set up first, torn down last: after every sandbox of this module is closed, nothing the
     programs did is left on the host (processes, files, temporary folders, cgroups)."""
+    before = _leftovers()  # sandboxes of other test modules may still be open
     yield
     assert not HOME_TARGET.exists()
-    assert _sandbox_processes() == []
-    assert glob.glob(os.path.join(tempfile.gettempdir(), "stsim-sandbox-*")) == []
-    assert glob.glob("/sys/fs/cgroup/pids/stsim-*") == []
+    assert _leftovers() - before == set()
 
 
 ISOLATIONS = ["bwrap", "process"] if bwrap_available() else ["process"]

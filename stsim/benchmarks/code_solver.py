@@ -157,6 +157,11 @@ class CodeSolver:
         """Run one program for ``task`` (the sandboxed run, without turning it into answers)."""
         return self.sandbox.run(source, call_args(task))
 
+    def close(self) -> None:
+        """Stop the sandbox's long-lived interpreters, if any."""
+        if self._sandbox is not None:
+            self._sandbox.close()
+
     def solve(self, task: Task) -> list[Answer]:
         source = self.program_for(task)
         if source is None:

@@ -101,6 +101,12 @@ class OpenAISolver:
             self._sandbox = Sandbox(Limits())
         return self._sandbox
 
+    def close(self) -> None:
+        """Close the cache and transcript files and the sandbox."""
+        self.client.close()
+        if self._sandbox is not None:
+            self._sandbox.close()
+
     def _turn(self, messages: list[dict[str, str]]) -> str:
         """Get the final reply for the last user turn (running CI code as the model asks)."""
         for _ in range(self.max_turns if self.mode == "ci" else 1):

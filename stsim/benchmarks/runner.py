@@ -129,6 +129,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
             interrupted = True
         finally:
             bar.close()
+            if callable(getattr(solver, "close", None)):
+                solver.close()
             summary.update(n_tasks=n_tasks, interrupted=interrupted,
                            wall_s=round(time.perf_counter() - started, 3),
                            families=summarise(all_scores, trim))

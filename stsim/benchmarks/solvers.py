@@ -23,7 +23,8 @@ class SolverError(ValueError):
 
 class Solver(Protocol):
     """``name`` and ``solve``; a solver whose work is waiting on a network sets ``threaded =
-    True`` so the runner solves tasks in threads rather than processes."""
+    True`` so the runner solves tasks in threads rather than processes; a solver holding
+    resources (files, sandboxes) may define ``close()``, which the runner calls at the end."""
 
     name: str
 
