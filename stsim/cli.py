@@ -4,12 +4,16 @@
 
     stsim list                                  suites and families
     stsim run SUITE [--solver S] [--n N] [--seed S] [--out DIR] [--data DIR]
+              [--base-url URL] [--mode da|ci]     (--solver openai:MODEL | code:PATH | baseline)
     stsim generate SUITE [--n N] [--seed S] [-o FILE]
-    stsim score TASKS ANSWERS [--out DIR]
+    stsim score TASKS ANSWERS [--out DIR] [--tolerance X]
     stsim audit TASKS
     stsim calculus list | show NAME [--format json|gqr] [--out DIR]
+    stsim compare RUN_A RUN_B [--trim 0.25]
+    stsim sandbox run FILE.py [--timeout S] [--memory MB] [--args JSON_FILE]
 
-Exit codes: 0 success; 1 the audit found violations; 2 bad input (message on stderr, no
+Exit codes: 0 success (``sandbox run``: whatever the program did; its status is in the JSON);
+1 the audit found violations; 2 bad input (message on stderr, no
 traceback); 130 interrupted (files written so far are kept).
 """
 from __future__ import annotations
@@ -57,6 +61,24 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--trim", type=float, default=0.10, help="trim fraction each side (default 0.10)")
     r.add_argument("--workers", type=int, default=1, help="solver processes (default 1)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--sandbox", choices=("fresh", "zygote"), default="fresh",
+                   help="for code: and openai --mode ci: a fresh sandbox per program (default), or "
+                        "reused pre-imported zygote sandboxes (much faster; jobs share a sandbox one "
+                        "after another, with every leftover process killed and /tmp emptied in between)")
+    m = r.add_argument_group("live models (--solver openai:MODEL)")
+    m.add_argument("--base-url", default=None, metavar="URL",
+                   help="OpenAI-compatible endpoint root (default https://api.openai.com/v1)")
+    m.add_argument("--mode", choices=("da", "ci"), default="da",
+                   help="direct answer or code interpreter (STARK Table 5; default da)")
+    m.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+                   help="environment variable holding the API key (default OPENAI_API_KEY)")
+    m.add_argument("--temperature", type=float, default=0.0)
+    m.add_argument("--model-seed", type=int, default=0, help="sampling seed sent to the endpoint")
+    m.add_argument("--max-tokens", type=int, default=None)
+    m.add_argument("--request-timeout", type=float, default=120.0, metavar="S")
+    m.add_argument("--max-turns", type=int, default=5, help="model replies per answer in CI mode")
+    m.add_argument("--cache", type=Path, default=None, metavar="FILE",
+                   help="response cache JSONL (default OUT/llm_cache.jsonl); rerun to resume")
 
     g = sub.add_parser("generate", help="write a suite's tasks as JSONL")
     g.add_argument("suite")
@@ -71,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-steps", type=int, default=10, metavar="K",
                    help="tracking steps scored per task (default 10; 0 = all)")
     s.add_argument("--trim", type=float, default=0.10)
+    s.add_argument("--tolerance", type=float, default=None, metavar="X",
+                   help="numeric items count as correct when their error is at most X")
 
     c = sub.add_parser("calculus", help="list the qualitative calculi or print one's tables")
     c.add_argument("action", choices=["list", "show"])
@@ -82,12 +106,72 @@ def build_parser() -> argparse.ArgumentParser:
                        "or (relation tasks) against shapely / Allen on the printed numbers")
     a.add_argument("tasks", type=Path)
     a.add_argument("--limit", type=int, default=50, help="violations to print (default 50)")
+
+    c = sub.add_parser("compare", help="per-family relative change in trimmed RMSE of run B against run A")
+    c.add_argument("run_a", type=Path, help="run folder (or scores.jsonl), e.g. direct answer")
+    c.add_argument("run_b", type=Path, help="run folder (or scores.jsonl), e.g. code interpreter")
+    c.add_argument("--trim", type=float, default=0.25, help="fraction trimmed each side (STARK §4.4: 0.25)")
+    c.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    sb = sub.add_parser("sandbox", help="run a model-written solver() program in the sandbox")
+    sbs = sb.add_subparsers(dest="sandbox_command", metavar="ACTION")
+    sbs.required = True
+    sr = sbs.add_parser("run", help="run FILE.py's solver() once and print one JSON object")
+    sr.add_argument("file", type=Path)
+    sr.add_argument("--timeout", type=float, default=10.0, metavar="S", help="wall-time limit (default 10 s)")
+    sr.add_argument("--cpu", type=float, default=None, metavar="S", help="CPU-time limit (default: --timeout)")
+    sr.add_argument("--memory", type=int, default=1024, metavar="MB", help="memory limit (default 1024 MB)")
+    sr.add_argument("--args", type=Path, default=None, metavar="JSON_FILE",
+                    help='call arguments: {"inputs": ...} or {"readings", "coordinate", "timestamp"}')
+    sr.add_argument("--isolation", choices=("auto", "bwrap", "process"), default="auto")
     return ap
 
 
+def _cmd_compare(args) -> int:
+    from .benchmarks.compare import compare_runs, format_comparison
+    if not 0 <= args.trim < 0.5:
+        raise CLIError(f"--trim must be in [0, 0.5), got {args.trim}")
+    rows = compare_runs(args.run_a, args.run_b, args.trim)
+    if args.json:
+        print(json.dumps(rows, indent=2, sort_keys=True))
+    else:
+        print(f"A = {args.run_a}\nB = {args.run_b}\n")
+        print(format_comparison(rows))
+        print(f"\nchange = (trim.RMSE B - trim.RMSE A) / trim.RMSE A, {args.trim:.0%} trimmed each side "
+              "(STARK §4.4); negative: B is better.")
+    return 0
+
+
+def _cmd_sandbox(args) -> int:
+    from .benchmarks.sandbox import Limits, Sandbox, SandboxError
+    try:
+        source = args.file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CLIError(f"{args.file}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CLIError(f"{args.file}: cannot read ({exc})") from None
+    call = None
+    if args.args is not None:
+        try:
+            call = json.loads(args.args.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise CLIError(f"{args.args}: not a readable JSON file ({exc})") from None
+        if not isinstance(call, dict):
+            raise CLIError(f"{args.args}: expected a JSON object")
+    try:
+        limits = Limits(wall_s=args.timeout, cpu_s=args.cpu or args.timeout, memory_mb=args.memory)
+        with Sandbox(limits, isolation=args.isolation) as sandbox:
+            result = sandbox.run(source, call)
+    except (ValueError, SandboxError) as exc:
+        raise CLIError(str(exc)) from None
+    print(json.dumps(result.to_dict(), sort_keys=True))
+    return 0
+
+
 def _cmd_list(args) -> int:
-    from .benchmarks.solvers import SOLVERS
+    from .benchmarks.solvers import SOLVERS, load_builtin_solvers
     from .benchmarks.suites import all_suites
+    load_builtin_solvers()
     from .registry import FAMILIES
     import stsim.generators  # noqa: F401
     print("Suites:")
@@ -107,9 +191,17 @@ def _cmd_run(args) -> int:
     max_steps = None if args.max_steps == 0 else args.max_steps
     if args.n is not None and args.n < 1:
         raise CLIError("--n must be at least 1")
+    options: dict = {}
+    if args.solver.startswith("openai"):
+        options.update(base_url=args.base_url, mode=args.mode, api_key_env=args.api_key_env,
+                       temperature=args.temperature, seed=args.model_seed, max_tokens=args.max_tokens,
+                       timeout_s=args.request_timeout, max_turns=args.max_turns, cache=args.cache,
+                       concurrency=max(1, args.workers))
+    if args.solver.startswith(("openai", "code")):
+        options["sandbox_reuse"] = args.sandbox == "zygote"
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet,
-                  only=args.family)
+                  only=args.family, solver_options=options or None)
     print(f"suite {summary['suite']}  solver {summary['solver']}  seed {summary['seed']}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
     print(format_table(summary["families"]))
@@ -140,62 +232,33 @@ def _cmd_generate(args) -> int:
     return 0
 
 
-def read_answers(path: Path, tasks_by_id: dict) -> tuple[list, list[str]]:
-    """Read an answers JSONL: each line ``{"task_id", "step"?, "text"}`` (model text, parsed
-    by the task's rubric) or ``{"task_id", "step"?, "status", "value"}`` (typed answers, as
-    ``stsim run`` writes them).  Returns (answers, warnings)."""
-    from .answers import parse_answer
-    from .records import Answer, iter_jsonl
-    answers, warnings = [], []
-    unknown = 0
-    for lineno, obj in iter_jsonl(path):
-        where = f"{path}:{lineno}"
-        if "task_id" not in obj:
-            raise RecordError(f"{where}: missing 'task_id'")
-        task = tasks_by_id.get(obj["task_id"])
-        if task is None:
-            unknown += 1
-            continue
-        step = obj.get("step")
-        if step is not None and not isinstance(step, int):
-            raise RecordError(f"{where}: 'step' must be an integer or null")
-        if "text" in obj:
-            answers.append(parse_answer(obj["text"], task_id=task.id, step=step,
-                                        answer_format=task.answer_format,
-                                        rubric=task.meta.get("rubric", "stark"),
-                                        spec=task.meta.get("answer_spec"), solver="answers-file"))
-        elif "status" in obj:
-            try:
-                answers.append(Answer(task.id, step, obj["status"], value=obj.get("value"),
-                                      detail=obj.get("detail"), solver=obj.get("solver")))
-            except RecordError as exc:
-                raise RecordError(f"{where}: {exc}") from None
-        else:
-            raise RecordError(f"{where}: an answer needs 'text' (model reply) or 'status' and 'value'")
-    if unknown:
-        warnings.append(f"ignored {unknown} answer(s) whose task_id is not in the tasks file")
-    if not answers and not unknown:
-        warnings.append(f"{path} holds no answers: every item counts as missing")
-    return answers, warnings
-
-
 def _cmd_score(args) -> int:
-    from .benchmarks.report import format_table, legend
+    from .benchmarks.answers_file import format_outcomes, outcome_counts, read_answers, tag_outcomes
     from .benchmarks.random_guess import random_reference
+    from .benchmarks.report import format_table, legend
     from .benchmarks.scoring import run_analyses, score_answers, summarise
     from .records import read_tasks, write_jsonl
     from .registry import validate_task
     tasks = read_tasks(args.tasks)
     for t in tasks:
         validate_task(t)
+    if args.tolerance is not None and args.tolerance < 0:
+        raise CLIError("--tolerance must be non-negative")
     answers, warnings = read_answers(args.answers, {t.id: t for t in tasks})
     for w in warnings:
         print(f"stsim: warning: {w}", file=sys.stderr)
     scores = score_answers(tasks, answers, max_steps=None if args.max_steps == 0 else args.max_steps)
+    tag_outcomes(scores, args.tolerance)
     fams = summarise(scores, args.trim)
     for fam, ref in random_reference(tasks, None if args.max_steps == 0 else args.max_steps).items():
         fams.setdefault(fam, {}).update(ref)
+    counts = outcome_counts(scores)
+    for fam, row in fams.items():
+        row["outcomes"] = counts[fam]
     print(format_table(fams))
+    print("\nOutcomes per item" + (f" (numeric: correct if error <= {args.tolerance})" if args.tolerance is not None
+                                   else " ('scored': numeric, see the error metrics above)") + ":")
+    print(format_outcomes(counts))
     extra = _qstr_breakdown(tasks, answers)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -205,7 +268,8 @@ def _cmd_score(args) -> int:
     print("\n" + legend(fams))
     if args.out is not None:
         write_jsonl(args.out / "scores.jsonl", scores)
-        summary = {"tasks": str(args.tasks), "answers": str(args.answers), "families": fams, **extra}
+        summary = {"tasks": str(args.tasks), "answers": str(args.answers), "tolerance": args.tolerance,
+                   "families": fams, "outcomes": counts["all"], "warnings": warnings, **extra}
         if analyses:
             summary["analyses"] = analyses
         (args.out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
@@ -297,8 +361,8 @@ def _cmd_calculus(args) -> int:
     return 0
 
 
-COMMANDS = {"calculus": _cmd_calculus, "list": _cmd_list, "run": _cmd_run, "generate": _cmd_generate, "score": _cmd_score,
-            "audit": _cmd_audit}
+COMMANDS = {"calculus": _cmd_calculus, "list": _cmd_list, "run": _cmd_run, "generate": _cmd_generate,
+            "score": _cmd_score, "audit": _cmd_audit, "sandbox": _cmd_sandbox, "compare": _cmd_compare}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -65,7 +65,7 @@ class RandomGuess:
         return out
 
 
-def _factory(arg: str | None) -> RandomGuess:
+def _factory(arg: str | None, **_options) -> RandomGuess:
     try:
         return RandomGuess(int(arg) if arg else 0)
     except ValueError:

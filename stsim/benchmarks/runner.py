@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import time
 import traceback
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -46,22 +46,34 @@ def safe_solve(solver: Solver, task: Task) -> list[Answer]:
         return [Answer(task.id, k, "crashed", detail=detail, solver=solver.name) for k in keys]
 
 
-def _solve_chunk(args: tuple[str, Task]) -> list[Answer]:
-    spec, task = args
-    return safe_solve(get_solver(spec), task)
+def _solve_chunk(args: tuple[str, Task, dict | None]) -> list[Answer]:
+    spec, task, options = args
+    return safe_solve(get_solver(spec, options), task)
 
 
-def solve_all(tasks: Iterable[Task], solver_spec: str, workers: int = 1) -> Iterator[tuple[Task, list[Answer]]]:
-    """Yield ``(task, answers)`` in task order, solving in ``workers`` processes when > 1."""
+def solve_all(tasks: Iterable[Task], solver_spec: str, workers: int = 1,
+              options: dict | None = None, solver: Solver | None = None) -> Iterator[tuple[Task, list[Answer]]]:
+    """Yield ``(task, answers)`` in task order, solving in ``workers`` processes when > 1
+    (threads, sharing one solver, when the solver is ``threaded``).  ``solver``: an already
+    built solver for ``solver_spec`` (else built here)."""
+    if solver is None:
+        solver = get_solver(solver_spec, options)
     if workers <= 1:
-        solver = get_solver(solver_spec)
         for t in tasks:
             yield t, safe_solve(solver, t)
         return
-    get_solver(solver_spec)  # fail fast on a bad spec
+    if getattr(solver, "threaded", False):
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
+            buf = list(tasks)
+            for t, ans in zip(buf, pool.map(lambda t: safe_solve(solver, t), buf)):
+                yield t, ans
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+        return
     with ProcessPoolExecutor(max_workers=workers) as pool:
         buf = list(tasks)
-        for t, ans in zip(buf, pool.map(_solve_chunk, [(solver_spec, t) for t in buf], chunksize=4)):
+        for t, ans in zip(buf, pool.map(_solve_chunk, [(solver_spec, t, options) for t in buf], chunksize=4)):
             yield t, ans
 
 
@@ -72,20 +84,24 @@ def default_out_dir(suite: str) -> Path:
 def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None, seed: int = 0,
         out_dir: str | Path | None = None, data: str | Path | None = None,
         max_steps: int | None = -1, trim: float = 0.10, workers: int = 1,
-        progress: bool = True, only: str | None = None) -> dict[str, Any]:
+        progress: bool = True, only: str | None = None,
+        solver_options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Generate (or load), solve, score and summarise a suite; return the summary dict.
 
     Args:
         n: tasks per family (default: the suite's own counts; for data suites, all).
         max_steps: tracking steps scored per task; -1 = the suite's default (10), None = all.
         only: run only the families matching this glob pattern.
+        solver_options: run-level solver settings (e.g. ``base_url``, ``mode``); ``out_dir`` and
+            ``max_steps`` are added.
     Raises:
         SuiteError / SolverError: unknown suite or solver, or a data suite without data.
     """
     suite = get_suite(suite_name)
-    get_solver(solver_spec)
     steps = suite.max_steps if max_steps == -1 else max_steps
     out = Path(out_dir) if out_dir is not None else default_out_dir(suite_name)
+    options = {"out_dir": str(out), "max_steps": steps, **(solver_options or {})}
+    solver = get_solver(solver_spec, options)  # fails fast on a bad spec
     out.mkdir(parents=True, exist_ok=True)
     total = len(suite.task_keys(n, only)) if suite.loader is None else None
     all_scores: list[Score] = []
@@ -93,6 +109,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     summary: dict[str, Any] = {"suite": suite_name, "seed": seed, "solver": solver_spec,
                                "n_per_family": n, "families_filter": only, "max_steps": steps, "trim": trim,
                                "stsim_version": __version__, "data": None if data is None else str(data)}
+    if solver_options:
+        summary["solver_options"] = {k: str(v) if isinstance(v, Path) else v for k, v in solver_options.items()}
     n_tasks = 0
     categorical: list[Task] = []  # for the random-guess reference column
     interrupted = False
@@ -108,7 +126,7 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         bar = tqdm(total=total, desc=f"{suite_name} / {solver_spec}", unit="task",
                    disable=not progress, leave=False)
         try:
-            for task, answers in solve_all(tee(tasks), solver_spec, workers):
+            for task, answers in solve_all(tee(tasks), solver_spec, workers, options, solver):
                 for a in answers:
                     aw.write(a)
                 scores = score_answers([task], answers, max_steps=steps)
@@ -126,6 +144,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
             interrupted = True
         finally:
             bar.close()
+            if callable(getattr(solver, "close", None)):
+                solver.close()
             summary.update(n_tasks=n_tasks, interrupted=interrupted,
                            wall_s=round(time.perf_counter() - started, 3),
                            families=summarise(all_scores, trim))

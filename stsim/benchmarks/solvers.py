@@ -22,6 +22,10 @@ class SolverError(ValueError):
 
 
 class Solver(Protocol):
+    """``name`` and ``solve``; a solver whose work is waiting on a network sets ``threaded =
+    True`` so the runner solves tasks in threads rather than processes; a solver holding
+    resources (files, sandboxes) may define ``close()``, which the runner calls at the end."""
+
     name: str
 
     def solve(self, task: Task) -> list[Answer]: ...
@@ -53,14 +57,17 @@ class BaselineSolver:
 SOLVERS: dict[str, Callable[[str | None], Solver]] = {}
 
 
-def register_solver(name: str, factory: Callable[[str | None], Solver]) -> None:
-    """Register ``factory(arg)`` under ``name``; ``--solver name:arg`` passes ``arg``."""
+def register_solver(name: str, factory: Callable[..., Solver]) -> None:
+    """Register ``factory(arg, **options)`` under ``name``; ``--solver name:arg`` passes ``arg``.
+
+    ``options`` are run-level settings (e.g. ``out_dir``, ``max_steps``, ``base_url``); a
+    factory takes the ones it understands and ignores the rest."""
     if name in SOLVERS:
         raise ValueError(f"solver {name!r} registered twice")
     SOLVERS[name] = factory
 
 
-def _baseline_factory(arg: str | None) -> Solver:
+def _baseline_factory(arg: str | None, **_options) -> Solver:
     from ..baselines import ALTERNATIVES
     if arg is not None and not any(arg in alts for alts in ALTERNATIVES.values()):
         known = sorted({k for alts in ALTERNATIVES.values() for k in alts})
@@ -71,7 +78,7 @@ def _baseline_factory(arg: str | None) -> Solver:
 register_solver("baseline", _baseline_factory)
 
 
-def _oracle_factory(arg: str | None) -> Solver:
+def _oracle_factory(arg: str | None, **_options) -> Solver:
     from ..baselines.cardinal import CardinalOracle
     if arg is not None:
         raise SolverError(f"the oracle solver takes no argument, got {arg!r}")
@@ -81,16 +88,22 @@ def _oracle_factory(arg: str | None) -> Solver:
 register_solver("oracle", _oracle_factory)
 
 
-def get_solver(spec: str) -> Solver:
-    """Build the solver named by ``spec`` (``name`` or ``name:arg``).
+def load_builtin_solvers() -> None:
+    """Register the solvers that live in their own modules (``code:``, ``openai:``)."""
+    from . import code_solver, openai_solver  # noqa: F401 - imported for registration
+
+
+def get_solver(spec: str, options: dict | None = None) -> Solver:
+    """Build the solver named by ``spec`` (``name`` or ``name:arg``) with run-level ``options``.
 
     Raises:
         SolverError: unknown name, listing the known ones.
     """
+    load_builtin_solvers()
     name, _, arg = spec.partition(":")
     if name not in SOLVERS:
         raise SolverError(f"unknown solver {spec!r}; known: {', '.join(sorted(SOLVERS))}")
-    return SOLVERS[name](arg or None)
+    return SOLVERS[name](arg or None, **(options or {}))
 
 
 from . import random_guess  # noqa: E402,F401  (registers the random-guess reference)

@@ -1,0 +1,161 @@
+"""Answers files (``stsim score TASKS ANSWERS``): read any solver's answers, in every answer
+format, and give each scored item an *outcome*.
+
+One JSON object per line, keyed by ``task_id`` and ``step`` (``null`` or absent for
+single-answer tasks), in one of three shapes::
+
+    {"task_id": ..., "step": ..., "text": "... [RESULTS_START] [1.2, 3.4] [RESULTS_END]"}
+    {"task_id": ..., "step": ..., "value": [1.2, 3.4]}
+    {"task_id": ..., "step": ..., "status": "ok" | "refusal" | ..., "value": ..., "detail": ...}
+
+``text`` is a raw model reply, read by the task's rubric and answer format (STARK Appendix 7.9
+``[RESULTS_START] ... [RESULTS_END]`` by default); ``value`` is a typed answer, checked
+against the format; the third shape is what ``stsim run`` writes to ``answers.jsonl``.
+
+Outcomes (:data:`OUTCOMES`) of a scored item: ``correct`` / ``wrong`` (categorical formats;
+numeric formats too when a tolerance is given: error <= tolerance), ``scored`` (numeric, no
+tolerance: the error is in the metrics), ``format_failure`` (unreadable text, or a value that
+does not fit the format), ``refusal``, ``missing`` (no line for the item) and ``no_answer``
+(the solver gave up: no_estimate or a sandbox failure).
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..answers import ParseError, RUBRICS, get_format, parse_answer
+from ..records import ANSWER_STATUSES, Answer, RecordError, Score, Task, iter_jsonl
+
+OUTCOMES = ("correct", "wrong", "scored", "format_failure", "refusal", "missing", "no_answer")
+
+
+def _typed(task: Task, value: Any) -> Any:
+    """Normalise a typed value in the task's format; raise ParseError/TypeError/... if it does not fit."""
+    fmt = get_format(task.answer_format)
+    spec = task.meta.get("answer_spec")
+    if isinstance(value, str):  # a typed answer given as text, e.g. "north" or "[1, 2]"
+        return fmt.normalise(fmt.parse(value, spec), spec)
+    if task.answer_format in ("relation", "direction", "cell", "geometry"):
+        raise ParseError(f"a {task.answer_format} answer must be a string, got {type(value).__name__}")
+    if task.answer_format in ("relation_set", "entity_set"):
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise ParseError(f"a {task.answer_format} answer must be a list of strings")
+        return fmt.normalise(fmt.parse(", ".join(value), spec), spec)
+    if task.answer_format == "point" and (not isinstance(value, (list, tuple)) or len(value) != 2):
+        raise ParseError(f"a point needs 2 numbers, got {value!r:.60}")
+    if task.answer_format == "vector" and spec and spec.get("length") is not None \
+            and len(value) != int(spec["length"]):
+        raise ParseError(f"a vector of length {spec['length']} expected, got {len(value)}")
+    return fmt.normalise(value, spec)
+
+
+def read_answers(path: str | Path, tasks_by_id: dict[str, Task]) -> tuple[list[Answer], list[str]]:
+    """Read an answers JSONL against the tasks it answers.
+
+    Returns:
+        (answers, warnings): one :class:`Answer` per recognised line (first line wins for a
+        repeated item); warnings list ignored lines (unknown task, step out of range, repeats).
+    Raises:
+        RecordError: malformed file or line (not JSON, no ``task_id``, no answer field, bad
+            ``step`` or ``status``), naming file and line.
+    """
+    answers: list[Answer] = []
+    seen: set[tuple[str, int | None]] = set()
+    unknown = repeats = bad_step = 0
+    for lineno, obj in iter_jsonl(path):
+        where = f"{path}:{lineno}"
+        if "task_id" not in obj:
+            raise RecordError(f"{where}: missing 'task_id'")
+        task = tasks_by_id.get(str(obj["task_id"]))
+        if task is None:
+            unknown += 1
+            continue
+        step = obj.get("step")
+        if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
+            raise RecordError(f"{where}: 'step' must be an integer or null, got {step!r}")
+        valid_steps = {s.index for s in task.steps} if task.steps else {None}
+        if step not in valid_steps:
+            bad_step += 1
+            continue
+        if (task.id, step) in seen:
+            repeats += 1
+            continue
+        seen.add((task.id, step))
+        answers.append(_answer_of(obj, task, step, where))
+    warnings = []
+    if unknown:
+        warnings.append(f"ignored {unknown} answer(s) whose task_id is not in the tasks file")
+    if bad_step:
+        warnings.append(f"ignored {bad_step} answer(s) whose step does not exist in its task")
+    if repeats:
+        warnings.append(f"ignored {repeats} repeated answer(s) for the same task and step (first kept)")
+    if not answers:
+        warnings.append(f"{path} holds no usable answers: every item counts as missing")
+    return answers, warnings
+
+
+def _answer_of(obj: dict[str, Any], task: Task, step: int | None, where: str) -> Answer:
+    solver = obj.get("solver") or "answers-file"
+    if "text" in obj:
+        rubric = task.meta.get("rubric", "stark")
+        if rubric not in RUBRICS:
+            raise RecordError(f"{where}: task {task.id} asks for rubric {rubric!r}; known: {', '.join(RUBRICS)}")
+        return parse_answer(obj["text"], task_id=task.id, step=step, answer_format=task.answer_format,
+                            rubric=rubric, spec=task.meta.get("answer_spec"), solver=solver)
+    status = obj.get("status", "ok" if "value" in obj else None)
+    if status is None:
+        raise RecordError(f"{where}: an answer needs 'text' (model reply), 'value', or 'status'")
+    if status not in ANSWER_STATUSES:
+        raise RecordError(f"{where}: unknown status {status!r}; known: {', '.join(ANSWER_STATUSES)}")
+    if status != "ok":
+        return Answer(task.id, step, status, detail=obj.get("detail"), solver=solver)
+    try:
+        value = _typed(task, obj.get("value"))
+    except (ParseError, TypeError, ValueError, IndexError, KeyError) as exc:
+        return Answer(task.id, step, "format_failure", detail=f"value does not fit format "
+                      f"{task.answer_format}: {exc}", solver=solver)
+    return Answer(task.id, step, "ok", value=value, solver=solver)
+
+
+def outcome(score: Score, tolerance: float | None = None) -> str:
+    """The :data:`OUTCOMES` entry of one scored item."""
+    if score.status == "ok":
+        if score.correct is not None:
+            return "correct" if score.correct else "wrong"
+        if tolerance is not None and score.error is not None:
+            return "correct" if score.error <= tolerance else "wrong"
+        return "scored"
+    if score.status in ("format_failure", "bad_shape"):
+        return "format_failure"
+    if score.status in ("refusal", "missing"):
+        return score.status
+    return "no_answer"
+
+
+def tag_outcomes(scores: Iterable[Score], tolerance: float | None = None) -> list[Score]:
+    """Write each score's outcome into ``score.extra['outcome']`` (in place); return the list."""
+    out = list(scores)
+    for s in out:
+        s.extra["outcome"] = outcome(s, tolerance)
+    return out
+
+
+def outcome_counts(scores: Iterable[Score]) -> dict[str, dict[str, int]]:
+    """Per family (and ``"all"``): how many items had each outcome (tagged scores)."""
+    per: dict[str, Counter] = defaultdict(Counter)
+    for s in scores:
+        o = s.extra.get("outcome") or outcome(s)
+        per[s.family][o] += 1
+        per["all"][o] += 1
+    return {f: {o: c[o] for o in OUTCOMES if c[o]} for f, c in sorted(per.items())}
+
+
+def format_outcomes(counts: dict[str, dict[str, int]]) -> str:
+    """A fixed-width table of :func:`outcome_counts`."""
+    cols = [o for o in OUTCOMES if any(o in c for c in counts.values())]
+    w = max(len(f) for f in counts)
+    lines = [f"{'family':<{w}}  " + "  ".join(f"{c:>14}" for c in cols)]
+    for f, c in counts.items():
+        lines.append(f"{f:<{w}}  " + "  ".join(f"{c.get(o, 0):>14}" for o in cols))
+    return "\n".join(lines)

@@ -1,0 +1,180 @@
+"""``--solver code:PATH``: run solver programs (model-written or not) in the sandbox and turn
+their values into typed answers.
+
+``PATH`` is one of:
+
+* ``FILE.py`` -- one program for every task; its ``solver`` is called as ``solver(inputs)``
+  (the task's structured inputs), ``solver(readings, coordinate, timestamp)`` (STARK's tracking
+  form: readings ``(T, n)`` with ``None`` for a missing reading, sensor coordinates ``(n, 2)``,
+  time stamps ``(T,)``) or ``solver()``;
+* ``DIR`` -- one program per task, named ``<task id with '/' replaced by '__'>.py``;
+* ``FILE.jsonl`` -- one ``{"task_id", "code"}`` object per line.
+
+A task without a program gets ``missing`` answers.  A single-answer task's value must fit the
+task's answer format (``[x, y]`` for a point, a number for a time, ...); a tracking task's value
+is one such entry per step (``None`` for a step without estimate).  Anything else is
+``bad_shape``; sandbox failures keep their status (timeout, memory, crashed, forbidden,
+no_result) on every item of the task.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from ..answers import get_format
+from ..records import Answer, RecordError, Task, iter_jsonl
+from .sandbox import Limits, Sandbox, SandboxResult
+from .solvers import SolverError, register_solver
+
+
+def program_name(task_id: str) -> str:
+    """File name of a task's program inside a ``code:DIR`` folder."""
+    return task_id.replace("/", "__") + ".py"
+
+
+def _finite_numbers(v: Any, n: int | None, what: str) -> list[float]:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        v = [v]
+    while isinstance(v, list) and len(v) == 1 and isinstance(v[0], list):
+        v = v[0]  # [[x, y]] -> [x, y]
+    if not isinstance(v, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                          and math.isfinite(x) for x in v):
+        raise ValueError(f"expected {what} of finite numbers, got {v!r:.80}")
+    if n is not None and len(v) != n:
+        raise ValueError(f"expected {what} of {n} number(s), got {len(v)}")
+    return [float(x) for x in v]
+
+
+def typed_value(value: Any, answer_format: str, spec: dict[str, Any] | None = None) -> Any:
+    """Check and convert a sandbox value to the answer format's typed value.
+
+    Raises:
+        ValueError: the value does not fit (wrong length, not numeric, non-finite) -- the
+            caller records ``bad_shape`` with this message.
+    """
+    fmt = get_format(answer_format)
+    if answer_format == "point":
+        return _finite_numbers(value, 2, "a point [x, y]")
+    if answer_format in ("scalar", "time"):
+        return _finite_numbers(value, 1, "one number")[0]
+    if answer_format == "vector":
+        n = (spec or {}).get("length")
+        return _finite_numbers(value, None if n is None else int(n), "a vector")
+    if answer_format == "binary":
+        x = _finite_numbers(value, 1, "0 or 1")[0]
+        if x not in (0.0, 1.0):
+            raise ValueError(f"expected 0 or 1, got {x}")
+        return int(x)
+    raise ValueError(f"answers in format {fmt.name!r} cannot come from a numeric solver() value")
+
+
+def call_args(task: Task) -> dict[str, Any]:
+    """Arguments offered to ``solver``: the task inputs, and STARK's tracking-form triple."""
+    args: dict[str, Any] = {"inputs": task.inputs}
+    if task.steps and "readings" in task.inputs and "sensors" in task.inputs:
+        times = task.inputs.get("times") or [s.inputs.get("time") for s in task.steps]
+        args.update(readings=task.inputs["readings"], coordinate=task.inputs["sensors"], timestamp=times)
+    return args
+
+
+def answers_from_result(task: Task, res: SandboxResult, solver: str) -> list[Answer]:
+    """One :class:`Answer` per item of ``task`` from a sandbox result."""
+    keys = [s.index for s in task.steps] or [None]
+    if res.status != "ok":
+        return [Answer(task.id, k, res.status, detail=res.detail, solver=solver) for k in keys]
+    spec = task.meta.get("answer_spec")
+    if not task.steps:
+        try:
+            return [Answer(task.id, None, "ok", value=typed_value(res.value, task.answer_format, spec), solver=solver)]
+        except ValueError as exc:
+            return [Answer(task.id, None, "bad_shape", detail=str(exc), solver=solver)]
+    v = res.value
+    if not isinstance(v, list) or len(v) != len(keys):
+        n = len(v) if isinstance(v, list) else type(v).__name__
+        return [Answer(task.id, k, "bad_shape", detail=f"expected one entry per step ({len(keys)}), got {n}",
+                       solver=solver) for k in keys]
+    out = []
+    for k, item in zip(keys, v):
+        if item is None:
+            out.append(Answer(task.id, k, "no_result", detail="no estimate for this step", solver=solver))
+            continue
+        try:
+            out.append(Answer(task.id, k, "ok", value=typed_value(item, task.answer_format, spec), solver=solver))
+        except ValueError as exc:
+            out.append(Answer(task.id, k, "bad_shape", detail=f"step {k}: {exc}", solver=solver))
+    return out
+
+
+class CodeSolver:
+    """Solve tasks by running their programs in a :class:`~stsim.benchmarks.sandbox.Sandbox`.
+
+    Args:
+        path: ``FILE.py``, ``DIR`` or ``FILE.jsonl`` (see the module docstring).
+        limits: sandbox limits; ``sandbox_options`` go to :class:`Sandbox` (e.g. ``share_stsim``).
+    Raises:
+        SolverError: the path does not exist or a JSONL line is malformed.
+    """
+
+    def __init__(self, path: str | Path, limits: Limits | None = None, **sandbox_options: Any) -> None:
+        self.path = Path(path)
+        self.name = f"code:{path}"
+        self._single: str | None = None
+        self._programs: dict[str, str] | None = None
+        if self.path.is_file() and self.path.suffix == ".jsonl":
+            self._programs = {}
+            try:
+                for lineno, obj in iter_jsonl(self.path):
+                    code = obj.get("code", obj.get("source"))
+                    if "task_id" not in obj or not isinstance(code, str):
+                        raise SolverError(f"{self.path}:{lineno}: expected {{\"task_id\", \"code\"}}")
+                    self._programs[str(obj["task_id"])] = code
+            except RecordError as exc:
+                raise SolverError(str(exc)) from None
+        elif self.path.is_file():
+            self._single = self.path.read_text(encoding="utf-8")
+        elif not self.path.is_dir():
+            raise SolverError(f"code solver: {self.path} is neither a .py file, a .jsonl file nor a folder")
+        self._limits = limits
+        self._options = sandbox_options
+        self._sandbox: Sandbox | None = None
+
+    def program_for(self, task: Task) -> str | None:
+        if self._single is not None:
+            return self._single
+        if self._programs is not None:
+            return self._programs.get(task.id)
+        f = self.path / program_name(task.id)
+        return f.read_text(encoding="utf-8") if f.is_file() else None
+
+    @property
+    def sandbox(self) -> Sandbox:
+        if self._sandbox is None:
+            self._sandbox = Sandbox(self._limits, **self._options)
+        return self._sandbox
+
+    def run_program(self, task: Task, source: str) -> SandboxResult:
+        """Run one program for ``task`` (the sandboxed run, without turning it into answers)."""
+        return self.sandbox.run(source, call_args(task))
+
+    def close(self) -> None:
+        """Stop the sandbox's long-lived interpreters, if any."""
+        if self._sandbox is not None:
+            self._sandbox.close()
+
+    def solve(self, task: Task) -> list[Answer]:
+        source = self.program_for(task)
+        if source is None:
+            keys = [s.index for s in task.steps] or [None]
+            return [Answer(task.id, k, "missing", detail=f"no program for this task in {self.path}",
+                           solver=self.name) for k in keys]
+        return answers_from_result(task, self.run_program(task, source), self.name)
+
+
+def _code_factory(arg: str | None, *, sandbox_reuse: bool = False, **_options) -> CodeSolver:
+    if not arg:
+        raise SolverError("--solver code:PATH needs a .py file, a folder of programs or a .jsonl file")
+    return CodeSolver(arg, reuse=sandbox_reuse)
+
+
+register_solver("code", _code_factory)

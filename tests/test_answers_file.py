@@ -1,0 +1,126 @@
+"""``stsim score``: answers files in every answer format, per-item outcomes and the summary."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from stsim.benchmarks.answers_file import OUTCOMES, outcome_counts, read_answers, tag_outcomes
+from stsim.benchmarks.scoring import score_answers
+from stsim.cli import main
+from stsim.records import RecordError, Task, write_jsonl
+
+# (format, gold, spec, right answer text, wrong answer text, unreadable text)
+CASES = [
+    ("point", [1.0, 2.0], None, "[1.0, 2.0]", "[4.0, 6.0]", "[1.0]"),
+    ("scalar", 3.5, None, "3.5", "4.5", "three"),
+    ("time", 12.0, None, "[12.0]", "[15.0]", "[]"),
+    ("vector", [1.0, 2.0, 3.0], {"length": 3}, "[1, 2, 3]", "[1, 2, 5]", "[1, 2]"),
+    ("binary", 1, None, "[1]", "[0]", "[maybe]"),
+    ("relation", "meets", {"choices": ["before", "meets", "overlaps"]}, "Meets", "before", "sideways"),
+    ("relation_set", ["before", "meets"], {"choices": ["before", "meets", "overlaps"]}, "{meets, before}",
+     "{before}", "{nearby}"),
+    ("direction", "northeast", None, "NE", "south", "up"),
+    ("cell", "u4pruyd", None, "U4PRUYD", "u4pruye", "??"),
+    ("geometry", "POLYGON ((0 0, 1 0, 1 1, 0 0))", None, "POLYGON ((1 0, 1 1, 0 0, 1 0))",
+     "POLYGON ((0 0, 2 0, 2 2, 0 0))", "POLYGON ((0 0, 1"),
+    ("entity_set", ["Paris", "Lyon"], None, "lyon; paris", "Paris", None),  # None: reply has no answer block
+]
+
+
+def _tasks():
+    out = []
+    for fmt, gold, spec, *_ in CASES:
+        meta = {"answer_spec": spec} if spec else {}
+        out.append(Task(f"t/{fmt}", f"fam.{fmt}", "q", {}, gold, fmt, meta=meta))
+    return out
+
+
+def _wrap(t):
+    return "Paris, I think." if t is None else f"Reasoning... [RESULTS_START] {t} [RESULTS_END]"
+
+
+@pytest.mark.parametrize("col,expected", [(3, "correct"), (4, "wrong"), (5, "format_failure")])
+def test_every_format_right_wrong_unreadable(tmp_path, col, expected):
+    tasks = _tasks()
+    path = tmp_path / "a.jsonl"
+    write_jsonl(path, [{"task_id": f"t/{c[0]}", "text": _wrap(c[col])} for c in CASES])
+    answers, warnings = read_answers(path, {t.id: t for t in tasks})
+    scores = tag_outcomes(score_answers(tasks, answers), tolerance=0.5)
+    got = {s.task_id.split("/")[1]: s.extra["outcome"] for s in scores}
+    assert got == {c[0]: expected for c in CASES}, got
+    assert warnings == []
+
+
+def test_numeric_outcome_without_tolerance_is_scored_with_error(tmp_path):
+    tasks = _tasks()[:1]
+    path = tmp_path / "a.jsonl"
+    write_jsonl(path, [{"task_id": "t/point", "value": [4.0, 6.0]}])
+    answers, _ = read_answers(path, {t.id: t for t in tasks})
+    (s,) = tag_outcomes(score_answers(tasks, answers))
+    assert s.extra["outcome"] == "scored" and s.error == pytest.approx(5.0)  # 3-4-5 triangle
+
+
+def test_typed_values_refusal_missing_and_bad_lines(tmp_path):
+    tasks = _tasks()
+    path = tmp_path / "a.jsonl"
+    write_jsonl(path, [
+        {"task_id": "t/point", "value": [1.0, 2.0, 9.0]},            # wrong length: format failure
+        {"task_id": "t/point", "value": [1.0, 2.0]},                 # repeat: ignored, first kept
+        {"task_id": "t/scalar", "text": "I'm sorry, but I cannot help with that."},
+        {"task_id": "t/direction", "value": "NE"},                   # typed answer given as text
+        {"task_id": "t/binary", "status": "no_estimate", "value": None},
+        {"task_id": "t/relation", "value": 7},                       # not a relation name
+        {"task_id": "t/time", "step": 3, "value": 1.0},              # no such step
+        {"task_id": "elsewhere/x", "value": 1},                      # unknown task
+    ])
+    answers, warnings = read_answers(path, {t.id: t for t in tasks})
+    scores = tag_outcomes(score_answers(tasks, answers))
+    got = {s.task_id.split("/")[1]: s.extra["outcome"] for s in scores}
+    assert got["point"] == "format_failure" and got["scalar"] == "refusal"
+    assert got["direction"] == "correct" and got["binary"] == "no_answer"
+    assert got["relation"] == "format_failure" and got["time"] == "missing" and got["cell"] == "missing"
+    assert len(warnings) == 3 and any("repeated" in w for w in warnings)
+    counts = outcome_counts(scores)["all"]
+    assert sum(counts.values()) == len(CASES) and set(counts) <= set(OUTCOMES)
+
+
+@pytest.mark.parametrize("line,needle", [
+    ('{"step": 1}', "missing 'task_id'"),
+    ('{"task_id": "t/point"}', "needs 'text'"),
+    ('{"task_id": "t/point", "status": "great"}', "unknown status"),
+    ('{"task_id": "t/point", "step": "1", "value": 1}', "'step' must be an integer"),
+    ('[1, 2]', "expected a JSON object"),
+])
+def test_malformed_lines_name_file_and_line(tmp_path, line, needle):
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"task_id": "t/scalar", "value": 1}\n' + line + "\n")
+    with pytest.raises(RecordError, match=needle) as exc:
+        read_answers(path, {t.id: t for t in _tasks()})
+    assert f"{path}:2" in str(exc.value)
+
+
+def test_cli_score_tracking_answers_outcomes_and_summary(tmp_path, capsys):
+    tasks = tmp_path / "tasks.jsonl"
+    assert main(["generate", "quickstart", "--n", "1", "-o", str(tasks)]) == 0
+    rows = [json.loads(l) for l in tasks.read_text().splitlines()]
+    trk = next(r for r in rows if r["family"] == "stark.tracking.range")
+    loc = next(r for r in rows if r["family"] == "stark.localization.range")
+    lines = [{"task_id": loc["id"], "text": _wrap(json.dumps(loc["answer"]))}]
+    for st in trk["steps"][:10]:
+        x, y = st["answer"]
+        lines.append({"task_id": trk["id"], "step": st["index"], "text": _wrap(f"[{x + 0.3}, {y - 0.4}]")})
+    answers = tmp_path / "answers.jsonl"
+    write_jsonl(answers, lines)
+    out = tmp_path / "scored"
+    assert main(["score", str(tasks), str(answers), "--out", str(out), "--tolerance", "0.6"]) == 0
+    printed = capsys.readouterr().out
+    assert "Outcomes per item" in printed
+    summary = json.loads((out / "summary.json").read_text())
+    fam = summary["families"]["stark.tracking.range"]
+    assert fam["outcomes"] == {"correct": 10}  # every error is 0.5 <= 0.6
+    assert fam["rmse"] == pytest.approx(0.5, abs=1e-9)
+    assert summary["families"]["stark.localization.range"]["outcomes"] == {"correct": 1}
+    n_items = sum(f["n"] for f in summary["families"].values())
+    assert summary["outcomes"]["missing"] == n_items - 11
+    assert main(["score", str(tasks), str(tmp_path / "nope.jsonl")]) == 2

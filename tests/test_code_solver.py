@@ -1,0 +1,111 @@
+"""``--solver code:``: programs run in the sandbox and scored like any solver; the tier-1
+baselines run *as code through the sandbox* score exactly as they do in-process."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from stsim.benchmarks.code_solver import CodeSolver, answers_from_result, program_name, typed_value
+from stsim.benchmarks.sandbox import Limits, SandboxResult
+from stsim.benchmarks.scoring import score_answers, summarise
+from stsim.benchmarks.solvers import get_solver
+from stsim.benchmarks.suites import get_suite
+from stsim.cli import main
+
+LIMITS = Limits(wall_s=20.0, cpu_s=20.0, memory_mb=1024)
+
+
+def baseline_program(task) -> str:
+    """A self-contained program whose solver(inputs) runs stsim's in-process baseline."""
+    steps = [{"index": s.index, "inputs": s.inputs} for s in task.steps]
+    return (
+        "import json\n"
+        "from stsim.records import Step, Task\n"
+        "from stsim.baselines import BASELINES\n"
+        f"FAMILY, FORMAT = {task.family!r}, {task.answer_format!r}\n"
+        f"STEPS = json.loads({json.dumps(steps)!r})\n"
+        f"META = json.loads({json.dumps(task.meta)!r})\n"
+        "def solver(inputs):\n"
+        "    steps = [Step(s['index'], '', s['inputs'], None) for s in STEPS]\n"
+        "    task = Task('t', FAMILY, '', inputs, None, FORMAT, steps, META)\n"
+        "    vals = [a.value if a.status == 'ok' else None for a in BASELINES[FAMILY](task)]\n"
+        "    return vals if STEPS else vals[0]\n")
+
+
+def _keyed(fams):
+    keep = ("n", "failures", "trimmed_rmse", "rmse", "median_error", "accuracy")
+    return {f: {k: r.get(k) for k in keep} for f, r in fams.items()}
+
+
+def test_baselines_as_code_score_like_in_process(tmp_path):
+    tasks = list(get_suite("quickstart").tasks(n=1, seed=3))
+    jsonl = tmp_path / "programs.jsonl"
+    jsonl.write_text("".join(json.dumps({"task_id": t.id, "code": baseline_program(t)}) + "\n" for t in tasks))
+    # zygote sandboxes with the baselines pre-imported (a fresh interpreter per task works too,
+    # at about 2 s of imports each)
+    code = CodeSolver(jsonl, LIMITS, share_stsim=True, reuse=True, warm=2, preimport=("numpy", "stsim.baselines"))
+    base = get_solver("baseline")
+    a_code = [a for t in tasks for a in code.solve(t)]
+    a_base = [a for t in tasks for a in base.solve(t)]
+    code.sandbox.close()
+    assert not [a for a in a_code if a.status not in ("ok", "no_result")], [a.detail for a in a_code if a.status != "ok"][:2]
+    s_code = summarise(score_answers(tasks, a_code))
+    s_base = summarise(score_answers(tasks, a_base))
+    assert len(s_base) == 14
+    assert _keyed(s_code) == _keyed(s_base)
+    assert sum(r["n"] for r in s_base.values()) > 14  # tracking steps are scored per step
+
+
+def test_single_program_for_every_task_and_cli(tmp_path, capsys):
+    prog = tmp_path / "centroid.py"
+    prog.write_text("import numpy as np\n"
+                    "def solver(inputs):\n"
+                    "    c = np.mean(np.asarray(inputs['sensors'], float), axis=0)\n"
+                    "    return c\n")
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--n", "1", "--solver", f"code:{prog}", "--out", str(out), "--quiet",
+                 "--sandbox", "zygote"]) == 0
+    answers = [json.loads(l) for l in (out / "answers.jsonl").read_text().splitlines()]
+    tasks = {t["id"]: t for t in map(json.loads, (out / "tasks.jsonl").read_text().splitlines())}
+    loc = [a for a in answers if tasks[a["task_id"]]["family"] == "stark.localization.range"][0]
+    sensors = tasks[loc["task_id"]]["inputs"]["sensors"]
+    assert loc["status"] == "ok"
+    assert loc["value"] == pytest.approx([sum(s[0] for s in sensors) / len(sensors), sum(s[1] for s in sensors) / len(sensors)])
+    # a centroid is one point, not one per tracking step, and not one time: those are bad_shape
+    trk = [a for a in answers if tasks[a["task_id"]]["family"] == "stark.tracking.range"]
+    assert trk and all(a["status"] == "bad_shape" for a in trk)
+    t0 = [a for a in answers if tasks[a["task_id"]]["family"] == "stark.temporal_localization.event"]
+    assert t0[0]["status"] == "bad_shape" and "one number" in t0[0]["detail"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["families"]["stark.tracking.range"]["failure_kinds"] == {"bad_shape": 10}
+
+
+def test_folder_of_programs_tracking_form_and_missing(tmp_path):
+    tasks = list(get_suite("quickstart").tasks(n=1, seed=0))
+    trk = next(t for t in tasks if t.family == "stark.tracking.range")
+    loc = next(t for t in tasks if t.family == "stark.localization.range")
+    (tmp_path / program_name(trk.id)).write_text(
+        "import numpy as np\n"
+        "def solver(readings, coordinate, timestamp):\n"
+        "    c = np.mean(np.asarray(coordinate, float), axis=0)\n"
+        "    return [list(c) for _ in timestamp]\n")
+    solver = CodeSolver(tmp_path, LIMITS)
+    ans = solver.solve(trk)
+    assert [a.status for a in ans] == ["ok"] * len(trk.steps)
+    c = [sum(s[i] for s in trk.inputs["sensors"]) / len(trk.inputs["sensors"]) for i in (0, 1)]
+    assert ans[3].value == pytest.approx(c)
+    assert [a.status for a in solver.solve(loc)] == ["missing"]
+
+
+def test_typed_value_and_failures_map_to_items():
+    assert typed_value([[1, 2]], "point") == [1.0, 2.0]
+    assert typed_value(3, "time") == 3.0
+    assert typed_value([1, 2, 3], "vector", {"length": 3}) == [1.0, 2.0, 3.0]
+    for bad, fmt in (([1, 2, 3], "point"), ([None, 1], "point"), ([1, 2], "time"), (2, "binary"), ("x", "relation")):
+        with pytest.raises(ValueError):
+            typed_value(bad, fmt)
+    task = next(iter(get_suite("quickstart").tasks(n=1, seed=0)))
+    res = SandboxResult("timeout", None, "", "", "bwrap", 1.0, "wall time limit")
+    ans = answers_from_result(task, res, "code:x")
+    assert [a.status for a in ans] == ["timeout"] and ans[0].detail == "wall time limit"

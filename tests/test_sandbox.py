@@ -1,0 +1,242 @@
+"""The sandbox against real misbehaving programs: each is contained with the right outcome and
+the host is unaffected (no leftover processes, files, temporary folders or cgroups)."""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from stsim.benchmarks.sandbox import Limits, Sandbox, bwrap_available
+from stsim.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+HOME_TARGET = Path.home() / "stsim-sandbox-escape.txt"
+LIMITS = Limits(wall_s=3.0, cpu_s=1.0, memory_mb=512, output_bytes=4096, processes=24, open_files=32)
+
+
+def _sandbox_processes() -> list[int]:
+    """Host pids running the sandbox harness (bwrap or process mode), zygotes excluded."""
+    found = []
+    for d in glob.glob("/proc/[0-9]*"):
+        try:
+            cmd = Path(d, "cmdline").read_bytes()
+        except OSError:
+            continue
+        if (b"stsim-sandbox/harness.py" in cmd or b"sandbox_harness.py" in cmd) and b"--serve" not in cmd:
+            found.append(int(d.rsplit("/", 1)[1]))
+    return found
+
+
+def _zygote_processes(sandbox) -> int:
+    """Processes inside a sandbox's zygotes (their pids cgroups; -1 if there are none to see)."""
+    groups = [w.cgroup for w in list(sandbox._zygotes.queue) if w.cgroup is not None]
+    return sum(len((g / "cgroup.procs").read_text().split()) for g in groups) if groups else -1
+
+
+def _leftovers() -> set[str]:
+    procs = {f"pid {p}" for p in _sandbox_processes()}
+    return procs | set(glob.glob(os.path.join(tempfile.gettempdir(), "stsim-sandbox-*"))) \
+        | set(glob.glob("/sys/fs/cgroup/pids/stsim-*"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def host_unaffected():
+    """Set up first, torn down last: after every sandbox of this module is closed, nothing the
+    programs did is left on the host (processes, files, temporary folders, cgroups)."""
+    before = _leftovers()  # sandboxes of other test modules may still be open
+    yield
+    assert not HOME_TARGET.exists()
+    assert _leftovers() - before == set()
+
+
+ISOLATIONS = ["bwrap", "process"] if bwrap_available() else ["process"]
+#: (isolation, reuse): fresh bubblewrap sandbox per run, bubblewrap zygote, plain process
+MODES = ([("bwrap", False), ("bwrap", True)] if bwrap_available() else []) + [("process", False)]
+
+
+@pytest.fixture(scope="module", params=MODES, ids=lambda m: m[0] + ("-zygote" if m[1] else ""))
+def sb(request):
+    """Guarded sandbox, at every isolation level this machine offers."""
+    with Sandbox(LIMITS, isolation=request.param[0], reuse=request.param[1]) as s:
+        yield s
+
+
+@pytest.fixture(scope="module", params=[False, True] if bwrap_available() else [False],
+                ids=lambda r: "zygote" if r else "fresh")
+def raw(request):
+    """No guard: only the isolation and the resource limits stand between program and host."""
+    with Sandbox(LIMITS, guard=False, reuse=request.param) as s:
+        yield s
+
+
+def prog(body: str) -> str:
+    return "def solver():\n" + "".join("    " + line + "\n" for line in body.strip().splitlines())
+
+
+# (name, program, expected status, text expected in detail or None), run with the guard on
+GUARDED = [
+    ("network connect", "import socket\n" + prog("socket.create_connection(('1.1.1.1', 80), timeout=2)"),
+     "forbidden", "socket"),
+    ("dns lookup", "import socket\n" + prog("return socket.getaddrinfo('example.com', 80)"),
+     "forbidden", "socket"),
+    ("shell via random._os", prog("import random\nreturn random._os.system('getent hosts example.com')"),
+     "forbidden", "os.system"),
+    ("os.system", prog("import random\nrandom._os.system('touch /tmp/x')\nreturn 1"), "forbidden", "shell"),
+    ("subprocess", "import subprocess\n" + prog("return subprocess.run(['ls'])"), "forbidden", "subprocess"),
+    ("fork bomb", prog("import random\nwhile True:\n    random._os.fork()"), "forbidden", "fork"),
+    ("ctypes call", prog("import numpy.ctypeslib as c\nreturn c.ctypes.CDLL(None).getpid()"), "forbidden", "ctypes"),
+    ("write into home", prog(f"open({str(HOME_TARGET)!r}, 'w').write('x')\nreturn 1"), "forbidden", "writing"),
+    ("read the checkout", prog(f"return len(open({str(REPO / 'pyproject.toml')!r}).read())"), "forbidden", "reading"),
+    ("import not allowed", "import os\n" + prog("return 1"), "forbidden", "'os'"),
+    ("memory bomb", prog("return bytearray(4 * 1024 ** 3)"), "memory", "MemoryError"),
+    ("memory creep", prog("import numpy as np\nkeep = []\nwhile True:\n    keep.append(np.ones(10 ** 7))"),
+     "memory", "MemoryError"),
+    ("infinite loop", prog("while True:\n    pass"), "timeout", "time limit"),  # CPU or wall, by load
+    ("deep recursion", "def f(n):\n    return f(n + 1)\n" + prog("return f(0)"), "crashed", "RecursionError"),
+    ("non-numeric result", prog("return {'x': 1}"), "bad_shape", "dict"),
+    ("string result", prog("return 'near sensor A'"), "bad_shape", "str"),
+    ("returns None", prog("pass"), "no_result", "None"),
+    ("no solver", "x = 1\n", "no_result", "no solver"),
+    ("syntax error", "def solver(:\n", "crashed", "SyntaxError"),
+    ("exception", prog("return 1 / 0"), "crashed", "ZeroDivisionError"),
+]
+
+
+@pytest.mark.parametrize("name,source,status,needle", GUARDED, ids=[g[0] for g in GUARDED])
+def test_hostile_program_guarded(sb, name, source, status, needle):
+    r = sb.run(source)
+    assert r.status == status, (r.status, r.detail, r.stderr[-300:])
+    assert needle in (r.detail or ""), r.detail
+    assert r.value is None
+    assert r.isolation.split("+")[0] == sb.isolation and r.isolation.endswith("+zygote") == sb.reuse
+    assert r.wall_s < LIMITS.wall_s + 1.0
+
+
+# The same kinds of attack with the guard off: the isolation and the limits alone contain them.
+needs_bwrap = pytest.mark.skipif(not bwrap_available(), reason="bubblewrap unavailable: no namespace isolation")
+
+
+@needs_bwrap
+def test_network_unreachable_without_guard(raw):
+    r = raw.run("import socket\n" + prog("socket.create_connection(('1.1.1.1', 80), timeout=2)"))
+    assert r.status == "forbidden" and "unreachable" in r.detail
+
+
+@needs_bwrap
+def test_dns_fails_without_guard(raw):
+    r = raw.run("import socket\n" + prog("return socket.getaddrinfo('example.com', 80)"))
+    assert r.status == "forbidden" and "gaierror" in r.detail
+
+
+@needs_bwrap
+def test_home_and_checkout_invisible_without_guard(raw):
+    r = raw.run(prog(f"open({str(HOME_TARGET)!r}, 'w').write('x')"))
+    assert r.status == "forbidden" and "Read-only file system" in r.detail
+    r = raw.run(prog(f"return len(open({str(REPO / 'pyproject.toml')!r}).read())"))
+    assert r.status == "crashed" and "No such file" in r.detail
+    assert not HOME_TARGET.exists()
+
+
+@needs_bwrap
+def test_subprocess_sees_only_the_sandbox(raw):
+    r = raw.run("import subprocess\n" + prog(
+        f"p = subprocess.run(['ls', '-a', {str(REPO.parent)!r}, {str(Path.home())!r}, {str(REPO)!r}],"
+        " capture_output=True, text=True)\nprint(p.stdout)\nprint(p.stderr)\nreturn 1"))
+    assert r.status == "ok"
+    seen = set(r.stdout.split())
+    # only the Python installation is mounted (e.g. a virtual environment inside the checkout):
+    # none of the checkout's own files, nor the home directory's, is visible
+    assert not seen & {"pyproject.toml", "README.md", "tests", ".git", ".bashrc", ".profile"}, seen
+    assert "Traceback" not in r.stderr
+
+
+def test_files_do_not_survive_into_the_next_run(raw):
+    assert raw.run(prog("open('note', 'w').write('secret')\nreturn 1")).status == "ok"
+    r = raw.run(prog("return len(open('note').read())"))
+    assert r.status == "crashed" and "No such file" in r.detail
+
+
+def test_fork_bomb_is_bounded(raw):
+    if "pids-cgroup" not in Sandbox(LIMITS, guard=False, warm=0).run(prog("return 1")).isolation \
+            and os.geteuid() == 0:
+        pytest.skip("running as root without a writable pids cgroup: RLIMIT_NPROC is not enforced")
+    r = raw.run("import os, time\n" + prog("for _ in range(64):\n    os.fork()\ntime.sleep(60)"))
+    assert r.status in ("crashed", "timeout"), r.detail
+    if r.status == "crashed":
+        assert "Resource temporarily unavailable" in r.detail
+    assert _sandbox_processes() == []
+
+
+def test_child_outliving_parent_is_killed(raw):
+    before = _zygote_processes(raw)
+    r = raw.run("import os\n" + prog("if os.fork() == 0:\n    while True:\n        pass\nreturn [1.0, 2.0]"))
+    assert r.status == "ok" and r.value == [1.0, 2.0]
+    assert _sandbox_processes() == []
+    assert _zygote_processes(raw) == before  # a zygote kills a job's leftovers before the next job
+
+
+def test_sigterm_ignoring_sleeper_is_killed(raw):
+    r = raw.run("import signal, time\n" + prog("signal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)"))
+    assert r.status == "timeout" and "wall time" in r.detail
+    assert LIMITS.wall_s <= r.wall_s < LIMITS.wall_s + 2
+    assert _sandbox_processes() == []
+
+
+def test_100_mb_of_stdout_is_truncated_and_reported(sb):
+    r = sb.run(prog("for _ in range(100):\n    print('x' * (1 << 20))\nreturn 7"))
+    assert r.status == "ok" and r.value == 7
+    assert r.stdout_truncated and len(r.stdout) == LIMITS.output_bytes
+    assert not r.stderr_truncated
+
+
+def test_open_file_limit(raw):
+    r = raw.run(prog("fs = [open(f'f{i}', 'w') for i in range(1000)]"))
+    assert r.status == "crashed" and "Too many open files" in r.detail
+
+
+def test_big_file_write_is_limited(raw):
+    r = raw.run(prog("open('big', 'wb').write(b'x' * (64 << 20))"))
+    assert r.status == "crashed" and "File too large" in r.detail
+
+
+def test_signal_death_is_crashed(raw):
+    r = raw.run("import os, signal\n" + prog("os.kill(os.getpid(), signal.SIGSEGV)"))
+    assert r.status == "crashed" and "SIGSEGV" in r.detail
+
+
+def test_ok_value_numpy_and_tracking_form(sb):
+    r = sb.run("import numpy as np\n" + prog("return np.array([[1.5, 2.5]])"))
+    assert r.status == "ok" and r.value == [[1.5, 2.5]]
+    src = ("import numpy as np\ndef solver(readings, coordinate, timestamp):\n"
+           "    return np.asarray(coordinate)[:len(timestamp)] + np.nanmean(np.asarray(readings, float))\n")
+    r = sb.run(src, {"readings": [[1.0, None], [3.0, 2.0]], "coordinate": [[0, 0], [1, 1]], "timestamp": [0, 1]})
+    assert r.status == "ok" and r.value == [[2.0, 2.0], [3.0, 3.0]]  # nanmean of (1, 3, 2) = 2
+    if sb.isolation == ISOLATIONS[0]:  # the allowed libraries import (slow: once is enough)
+        with Sandbox(Limits(wall_s=60, cpu_s=60), isolation=sb.isolation) as slow:
+            r = slow.run("import scipy.optimize, shapely, filterpy.kalman\n" + prog("return 1.0"))
+        assert r.status == "ok", r.detail
+
+
+def test_cli_sandbox_run_prints_one_json_object(tmp_path, capsys):
+    f = tmp_path / "p.py"
+    f.write_text("def solver():\n    while True:\n        pass\n")
+    assert main(["sandbox", "run", str(f), "--timeout", "1", "--memory", "256"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) >= {"status", "value", "stdout", "stderr", "isolation", "wall_s"}
+    assert out["status"] == "timeout" and out["value"] is None
+    assert main(["sandbox", "run", str(tmp_path / "missing.py")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_a_job_cannot_tamper_with_its_zygote(raw):
+    if not raw.reuse:
+        pytest.skip("only zygote sandboxes outlive a job")
+    r = raw.run("import os\n" + prog("open(f'/proc/{os.getppid()}/mem', 'rb').read(1)\nreturn 1"))
+    assert r.status == "forbidden" and "Permission denied" in r.detail
+    r = raw.run("import os, signal\n" + prog("os.kill(-1, signal.SIGKILL)\nreturn 1"))
+    assert r.status in ("ok", "crashed")  # killing the zygote only costs this sandbox ...
+    assert raw.run(prog("return 3")).value == 3  # ... a fresh one takes its place
