@@ -224,7 +224,17 @@ class AnswerFormat:
         return None
 
 
+def _numbers_only(text: str) -> None:
+    """Reject words between the numbers ("between 5 and 6", "4.49 min", "NaN"): STARK's prompts
+    ask for numbers only between the markers (Appendix 7.9)."""
+    words = re.findall(r"[A-Za-z]+", _NUMBER.sub(" ", text))
+    if words:
+        raise ParseError(f"text {' '.join(words[:4])!r} among the numbers in {text[:80]!r}; "
+                         "the answer must be numbers only")
+
+
 def _fixed_length_numbers(text: str, n: int, what: str) -> list[float]:
+    _numbers_only(text)
     nums = numbers_in(text)
     if len(nums) != n:
         raise ParseError(f"expected {what} ({n} number{'s' if n > 1 else ''}), found {len(nums)} in {text[:80]!r}")
@@ -285,6 +295,7 @@ class VectorFormat(AnswerFormat):
     def parse(self, text, spec=None):
         n = (spec or {}).get("length")
         if n is None:
+            _numbers_only(text)
             nums = numbers_in(text)
             if not nums:
                 raise ParseError(f"no numbers in {text[:80]!r}")

@@ -59,3 +59,14 @@ def test_vector_length_is_enforced():
 @pytest.mark.parametrize("text, value", [("1", 1), ("[0]", 0), ("Yes", 1), ("false", 0), ("1.0", 1)])
 def test_binary(text, value):
     assert FORMATS["binary"].parse(text) == value
+
+
+@pytest.mark.parametrize("body", ["between 5 and 6", "4.49 min", "[NaN, 5.1]", "x = 1, y = 2"])
+def test_words_among_numbers_are_a_format_failure(body):
+    a = parse_answer(f"[RESULTS_START] {body} [RESULTS_END]", task_id="t", step=None, answer_format="point")
+    assert a.status == "format_failure" and "numbers only" in a.detail
+
+
+def test_scientific_notation_is_not_a_word():
+    a = parse_answer("[RESULTS_START] [1.5e-1, 2E+0] [RESULTS_END]", task_id="t", step=None, answer_format="point")
+    assert a.status == "ok" and a.value == [0.15, 2.0]

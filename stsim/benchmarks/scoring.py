@@ -57,10 +57,11 @@ def score_item(task: Task, step: int | None, answer: Answer | None) -> Score:
     """
     fmt = get_format(task.answer_format)
     labels = _labels(task)
+    wrong = None if fmt.numeric else 0  # a categorical item without an answer counts as wrong
     if answer is None:
-        return Score(task.id, task.family, step, "missing", extra=labels)
+        return Score(task.id, task.family, step, "missing", correct=wrong, extra=labels)
     if answer.status != "ok":
-        return Score(task.id, task.family, step, answer.status,
+        return Score(task.id, task.family, step, answer.status, correct=wrong,
                      extra={**labels, **({"detail": answer.detail} if answer.detail else {})})
     gold = gold_of(task, step)
     if fmt.numeric:
@@ -116,7 +117,7 @@ def summarise(scores: Iterable[Score], trim: float = 0.10) -> dict[str, dict[str
         row: dict[str, Any] = {"n": len(items), "failures": sum(fails.values()),
                                "failure_kinds": dict(sorted(fails.items()))}
         errs = [s.error for s in ok if s.error is not None]
-        if errs or not any(s.correct is not None for s in ok):
+        if errs or not any(s.correct is not None for s in items):
             if ok and all(s.extra.get("relative") for s in ok):
                 row["metric"] = "rmspe"
             row.update(trimmed_rmse=_r(trimmed_rmse(errs, trim)), rmse=_r(rmse(errs)),
