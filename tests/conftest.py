@@ -1,19 +1,22 @@
 """Shared fixtures: paths to the team's shared real inputs (skipped when absent)."""
 from __future__ import annotations
 
+import os
 import tarfile
 from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+#: The team's shared inputs: $STSIM_SHARED, else ../shared beside the checkout.
+SHARED = Path(os.environ.get("STSIM_SHARED") or Path(__file__).resolve().parents[1].parent / "shared")
 
 
 def shared_path(*parts: str) -> Path:
     """A path under ../shared/, or skip the test with the reason."""
     p = SHARED.joinpath(*parts)
     if not p.exists():
-        pytest.skip(f"{p} not present: the shared test inputs come with the team's checkout, not with a clone")
+        pytest.skip(f"{p} not present: the shared test inputs come with the team's checkout, not "
+                    "with a clone (set STSIM_SHARED to their folder)")
     return p
 
 

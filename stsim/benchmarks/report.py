@@ -85,7 +85,11 @@ def legend(families: dict[str, dict[str, Any]]) -> str:
     if any(families[f].get("metric") == "rmspe" for f in numeric):
         notes.append("Field families (stark.field.*) report RMSPE: errors divided by the gold's "
                      "magnitude (vector answers: relative L2 error).")
-    notes.append("'failed' counts items with no usable answer (no estimate, unparsable, refused, missing).")
+    notes.append("'failed' counts items with no usable answer (no estimate, unparsable, refused, "
+                 "missing); they are left out of the error columns and count as wrong in 'accuracy'.")
+    if any(f in PAPER_BEST for f in numeric):
+        notes.append("'STARK best' is the best model of STARK Table 3 on the paper's own (~15-item) "
+                     "subsets of its released tasks: context, not the same tasks as this run.")
     if categorical:
         notes.append("'random' / 'rnd.part' are the measured random-guess reference on the same tasks, "
                      "'chance' its expected accuracy; 'partial' is partial credit (DE-9IM: fraction of "
