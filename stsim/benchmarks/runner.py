@@ -16,6 +16,7 @@ everything it finished)::
 from __future__ import annotations
 
 import json
+import os
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -77,6 +78,23 @@ def solve_all(tasks: Iterable[Task], solver_spec: str, workers: int = 1,
             yield t, ans
 
 
+class RunError(ValueError):
+    """A run that cannot start: e.g. its output folder is a file or cannot be created."""
+
+
+def make_out_dir(out: Path) -> None:
+    """Create the run folder ``out``; raise :class:`RunError` naming it when it is an existing
+    file or cannot be created (missing permission, a file in the way)."""
+    if out.exists() and not out.is_dir():
+        raise RunError(f"--out {out}: is an existing file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunError(f"--out {out}: cannot create the folder ({exc.strerror or exc})") from None
+    if not os.access(out, os.W_OK):
+        raise RunError(f"--out {out}: folder is not writable")
+
+
 def default_out_dir(suite: str) -> Path:
     return Path("runs") / f"{suite}-{time.strftime('%Y%m%d-%H%M%S')}"
 
@@ -102,7 +120,7 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     out = Path(out_dir) if out_dir is not None else default_out_dir(suite_name)
     options = {"out_dir": str(out), "max_steps": steps, **(solver_options or {})}
     solver = get_solver(solver_spec, options)  # fails fast on a bad spec
-    out.mkdir(parents=True, exist_ok=True)
+    make_out_dir(out)
     total = len(suite.task_keys(n, only)) if suite.loader is None else None
     all_scores: list[Score] = []
     analysed: tuple[list[Task], list[Answer]] = ([], [])  # kept for benchmark analyses

@@ -21,6 +21,7 @@ import math
 import re
 import tarfile
 import tempfile
+import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -78,8 +79,9 @@ def resolve_data_dir(data: Path) -> Path:
         try:
             with tarfile.open(data) as tf:
                 tf.extractall(dest, filter="data")
-        except (tarfile.TarError, OSError) as exc:
-            raise SuiteError(f"{data}: cannot unpack ({exc})") from None
+        except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+            raise SuiteError(f"--data {data}: cannot unpack the archive, truncated or corrupt? "
+                             f"({type(exc).__name__}: {exc or 'unexpected end of data'})") from None
         data = dest
     if not data.exists():
         raise SuiteError(f"--data {data}: no such file or folder")

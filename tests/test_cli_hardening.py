@@ -1,0 +1,124 @@
+"""CLI hardening: every bad input is a clear message naming what and where, exit code 2,
+never a traceback, and nothing is solved or written before the input is checked."""
+import gzip
+import json
+import os
+
+import pytest
+
+from stsim.cli import main
+
+
+def _exit_code(argv):
+    """main()'s exit code, whether argparse exits (SystemExit) or main returns."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
+def _tasks_file(tmp_path, family="stark.localization.range", n=1, name="tasks.jsonl"):
+    path = tmp_path / name
+    assert main(["generate", "quickstart", "--n", str(n), "--family", family, "-o", str(path)]) == 0
+    return path
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "quickstart", "--seed", "-1", "--n", "1"], "argument --seed: must be at least 0, got -1"),
+    (["generate", "qstrbench", "--seed", "-1"], "argument --seed: must be at least 0, got -1"),
+    (["run", "quickstart", "--trim", "0.5"], "argument --trim: must be in [0, 0.5), got 0.5"),
+    (["run", "quickstart", "--trim", "-0.1"], "argument --trim: must be in [0, 0.5), got -0.1"),
+    (["run", "quickstart", "--trim", "nan"], "argument --trim: must be in [0, 0.5), got nan"),
+    (["score", "t.jsonl", "a.jsonl", "--trim", "nan"], "argument --trim: must be in [0, 0.5), got nan"),
+    (["score", "t.jsonl", "a.jsonl", "--trim", "0.7"], "argument --trim: must be in [0, 0.5)"),
+])
+def test_bad_seed_and_trim_rejected_by_argparse(tmp_path, capsys, monkeypatch, argv, message):
+    from stsim.benchmarks import runner
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(runner, "run", lambda *a, **k: pytest.fail("solved before checking input"))
+    assert _exit_code(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_generate_to_a_folder_or_missing_folder(tmp_path, capsys):
+    assert main(["generate", "quickstart", "--n", "1", "-o", str(tmp_path)]) == 2
+    assert f"-o {tmp_path}: is a folder" in capsys.readouterr().err
+    target = tmp_path / "nonexistent" / "x.jsonl"
+    assert main(["generate", "quickstart", "--n", "1", "-o", str(target)]) == 2
+    assert f"folder {tmp_path / 'nonexistent'} does not exist" in capsys.readouterr().err
+
+
+def test_run_out_is_a_file_or_unwritable(tmp_path, capsys):
+    f = tmp_path / "taken"
+    f.write_text("keep me")
+    assert main(["run", "quickstart", "--n", "1", "--quiet", "--out", str(f)]) == 2
+    assert f"--out {f}: is an existing file" in capsys.readouterr().err
+    assert f.read_text() == "keep me"
+    assert main(["run", "quickstart", "--n", "1", "--quiet", "--out", str(f / "sub")]) == 2
+    assert f"--out {f / 'sub'}: cannot create the folder" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write into a read-only folder")
+def test_run_out_in_read_only_folder(tmp_path, capsys):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        assert main(["run", "quickstart", "--n", "1", "--quiet", "--out", str(ro / "run")]) == 2
+        assert "cannot create the folder" in capsys.readouterr().err
+    finally:
+        ro.chmod(0o700)
+
+
+def test_score_and_calculus_out_is_a_file(tmp_path, capsys):
+    tasks = _tasks_file(tmp_path)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("")
+    f = tmp_path / "taken"
+    f.write_text("x")
+    assert main(["score", str(tasks), str(answers), "--out", str(f)]) == 2
+    assert f"--out {f}: is an existing file, not a folder" in capsys.readouterr().err
+    assert main(["calculus", "show", "rcc8", "--format", "gqr", "--out", str(f)]) == 2
+    assert f"--out {f}: is an existing file, not a folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("corrupt", ["truncated", "garbage"])
+def test_corrupt_data_archive_names_the_path(tmp_path, capsys, corrupt):
+    archive = tmp_path / "data_final.tar.gz"
+    if corrupt == "truncated":  # a valid gzip header, then the stream stops
+        archive.write_bytes(gzip.compress(b"x" * 100000)[:200])
+    else:
+        archive.write_bytes(gzip.compress(b"this is not a tar archive" * 40))
+    rc = main(["run", "stark-published", "--data", str(archive), "--n", "1", "--quiet",
+               "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err
+    assert f"--data {archive}: cannot unpack the archive" in err
+
+
+@pytest.mark.parametrize("gold, message", [
+    ("somewhere", "bad gold 'answer' (a point gold must be numbers"),
+    (None, "bad gold 'answer' (gold answer is null)"),
+    ([1.0], "bad gold 'answer' (a point gold needs 2 numbers"),
+])
+def test_audit_and_score_reject_bad_gold_naming_the_task(tmp_path, capsys, gold, message):
+    path = _tasks_file(tmp_path)
+    obj = json.loads(path.read_text())
+    obj["answer"] = gold
+    path.write_text(json.dumps(obj) + "\n")
+    for argv in (["audit", str(path)], ["score", str(path), str(path)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"task {obj['id']}: {message}" in err and "Traceback" not in err
+
+
+def test_audit_rejects_null_tracking_step_gold(tmp_path, capsys):
+    path = _tasks_file(tmp_path, family="stark.tracking.range")
+    obj = json.loads(path.read_text())
+    obj["steps"][3]["answer"] = None
+    path.write_text(json.dumps(obj) + "\n")
+    assert main(["audit", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"task {obj['id']} step 3: bad gold 'answer' (gold answer is null)" in err
