@@ -122,3 +122,32 @@ def test_audit_rejects_null_tracking_step_gold(tmp_path, capsys):
     assert main(["audit", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"task {obj['id']} step 3: bad gold 'answer' (gold answer is null)" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["stark-published"], "pass --data DIR"),
+    (["quickstart", "--family", "nothing.*"], "matches 'nothing.*'"),
+    (["stark-published", "--data", "/nonexistent/stark"], "--data /nonexistent/stark: no such file or folder"),
+    (["quickstart", "--solver", "magic"], "unknown solver 'magic'"),
+])
+def test_run_input_errors_leave_no_run_folder(tmp_path, capsys, argv, message):
+    out = tmp_path / "run"
+    assert main(["run", *argv, "--quiet", "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"seed": -1}, "--seed must be a non-negative integer, got -1"),
+    ({"trim": float("nan")}, "--trim must be in [0, 0.5), got nan"),
+    ({"trim": 0.5}, "--trim must be in [0, 0.5), got 0.5"),
+    ({"workers": 0}, "--workers must be at least 1, got 0"),
+    ({"max_steps": -5}, "--max-steps must be 0 (all) or positive, got -5"),
+])
+def test_run_api_checks_options_before_creating_the_folder(tmp_path, kwargs, message):
+    from stsim.benchmarks.runner import RunError, run
+    out = tmp_path / "run"
+    with pytest.raises(RunError) as err:
+        run("quickstart", n=1, out_dir=out, progress=False, **kwargs)
+    assert message in str(err.value)
+    assert not out.exists()

@@ -15,6 +15,7 @@ everything it finished)::
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
@@ -31,7 +32,7 @@ from ..answers import get_format
 from .random_guess import random_reference
 from .scoring import run_analyses, score_answers, summarise, wants_analysis
 from .solvers import Solver, SolverError, get_solver
-from .suites import get_suite
+from .suites import SuiteError, get_suite
 
 
 def safe_solve(solver: Solver, task: Task) -> list[Answer]:
@@ -95,6 +96,20 @@ def make_out_dir(out: Path) -> None:
         raise RunError(f"--out {out}: folder is not writable")
 
 
+def check_run_options(*, seed: Any, trim: Any, workers: Any, max_steps: Any) -> None:
+    """Raise :class:`RunError` naming the first out-of-range run option: ``seed`` a
+    non-negative integer, ``trim`` in [0, 0.5), ``workers`` >= 1, ``max_steps`` -1 (suite
+    default), ``None`` (all) or >= 0."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise RunError(f"--seed must be a non-negative integer, got {seed!r}")
+    if not isinstance(trim, (int, float)) or not 0.0 <= trim < 0.5:
+        raise RunError(f"--trim must be in [0, 0.5), got {trim!r}")
+    if not isinstance(workers, int) or workers < 1:
+        raise RunError(f"--workers must be at least 1, got {workers!r}")
+    if max_steps is not None and (not isinstance(max_steps, int) or max_steps < -1):
+        raise RunError(f"--max-steps must be 0 (all) or positive, got {max_steps!r}")
+
+
 def default_out_dir(suite: str) -> Path:
     return Path("runs") / f"{suite}-{time.strftime('%Y%m%d-%H%M%S')}"
 
@@ -113,13 +128,26 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         solver_options: run-level solver settings (e.g. ``base_url``, ``mode``); ``out_dir`` and
             ``max_steps`` are added.
     Raises:
-        SuiteError / SolverError: unknown suite or solver, or a data suite without data.
+        SuiteError / SolverError: unknown suite or solver, a data suite without data or with
+            bad data, or a family filter matching nothing.
+        RunError: an out-of-range option (seed, trim, workers, max_steps) or an output
+            folder that cannot be created.
+    Every input is checked before the output folder is created.
     """
     suite = get_suite(suite_name)
+    check_run_options(seed=seed, trim=trim, workers=workers, max_steps=max_steps)
     steps = suite.max_steps if max_steps == -1 else max_steps
     out = Path(out_dir) if out_dir is not None else default_out_dir(suite_name)
     options = {"out_dir": str(out), "max_steps": steps, **(solver_options or {})}
     solver = get_solver(solver_spec, options)  # fails fast on a bad spec
+    # the first task is made before the run folder: a missing or bad --data, or a --family
+    # matching nothing, fails here and leaves nothing behind
+    pending = suite.tasks(n=n, seed=seed, data=data, only=only)
+    first = next(pending, None)
+    if first is None:
+        what = f"matches --family {only!r}" if only is not None else "was found"
+        raise SuiteError(f"no task of suite {suite_name!r} {what}"
+                         + (f" in --data {data}" if data is not None else ""))
     make_out_dir(out)
     total = len(suite.task_keys(n, only)) if suite.loader is None else None
     all_scores: list[Score] = []
@@ -135,7 +163,7 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     started = time.perf_counter()
     with JsonlWriter(out / "tasks.jsonl") as tw, JsonlWriter(out / "answers.jsonl") as aw, \
             JsonlWriter(out / "scores.jsonl") as sw:
-        tasks = suite.tasks(n=n, seed=seed, data=data, only=only)
+        tasks = itertools.chain([first], pending)
 
         def tee(it: Iterable[Task]) -> Iterator[Task]:
             for t in it:
