@@ -151,3 +151,49 @@ def test_run_api_checks_options_before_creating_the_folder(tmp_path, kwargs, mes
         run("quickstart", n=1, out_dir=out, progress=False, **kwargs)
     assert message in str(err.value)
     assert not out.exists()
+
+
+def _fake_release(tmp_path, name="data_final.tar.gz"):
+    """A tiny archive with the STARK release layout (one empty category folder)."""
+    import tarfile
+    src = tmp_path / "src" / "data_final_v5" / "localization_range_0.01"
+    src.mkdir(parents=True)
+    (src / "README").write_text("fake")
+    archive = tmp_path / name
+    with tarfile.open(archive, "w:gz") as tf:
+        tf.add(tmp_path / "src" / "data_final_v5", arcname="data_final_v5")
+    return archive
+
+
+def test_data_archive_unpacked_once_into_the_cache(tmp_path, monkeypatch):
+    import tempfile
+    from stsim.benchmarks import stark_published as sp
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    archive = _fake_release(tmp_path)
+    first = sp.resolve_data_dir(archive)
+    second = sp.resolve_data_dir(archive)
+    assert first == second and (first / "localization_range_0.01" / "README").read_text() == "fake"
+    assert first.parent.parent == tmp_path / "cache" / "stsim"
+    assert [p.name for p in (tmp_path / "cache" / "stsim").iterdir()] == [first.parent.name]
+    assert list((tmp_path / "tmp").iterdir()) == []  # nothing left in the temp folder
+
+
+def test_half_finished_unpack_does_not_count(tmp_path, monkeypatch):
+    import tarfile
+    from stsim.benchmarks import stark_published as sp
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    archive = _fake_release(tmp_path)
+    real = tarfile.TarFile.extractall
+
+    def interrupted(self, path, *a, **k):
+        real(self, path, *a, **k)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(tarfile.TarFile, "extractall", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sp.resolve_data_dir(archive)
+    assert list((tmp_path / "cache" / "stsim").iterdir()) == []  # no partial folder kept
+    monkeypatch.setattr(tarfile.TarFile, "extractall", real)
+    root = sp.resolve_data_dir(archive)
+    assert (root / "localization_range_0.01" / "README").is_file()
