@@ -259,9 +259,18 @@ def read_tasks(path: str | os.PathLike) -> list[Task]:
     """Read a ``tasks.jsonl`` file.
 
     Raises:
-        RecordError: on the first malformed line, naming file and line; or if the file is empty.
+        RecordError: on the first malformed line, naming file and line; a task id used twice,
+            naming both lines; or if the file is empty.
     """
-    tasks = [Task.from_dict(obj, where=f"{path}:{lineno}") for lineno, obj in iter_jsonl(path)]
+    tasks: list[Task] = []
+    line_of: dict[str, int] = {}
+    for lineno, obj in iter_jsonl(path):
+        task = Task.from_dict(obj, where=f"{path}:{lineno}")
+        if task.id in line_of:
+            raise RecordError(f"{path}:{lineno}: task id {task.id!r} repeats line {line_of[task.id]}; "
+                              "task ids must be unique")
+        line_of[task.id] = lineno
+        tasks.append(task)
     if not tasks:
         raise RecordError(f"{path}: contains no tasks")
     return tasks

@@ -197,3 +197,46 @@ def test_half_finished_unpack_does_not_count(tmp_path, monkeypatch):
     monkeypatch.setattr(tarfile.TarFile, "extractall", real)
     root = sp.resolve_data_dir(archive)
     assert (root / "localization_range_0.01" / "README").is_file()
+
+
+def test_answers_file_warnings_name_the_line(tmp_path):
+    from stsim.benchmarks.answers_file import read_answers
+    from stsim.records import read_tasks
+    tasks = read_tasks(_tasks_file(tmp_path, family="stark.localization.range", n=1)) + \
+        read_tasks(_tasks_file(tmp_path, family="stark.tracking.range", n=1, name="tr.jsonl"))
+    single, track = tasks[0].id, tasks[1].id
+    last = tasks[1].steps[-1].index
+    lines = [
+        {"task_id": single, "value": [1.0, 2.0]},
+        {"task_id": single, "value": [3.0, 4.0]},                       # 2: duplicate
+        {"task_id": single, "step": 0, "value": [1.0, 2.0]},            # 3: step on a single task
+        {"task_id": track, "step": 999, "value": [1.0, 2.0]},           # 4: no such step
+        {"task_id": track, "step": -1, "value": [1.0, 2.0]},            # 5: no such step
+        {"task_id": track, "value": [1.0, 2.0]},                        # 6: step missing
+        {"task_id": track, "step": 0, "text": "[RESULTS_START] [5, 5] [RESULTS_END]", "value": [9, 9]},
+    ]
+    path = tmp_path / "a.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    answers, warnings = read_answers(path, {t.id: t for t in tasks})
+    assert [(a.task_id, a.step, a.value) for a in answers] == [(single, None, [1.0, 2.0]), (track, 0, [5.0, 5.0])]
+    assert warnings == [
+        f"{path}:2: ignored: a second answer for task {single}; the first, on line 1, is kept",
+        f"{path}:3: ignored: task {single} has a single answer, no steps (got step 0)",
+        f"{path}:4: ignored: task {track} has no step 999 (steps 0..{last})",
+        f"{path}:5: ignored: task {track} has no step -1 (steps 0..{last})",
+        f"{path}:6: ignored: task {track} is answered per step (0..{last}) but the line has no 'step'",
+        f"{path}:7: has both 'text' and 'value'; 'text' (the model reply) is scored and 'value' ignored",
+    ]
+
+
+def test_boolean_step_and_repeated_task_id_are_errors(tmp_path, capsys):
+    tasks = _tasks_file(tmp_path)
+    tid = json.loads(tasks.read_text())["id"]
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(json.dumps({"task_id": tid, "value": [1, 2]}) + "\n"
+                       + json.dumps({"task_id": tid, "step": True, "value": [1, 2]}) + "\n")
+    assert main(["score", str(tasks), str(answers)]) == 2
+    assert f"{answers}:2: 'step' must be an integer or null, got true" in capsys.readouterr().err
+    tasks.write_text(tasks.read_text() * 2)
+    assert main(["score", str(tasks), str(answers)]) == 2
+    assert f"{tasks}:2: task id '{tid}' repeats line 1" in capsys.readouterr().err
