@@ -296,8 +296,8 @@ class VectorFormat(AnswerFormat):
 
     def error(self, value, gold):
         if len(value) != len(gold):
-            return math.inf
-        return math.sqrt(sum((float(a) - float(b)) ** 2 for a, b in zip(value, gold)))
+            raise ValueError(f"vector of length {len(value)} against a gold of length {len(gold)}")
+        return math.hypot(*(float(a) - float(b) for a, b in zip(value, gold)))
 
 
 _YES = {"1", "yes", "true", "y"}

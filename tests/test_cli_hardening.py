@@ -240,3 +240,39 @@ def test_boolean_step_and_repeated_task_id_are_errors(tmp_path, capsys):
     tasks.write_text(tasks.read_text() * 2)
     assert main(["score", str(tasks), str(answers)]) == 2
     assert f"{tasks}:2: task id '{tid}' repeats line 1" in capsys.readouterr().err
+
+
+def test_huge_answers_give_clean_metrics_and_table(tmp_path, capsys):
+    import math
+    import re
+    import warnings
+    from stsim.records import read_tasks
+    tasks_path = _tasks_file(tmp_path, n=3)
+    ids = [t.id for t in read_tasks(tasks_path)]
+    answers = tmp_path / "a.jsonl"
+    values = [[1e200, 1e200], [1e308, 0.0], [1.7e308, 1.7e308]]  # the last: error overflows to inf
+    answers.write_text("".join(json.dumps({"task_id": i, "value": v}) + "\n" for i, v in zip(ids, values)))
+    out = tmp_path / "scored"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy overflow warnings
+        assert main(["score", str(tasks_path), str(answers), "--out", str(out), "--trim", "0"]) == 0
+    table = capsys.readouterr().out
+    row = next(line for line in table.splitlines() if line.startswith("stark.localization.range "))
+    assert re.search(r"\d{12}", row) is None  # no 309-digit numbers
+    cells = row.split()
+    assert cells[1] == "3" and cells[2] == "inf" and cells[3] == "inf"  # trim.RMSE, RMSE
+    assert float(cells[4]) == pytest.approx(1e308, rel=1e-3)  # median, printed %.4g
+    fam = json.loads((out / "summary.json").read_text())["families"]["stark.localization.range"]
+    assert math.isinf(fam["rmse"]) and fam["failures"] == 0
+
+
+def test_rmse_of_huge_finite_errors_does_not_overflow():
+    import warnings
+    from stsim.benchmarks.metrics import median_error, rmse, trimmed_rmse
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rmse([1e200, 1e200]) == pytest.approx(1e200)
+        assert rmse([3e200, 4e200]) == pytest.approx(5e200 / 2 ** 0.5)  # sqrt((9 + 16) / 2) e200
+        assert trimmed_rmse([1.0, 2e300, 1e308, 2.0], 0.25) == pytest.approx(2e300 / 2 ** 0.5)  # keeps [2, 2e300]
+        assert median_error([1e308, 1.7e308]) == pytest.approx(1.35e308)
+        assert rmse([float("inf"), 1.0]) == float("inf")
