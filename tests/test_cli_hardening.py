@@ -276,3 +276,19 @@ def test_rmse_of_huge_finite_errors_does_not_overflow():
         assert trimmed_rmse([1.0, 2e300, 1e308, 2.0], 0.25) == pytest.approx(2e300 / 2 ** 0.5)  # keeps [2, 2e300]
         assert median_error([1e308, 1.7e308]) == pytest.approx(1.35e308)
         assert rmse([float("inf"), 1.0]) == float("inf")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "quickstart", "--max-steps", "-3"], "argument --max-steps: must be at least 0, got -3"),
+    (["score", "t.jsonl", "a.jsonl", "--max-steps", "-1"], "argument --max-steps: must be at least 0, got -1"),
+    (["run", "quickstart", "--workers", "0"], "argument --workers: must be at least 1, got 0"),
+    (["run", "quickstart", "--workers", "-2"], "argument --workers: must be at least 1, got -2"),
+    (["audit", "t.jsonl", "--limit", "-1"], "argument --limit: must be at least 0, got -1"),
+    (["run", "quickstart", "--workers", "two"], "argument --workers: expected an integer, got 'two'"),
+])
+def test_option_ranges(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    assert _exit_code(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "runs").exists()
