@@ -230,9 +230,11 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line.
 
     Raises:
-        RecordError: the file is missing, unreadable, or a line is not a JSON object.
+        RecordError: the file is missing, a directory, unreadable, or a line is not a JSON object.
     """
     p = Path(path)
+    if p.is_dir():
+        raise RecordError(f"{p}: is a directory, not a JSONL file")
     if not p.is_file():
         raise RecordError(f"{p}: no such file")
     try:

@@ -292,3 +292,14 @@ def test_option_ranges(tmp_path, capsys, monkeypatch, argv, message):
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not (tmp_path / "runs").exists()
+
+
+def test_score_and_audit_on_a_directory(tmp_path, capsys):
+    tasks = _tasks_file(tmp_path)
+    adir = tmp_path / "adir"
+    adir.mkdir()
+    for argv, path in ((["score", str(tasks), str(adir)], adir), (["score", str(adir), str(tasks)], adir),
+                       (["audit", str(adir)], adir)):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"{path}: is a directory, not a JSONL file" in err and "no such file" not in err
