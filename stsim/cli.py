@@ -33,6 +33,10 @@ class CLIError(Exception):
     """A user error: printed as ``stsim: error: ...`` with exit code 2."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C with a message saying what was left behind (printed as ``stsim: interrupted: ...``)."""
+
+
 def _int_at_least(low: int):
     """An argparse type: an integer >= ``low`` (argparse reports a bad one with exit code 2)."""
     def parse(text: str) -> int:
@@ -274,6 +278,10 @@ def _cmd_generate(args) -> int:
         for t in tasks:
             fh.write(dumps(t.to_dict()) + "\n")
             count += 1
+    except KeyboardInterrupt:
+        if fh is sys.stdout:
+            raise
+        raise Interrupted(f"{args.out} is partial: {count} task(s) written before the interrupt") from None
     finally:
         if fh is not sys.stdout:
             fh.close()
@@ -428,6 +436,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UnknownName as exc:  # registries name what is known
         print(f"stsim: error: {exc}", file=sys.stderr)
         return 2
+    except Interrupted as exc:
+        print(f"stsim: interrupted: {exc}", file=sys.stderr)
+        return 130
     except KeyboardInterrupt as exc:
         where = f"; files written so far are kept in {exc}" if str(exc) else ""
         print(f"stsim: interrupted{where}", file=sys.stderr)

@@ -303,3 +303,21 @@ def test_score_and_audit_on_a_directory(tmp_path, capsys):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert f"{path}: is a directory, not a JSONL file" in err and "no such file" not in err
+
+
+def test_interrupted_generate_says_the_file_is_partial(tmp_path, capsys, monkeypatch):
+    from stsim.benchmarks import suites
+    real = suites.generate_task
+    calls = {"n": 0}
+
+    def flaky(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+    monkeypatch.setattr(suites, "generate_task", flaky)
+    out = tmp_path / "tasks.jsonl"
+    assert main(["generate", "quickstart", "--n", "2", "-o", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert f"stsim: interrupted: {out} is partial: 2 task(s) written before the interrupt" in err
+    assert len(out.read_text().splitlines()) == 2
