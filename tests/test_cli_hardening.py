@@ -321,3 +321,16 @@ def test_interrupted_generate_says_the_file_is_partial(tmp_path, capsys, monkeyp
     err = capsys.readouterr().err
     assert f"stsim: interrupted: {out} is partial: 2 task(s) written before the interrupt" in err
     assert len(out.read_text().splitlines()) == 2
+
+
+def test_tracking_task_without_steps(tmp_path, capsys):
+    path = _tasks_file(tmp_path, family="stark.tracking.range")
+    obj = json.loads(path.read_text())
+    n = len(obj["inputs"]["readings"])
+    obj["steps"] = []
+    path.write_text(json.dumps(obj) + "\n")
+    for argv in (["audit", str(path)], ["score", str(path), str(path)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert (f"task {obj['id']}: has no steps, but stark.tracking.range readings are per step "
+                f"(inputs.readings holds {n} step(s))") in err
