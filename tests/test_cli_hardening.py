@@ -334,3 +334,13 @@ def test_tracking_task_without_steps(tmp_path, capsys):
         err = capsys.readouterr().err
         assert (f"task {obj['id']}: has no steps, but stark.tracking.range readings are per step "
                 f"(inputs.readings holds {n} step(s))") in err
+
+
+def test_python_dash_m_stsim(tmp_path):
+    import subprocess
+    import sys
+    ok = subprocess.run([sys.executable, "-m", "stsim", "calculus", "list"], capture_output=True, text=True)
+    assert ok.returncode == 0 and "rcc8" in ok.stdout.lower()
+    bad = subprocess.run([sys.executable, "-m", "stsim", "audit", str(tmp_path / "none.jsonl")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "none.jsonl: no such file" in bad.stderr
