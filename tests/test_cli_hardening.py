@@ -344,3 +344,28 @@ def test_python_dash_m_stsim(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "stsim", "audit", str(tmp_path / "none.jsonl")],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "none.jsonl: no such file" in bad.stderr
+
+
+def test_solver_variant_must_apply_to_some_family(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--solver", "baseline:kriging", "--n", "1", "--quiet",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--solver baseline:kriging: variant 'kriging' applies to none of the families of suite 'quickstart'" in err
+    assert "stark.field.spatial_impute" in err and not out.exists()
+    # a data suite declares its families: checked before any data is read
+    assert main(["run", "stark-published", "--data", "/nonexistent", "--solver", "baseline:kriging",
+                 "--quiet", "--out", str(out)]) == 2
+    assert "applies to none of the families of suite 'stark-published'" in capsys.readouterr().err
+    assert main(["run", "stark-published", "--data", "/nonexistent", "--family", "nothing.*",
+                 "--quiet", "--out", str(out)]) == 2
+    assert "no family of suite 'stark-published' matches 'nothing.*'" in capsys.readouterr().err
+
+
+def test_summary_records_which_families_used_the_variant(tmp_path):
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--solver", "baseline:grid", "--n", "1", "--quiet",
+                 "--family", "stark.localization.*", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["solver_variant_families"] == ["stark.localization.proximity"]
+    assert len(summary["families"]) == 6  # the other five ran the default baseline

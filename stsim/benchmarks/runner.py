@@ -10,7 +10,9 @@ everything it finished)::
                     "rmse", "median_error", "failures", ...}}, "interrupted": bool,
                     "analyses": {PREFIX: {...}} (when a benchmark analysis applies), ...};
                     categorical families also get "chance", "breakdown" and the measured
-                    random-guess reference "random_accuracy" on the same tasks
+                    random-guess reference "random_accuracy" on the same tasks;
+                    "solver_variant_families": families that used a ``baseline:NAME``
+                    variant (the others ran the default baseline)
     cardinal/       report.json, confusion.csv, confusion.png (cardinal-direction tasks only)
 """
 from __future__ import annotations
@@ -140,6 +142,16 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     out = Path(out_dir) if out_dir is not None else default_out_dir(suite_name)
     options = {"out_dir": str(out), "max_steps": steps, **(solver_options or {})}
     solver = get_solver(solver_spec, options)  # fails fast on a bad spec
+    variant = getattr(solver, "variant", None)
+    families = suite.family_names(only)
+    if families == []:
+        raise SuiteError(f"no family of suite {suite_name!r} matches {only!r}")
+    if variant is not None and families and not any(solver.applies_to(f) for f in families):
+        from ..baselines import ALTERNATIVES
+        where = sorted(f for f, alts in ALTERNATIVES.items() if variant in alts)
+        raise SolverError(f"--solver {solver_spec}: variant {variant!r} applies to none of the families of "
+                          f"suite {suite_name!r}" + (f" matching {only!r}" if only else "")
+                          + f"; it applies to: {', '.join(where)}")
     # the first task is made before the run folder: a missing or bad --data, or a --family
     # matching nothing, fails here and leaves nothing behind
     pending = suite.tasks(n=n, seed=seed, data=data, only=only)
@@ -157,6 +169,7 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                                "stsim_version": __version__, "data": None if data is None else str(data)}
     if solver_options:
         summary["solver_options"] = {k: str(v) if isinstance(v, Path) else v for k, v in solver_options.items()}
+    variant_families: set[str] = set()  # families that used the solver's variant
     n_tasks = 0
     categorical: list[Task] = []  # for the random-guess reference column
     interrupted = False
@@ -184,6 +197,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                     analysed[1].extend(answers)
                 if not get_format(task.answer_format).numeric:
                     categorical.append(task)
+                if variant is not None and solver.applies_to(task.family):
+                    variant_families.add(task.family)
                 n_tasks += 1
                 bar.update(1)
         except KeyboardInterrupt:
@@ -192,6 +207,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
             bar.close()
             if callable(getattr(solver, "close", None)):
                 solver.close()
+            if variant is not None:
+                summary["solver_variant_families"] = sorted(variant_families)
             summary.update(n_tasks=n_tasks, interrupted=interrupted,
                            wall_s=round(time.perf_counter() - started, 3),
                            families=summarise(all_scores, trim))
