@@ -307,8 +307,8 @@ class VectorFormat(AnswerFormat):
 
     def error(self, value, gold):
         if len(value) != len(gold):
-            return math.inf
-        return math.sqrt(sum((float(a) - float(b)) ** 2 for a, b in zip(value, gold)))
+            raise ValueError(f"vector of length {len(value)} against a gold of length {len(gold)}")
+        return math.hypot(*(float(a) - float(b) for a, b in zip(value, gold)))
 
 
 _YES = {"1", "yes", "true", "y"}
@@ -516,6 +516,50 @@ def get_format(name: str) -> AnswerFormat:
         return FORMATS[name]
     except KeyError:
         raise UnknownName(f"unknown answer format {name!r}; known: {', '.join(sorted(FORMATS))}") from None
+
+
+_SET_FORMATS = ("relation_set", "entity_set")
+
+
+def check_gold(format_name: str, value: Any, spec: dict[str, Any] | None = None) -> Any:
+    """Check that a gold answer has the shape of its answer format and return it normalised.
+
+    Numeric formats need numbers (not text), all finite; set formats a list; the other
+    categorical formats a string (binary: 0/1).
+
+    Raises:
+        ParseError: the reason, e.g. ``gold is null`` or ``a point gold must be numbers, got str``.
+        UnknownName: unknown format.
+    """
+    fmt = get_format(format_name)
+    if value is None:
+        raise ParseError("gold answer is null")
+    kind = type(value).__name__
+    if fmt.numeric or format_name == "binary":
+        if isinstance(value, str) or (isinstance(value, (list, tuple))
+                                      and any(isinstance(v, (str, bool)) or v is None for v in value)):
+            raise ParseError(f"a {format_name} gold must be numbers, got {value!r:.60}")
+        if format_name == "point" and (not isinstance(value, (list, tuple)) or len(value) != 2):
+            raise ParseError(f"a point gold needs 2 numbers, got {value!r:.60}")
+    elif format_name in _SET_FORMATS:
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise ParseError(f"a {format_name} gold must be a list of strings, got {kind}")
+    elif not isinstance(value, str):
+        raise ParseError(f"a {format_name} gold must be a string, got {kind}")
+    try:
+        norm = fmt.normalise(value, spec)
+    except ParseError:
+        raise
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
+        raise ParseError(f"gold {value!r:.60} does not fit format {format_name} ({exc})") from None
+    if fmt.numeric:
+        flat = norm if isinstance(norm, list) else [norm]
+        if not all(math.isfinite(v) for v in flat):
+            raise ParseError(f"gold {value!r:.60} has a non-finite number")
+        length = (spec or {}).get("length")
+        if format_name == "vector" and length is not None and len(flat) != int(length):
+            raise ParseError(f"a vector gold of length {length} expected, got {len(flat)}")
+    return norm
 
 
 def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: str,

@@ -33,10 +33,51 @@ class CLIError(Exception):
     """A user error: printed as ``stsim: error: ...`` with exit code 2."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C with a message saying what was left behind (printed as ``stsim: interrupted: ...``)."""
+
+
+def _int_at_least(low: int):
+    """An argparse type: an integer >= ``low`` (argparse reports a bad one with exit code 2)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def _trim_fraction(text: str) -> float:
+    """An argparse type: a trim fraction in [0, 0.5) (NaN rejected)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 <= value < 0.5:  # also false for NaN
+        raise argparse.ArgumentTypeError(f"must be in [0, 0.5), got {text}")
+    return value
+
+
+def _out_dir(path: Path, flag: str = "--out") -> Path:
+    """Create the output folder ``path`` (and parents); raise :class:`CLIError` naming it when
+    it is an existing file or cannot be created."""
+    if path.exists() and not path.is_dir():
+        raise CLIError(f"{flag} {path}: is an existing file, not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CLIError(f"{flag} {path}: cannot create the folder ({exc.strerror or exc})") from None
+    return path
+
+
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int, default=None, metavar="N",
                    help="tasks per family (default: the suite's own count)")
-    p.add_argument("--seed", type=int, default=0, help="suite seed (default 0)")
+    p.add_argument("--seed", type=_int_at_least(0), default=0, help="suite seed (default 0; non-negative)")
     p.add_argument("--family", default=None, metavar="GLOB",
                    help="only families matching this pattern, e.g. 'stark.localization.*'")
 
@@ -56,10 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(r)
     r.add_argument("--out", type=Path, default=None, help="output folder (default runs/<suite>-<time>/)")
     r.add_argument("--data", type=Path, default=None, help="data folder or archive for data suites")
-    r.add_argument("--max-steps", type=int, default=-1, metavar="K",
+    r.add_argument("--max-steps", type=_int_at_least(0), default=-1, metavar="K",
                    help="tracking steps scored per task (default: suite's, 10; 0 = all)")
-    r.add_argument("--trim", type=float, default=0.10, help="trim fraction each side (default 0.10)")
-    r.add_argument("--workers", type=int, default=1, help="solver processes (default 1)")
+    r.add_argument("--trim", type=_trim_fraction, default=0.10, help="trim fraction each side (default 0.10)")
+    r.add_argument("--workers", type=_int_at_least(1), default=1, help="solver processes (default 1)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.add_argument("--sandbox", choices=("fresh", "zygote"), default="fresh",
                    help="for code: and openai --mode ci: a fresh sandbox per program (default), or "
@@ -90,9 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("tasks", type=Path)
     s.add_argument("answers", type=Path)
     s.add_argument("--out", type=Path, default=None, help="also write scores.jsonl and summary.json here")
-    s.add_argument("--max-steps", type=int, default=10, metavar="K",
+    s.add_argument("--max-steps", type=_int_at_least(0), default=10, metavar="K",
                    help="tracking steps scored per task (default 10; 0 = all)")
-    s.add_argument("--trim", type=float, default=0.10)
+    s.add_argument("--trim", type=_trim_fraction, default=0.10, help="trim fraction each side (default 0.10)")
     s.add_argument("--tolerance", type=float, default=None, metavar="X",
                    help="numeric items count as correct when their error is at most X")
 
@@ -105,12 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("audit", help="check every gold answer against its readings and noise model, "
                        "or (relation tasks) against shapely / Allen on the printed numbers")
     a.add_argument("tasks", type=Path)
-    a.add_argument("--limit", type=int, default=50, help="violations to print (default 50)")
+    a.add_argument("--limit", type=_int_at_least(0), default=50, help="violations to print (default 50)")
 
     c = sub.add_parser("compare", help="per-family relative change in trimmed RMSE of run B against run A")
     c.add_argument("run_a", type=Path, help="run folder (or scores.jsonl), e.g. direct answer")
     c.add_argument("run_b", type=Path, help="run folder (or scores.jsonl), e.g. code interpreter")
-    c.add_argument("--trim", type=float, default=0.25, help="fraction trimmed each side (STARK §4.4: 0.25)")
+    c.add_argument("--trim", type=_trim_fraction, default=0.25, help="fraction trimmed each side (STARK §4.4: 0.25)")
     c.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     sb = sub.add_parser("sandbox", help="run a model-written solver() program in the sandbox")
@@ -211,6 +252,19 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _open_output(path: Path):
+    """Open ``path`` for writing; raise :class:`CLIError` naming it when that is impossible
+    (a folder, a missing parent folder, no permission)."""
+    if path.is_dir():
+        raise CLIError(f"-o {path}: is a folder; give a file name, e.g. {path / 'tasks.jsonl'}")
+    if not path.parent.is_dir():
+        raise CLIError(f"-o {path}: folder {path.parent} does not exist")
+    try:
+        return open(path, "w", encoding="utf-8", newline="\n")
+    except OSError as exc:
+        raise CLIError(f"-o {path}: cannot write ({exc.strerror or exc})") from None
+
+
 def _cmd_generate(args) -> int:
     from .benchmarks.suites import get_suite
     from .records import dumps
@@ -218,12 +272,16 @@ def _cmd_generate(args) -> int:
         raise CLIError("--n must be at least 1")
     suite = get_suite(args.suite)
     tasks = suite.tasks(n=args.n, seed=args.seed, data=args.data, only=args.family)
-    fh = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8", newline="\n")
+    fh = sys.stdout if args.out == "-" else _open_output(Path(args.out))
     count = 0
     try:
         for t in tasks:
             fh.write(dumps(t.to_dict()) + "\n")
             count += 1
+    except KeyboardInterrupt:
+        if fh is sys.stdout:
+            raise
+        raise Interrupted(f"{args.out} is partial: {count} task(s) written before the interrupt") from None
     finally:
         if fh is not sys.stdout:
             fh.close()
@@ -239,11 +297,13 @@ def _cmd_score(args) -> int:
     from .benchmarks.scoring import run_analyses, score_answers, summarise
     from .records import read_tasks, write_jsonl
     from .registry import validate_task
+    if args.tolerance is not None and not args.tolerance >= 0:
+        raise CLIError(f"--tolerance must be non-negative, got {args.tolerance}")
     tasks = read_tasks(args.tasks)
     for t in tasks:
         validate_task(t)
-    if args.tolerance is not None and args.tolerance < 0:
-        raise CLIError("--tolerance must be non-negative")
+    if args.out is not None:
+        _out_dir(args.out)
     answers, warnings = read_answers(args.answers, {t.id: t for t in tasks})
     for w in warnings:
         print(f"stsim: warning: {w}", file=sys.stderr)
@@ -260,8 +320,6 @@ def _cmd_score(args) -> int:
                                    else " ('scored': numeric, see the error metrics above)") + ":")
     print(format_outcomes(counts))
     extra = _qstr_breakdown(tasks, answers)
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
     analyses = run_analyses(tasks, answers, args.out)
     for result in analyses.values():
         print(result["headline"])
@@ -354,7 +412,7 @@ def _cmd_calculus(args) -> int:
         print(f"# converse ({cal.key}.conv)")
         sys.stdout.write(files["conv"])
         return 0
-    args.out.mkdir(parents=True, exist_ok=True)
+    _out_dir(args.out)
     for ext, text in files.items():
         (args.out / f"{cal.key}.{ext}").write_text(text, encoding="utf-8")
     print(f"wrote {cal.key}.comp, {cal.key}.conv, {cal.key}.spec to {args.out}", file=sys.stderr)
@@ -366,17 +424,21 @@ COMMANDS = {"calculus": _cmd_calculus, "list": _cmd_list, "run": _cmd_run, "gene
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .benchmarks.runner import RunError
     from .benchmarks.solvers import SolverError
     from .benchmarks.suites import SuiteError
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (CLIError, RecordError, SuiteError, SolverError) as exc:
+    except (CLIError, RecordError, SuiteError, SolverError, RunError) as exc:
         print(f"stsim: error: {exc}", file=sys.stderr)
         return 2
     except UnknownName as exc:  # registries name what is known
         print(f"stsim: error: {exc}", file=sys.stderr)
         return 2
+    except Interrupted as exc:
+        print(f"stsim: interrupted: {exc}", file=sys.stderr)
+        return 130
     except KeyboardInterrupt as exc:
         where = f"; files written so far are kept in {exc}" if str(exc) else ""
         print(f"stsim: interrupted{where}", file=sys.stderr)

@@ -230,9 +230,11 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line.
 
     Raises:
-        RecordError: the file is missing, unreadable, or a line is not a JSON object.
+        RecordError: the file is missing, a directory, unreadable, or a line is not a JSON object.
     """
     p = Path(path)
+    if p.is_dir():
+        raise RecordError(f"{p}: is a directory, not a JSONL file")
     if not p.is_file():
         raise RecordError(f"{p}: no such file")
     try:
@@ -259,9 +261,18 @@ def read_tasks(path: str | os.PathLike) -> list[Task]:
     """Read a ``tasks.jsonl`` file.
 
     Raises:
-        RecordError: on the first malformed line, naming file and line; or if the file is empty.
+        RecordError: on the first malformed line, naming file and line; a task id used twice,
+            naming both lines; or if the file is empty.
     """
-    tasks = [Task.from_dict(obj, where=f"{path}:{lineno}") for lineno, obj in iter_jsonl(path)]
+    tasks: list[Task] = []
+    line_of: dict[str, int] = {}
+    for lineno, obj in iter_jsonl(path):
+        task = Task.from_dict(obj, where=f"{path}:{lineno}")
+        if task.id in line_of:
+            raise RecordError(f"{path}:{lineno}: task id {task.id!r} repeats line {line_of[task.id]}; "
+                              "task ids must be unique")
+        line_of[task.id] = lineno
+        tasks.append(task)
     if not tasks:
         raise RecordError(f"{path}: contains no tasks")
     return tasks

@@ -116,9 +116,10 @@ def validate_task(task: Task) -> None:
     """Check a task read from a file against its family's rules.
 
     Raises:
-        RecordError: unknown answer format, or inputs the family's validator rejects.
+        RecordError: unknown answer format, a gold answer (task or step) that does not fit the
+            answer format (naming task and step), or inputs the family's validator rejects.
     """
-    from .answers import FORMATS
+    from .answers import FORMATS, ParseError, check_gold
     from .records import RecordError
     import stsim.generators  # noqa: F401
     if task.answer_format not in FORMATS:
@@ -126,3 +127,11 @@ def validate_task(task: Task) -> None:
     fam = FAMILIES.get(task.family)
     if fam is not None and fam.validate is not None:
         fam.validate(task)
+    spec = task.meta.get("answer_spec")
+    golds = [(f" step {s.index}", s.answer) for s in task.steps] if task.steps else [("", task.answer)]
+    for where, gold in golds:
+        try:
+            check_gold(task.answer_format, gold, spec)
+        except ParseError as exc:
+            raise RecordError(f"task {task.id}{where}: bad gold 'answer' ({exc})") from None
+

@@ -28,3 +28,16 @@ def stark_data(tmp_path_factory) -> Path:
     with tarfile.open(archive) as tf:
         tf.extractall(dest, filter="data")
     return dest / "data_final_v5"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache(tmp_path_factory):
+    """Archives unpacked by ``--data X.tar.gz`` go to a per-session cache, not ~/.cache."""
+    import os
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    yield
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old

@@ -53,7 +53,9 @@ def test_vector_length_is_enforced():
                        answer_format="vector", spec={"length": 3})
     assert ok.value == [1.0, 2.0, 3.0] and bad.status == "format_failure"
     assert FORMATS["vector"].error([1, 2, 3], [1, 2, 5]) == pytest.approx(2.0)
-    assert math.isinf(FORMATS["vector"].error([1, 2], [1, 2, 5]))
+    with pytest.raises(ValueError, match="length 2 against a gold of length 3"):
+        FORMATS["vector"].error([1, 2], [1, 2, 5])  # scored as a format failure
+    assert FORMATS["vector"].error([3e200, 4e200, 0], [0, 0, 0]) == pytest.approx(5e200)  # no overflow
 
 
 @pytest.mark.parametrize("text, value", [("1", 1), ("[0]", 0), ("Yes", 1), ("false", 0), ("1.0", 1)])

@@ -80,7 +80,7 @@ def test_typed_values_refusal_missing_and_bad_lines(tmp_path):
     assert got["point"] == "format_failure" and got["scalar"] == "refusal"
     assert got["direction"] == "correct" and got["binary"] == "no_answer"
     assert got["relation"] == "format_failure" and got["time"] == "missing" and got["cell"] == "missing"
-    assert len(warnings) == 3 and any("repeated" in w for w in warnings)
+    assert len(warnings) == 3 and any("a second answer for task t/point" in w for w in warnings)
     counts = outcome_counts(scores)["all"]
     assert sum(counts.values()) == len(CASES) and set(counts) <= set(OUTCOMES)
 

@@ -20,6 +20,7 @@ does not fit the format), ``refusal``, ``missing`` (no line for the item) and ``
 """
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable
@@ -50,46 +51,63 @@ def _typed(task: Task, value: Any) -> Any:
     return fmt.normalise(value, spec)
 
 
+def _step_problem(task: Task, step: int | None) -> str | None:
+    """Why ``step`` is not an item of ``task`` (``None`` when it is)."""
+    if not task.steps:
+        return None if step is None else f"task {task.id} has a single answer, no steps (got step {step})"
+    indices = sorted(s.index for s in task.steps)
+    if step is None:
+        return f"task {task.id} is answered per step ({indices[0]}..{indices[-1]}) but the line has no 'step'"
+    if step not in indices:
+        return f"task {task.id} has no step {step} (steps {indices[0]}..{indices[-1]})"
+    return None
+
+
 def read_answers(path: str | Path, tasks_by_id: dict[str, Task]) -> tuple[list[Answer], list[str]]:
     """Read an answers JSONL against the tasks it answers.
 
     Returns:
-        (answers, warnings): one :class:`Answer` per recognised line (first line wins for a
-        repeated item); warnings list ignored lines (unknown task, step out of range, repeats).
+        (answers, warnings): one :class:`Answer` per recognised line (the first line wins for a
+        repeated item); one warning per ignored or ambiguous line, naming it (a repeated item,
+        saying which line is kept; a step the task does not have; a line with both ``text`` and
+        ``value``, of which ``text`` is used) and one for all lines of unknown tasks.
     Raises:
-        RecordError: malformed file or line (not JSON, no ``task_id``, no answer field, bad
-            ``step`` or ``status``), naming file and line.
+        RecordError: malformed file or line (not JSON, no ``task_id``, no answer field, a
+            ``step`` that is not an integer or null -- ``true`` included -- or a bad ``status``),
+            naming file and line.
     """
     answers: list[Answer] = []
-    seen: set[tuple[str, int | None]] = set()
-    unknown = repeats = bad_step = 0
+    first_line: dict[tuple[str, int | None], int] = {}
+    unknown = 0
+    warnings: list[str] = []
     for lineno, obj in iter_jsonl(path):
         where = f"{path}:{lineno}"
         if "task_id" not in obj:
             raise RecordError(f"{where}: missing 'task_id'")
+        step = obj.get("step")
+        if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
+            raise RecordError(f"{where}: 'step' must be an integer or null, got {json.dumps(step)}")
         task = tasks_by_id.get(str(obj["task_id"]))
         if task is None:
             unknown += 1
             continue
-        step = obj.get("step")
-        if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
-            raise RecordError(f"{where}: 'step' must be an integer or null, got {step!r}")
-        valid_steps = {s.index for s in task.steps} if task.steps else {None}
-        if step not in valid_steps:
-            bad_step += 1
+        problem = _step_problem(task, step)
+        if problem is not None:
+            warnings.append(f"{where}: ignored: {problem}")
             continue
-        if (task.id, step) in seen:
-            repeats += 1
+        key = (task.id, step)
+        if key in first_line:
+            item = f"task {task.id}" + (f" step {step}" if step is not None else "")
+            warnings.append(f"{where}: ignored: a second answer for {item}; the first, "
+                            f"on line {first_line[key]}, is kept")
             continue
-        seen.add((task.id, step))
+        if "text" in obj and "value" in obj:
+            warnings.append(f"{where}: has both 'text' and 'value'; 'text' (the model reply) is "
+                            "scored and 'value' ignored")
+        first_line[key] = lineno
         answers.append(_answer_of(obj, task, step, where))
-    warnings = []
     if unknown:
         warnings.append(f"ignored {unknown} answer(s) whose task_id is not in the tasks file")
-    if bad_step:
-        warnings.append(f"ignored {bad_step} answer(s) whose step does not exist in its task")
-    if repeats:
-        warnings.append(f"ignored {repeats} repeated answer(s) for the same task and step (first kept)")
     if not answers:
         warnings.append(f"{path} holds no usable answers: every item counts as missing")
     return answers, warnings

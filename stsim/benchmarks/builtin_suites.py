@@ -1,7 +1,8 @@
 """The suites that ship with stsim (``stsim list`` prints them)."""
 from __future__ import annotations
 
-from .stark_published import load_published
+from .stark_published import FOLDERS, load_published
+from .stark_published_tier2 import FOLDERS as TIER2_FOLDERS
 from .suites import Suite, register_suite
 
 STARK_TIER1 = [
@@ -19,7 +20,9 @@ register_suite(Suite("stark-tier1", "STARK tier 1: localisation and tracking, 14
                      "(first 10 tracking steps scored).", {f: 50 for f in STARK_TIER1}))
 register_suite(Suite("stark-published", "STARK's released tier-1 instances and tier-2 relation items "
                      "(--data DIR or the data_final.tar.gz archive); --n N = first N per family "
-                     "(tier 1) or per released category (tier 2).", {}, loader=load_published))
+                     "(tier 1) or per released category (tier 2).", {}, loader=load_published,
+                     data_families=tuple(dict.fromkeys([f for f, _, _ in FOLDERS.values()]
+                                                       + list(TIER2_FOLDERS.values())))))
 
 from . import cardinal_suites  # noqa: F401,E402
 from . import qstr_suites  # noqa: F401,E402

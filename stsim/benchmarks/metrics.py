@@ -14,8 +14,23 @@ import numpy as np
 
 
 def _finite(errors: Sequence[float]) -> np.ndarray:
+    """The errors as floats, without ``None`` and NaN; ``+inf`` (an error too large for a float)
+    is kept, so a metric over it is ``inf`` rather than silently smaller."""
     e = np.asarray([x for x in errors if x is not None], dtype=float)
-    return e[np.isfinite(e)]
+    return e[~np.isnan(e)]
+
+
+def _rms(e: np.ndarray) -> float:
+    """Root mean square without overflow: scaled by the largest error (so errors of 1e200
+    give 1e200, not a numpy overflow warning); ``inf`` if any error is ``inf``; NaN if empty."""
+    if not len(e):
+        return math.nan
+    top = float(np.max(e))
+    if math.isinf(top):
+        return math.inf
+    if top == 0.0:
+        return 0.0
+    return top * float(np.sqrt(np.mean((e / top) ** 2)))
 
 
 def trimmed(errors: Sequence[float], trim: float = 0.10) -> np.ndarray:
@@ -31,15 +46,13 @@ def trimmed(errors: Sequence[float], trim: float = 0.10) -> np.ndarray:
 
 
 def rmse(errors: Sequence[float]) -> float:
-    """Root mean square of the finite errors; NaN for an empty list."""
-    e = _finite(errors)
-    return float(np.sqrt(np.mean(e ** 2))) if len(e) else math.nan
+    """Root mean square of the errors (``None``/NaN dropped); NaN for an empty list."""
+    return _rms(_finite(errors))
 
 
 def trimmed_rmse(errors: Sequence[float], trim: float = 0.10) -> float:
     """STARK's trimmed RMSE (§4.1): RMSE after dropping ``trim`` of the errors on each side."""
-    e = trimmed(errors, trim)
-    return float(np.sqrt(np.mean(e ** 2))) if len(e) else math.nan
+    return _rms(trimmed(errors, trim))
 
 
 def rmspe(errors: Sequence[float], golds: Sequence[float], trim: float = 0.0) -> float:
@@ -50,8 +63,12 @@ def rmspe(errors: Sequence[float], golds: Sequence[float], trim: float = 0.0) ->
 
 
 def median_error(errors: Sequence[float]) -> float:
-    e = _finite(errors)
-    return float(np.median(e)) if len(e) else math.nan
+    """Median of the errors (``None``/NaN dropped); NaN for an empty list."""
+    e = np.sort(_finite(errors))
+    if not len(e):
+        return math.nan
+    lo, hi = e[(len(e) - 1) // 2], e[len(e) // 2]
+    return float(lo + (hi - lo) / 2)  # no overflow for huge errors, inf stays inf
 
 
 ERROR_METRICS: dict[str, Callable[[Sequence[float]], float]] = {

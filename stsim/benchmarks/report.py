@@ -2,6 +2,7 @@
 with STARK Table 3's best model figure next to ours for context."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 #: Best (lowest) trimmed RMSE per family among the 11 models of STARK Table 3, with the model.
@@ -30,6 +31,8 @@ def _f(x: Any, w: int = 9) -> str:
     if x is None:
         return "-".rjust(w)
     if isinstance(x, float):
+        if not math.isfinite(x) or abs(x) >= 1e5:  # huge or overflowed errors: 1.414e+200, inf
+            return f"{x:{w}.4g}"
         return f"{x:{w}.4f}"
     return str(x).rjust(w)
 

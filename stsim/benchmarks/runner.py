@@ -10,12 +10,16 @@ everything it finished)::
                     "rmse", "median_error", "failures", ...}}, "interrupted": bool,
                     "analyses": {PREFIX: {...}} (when a benchmark analysis applies), ...};
                     categorical families also get "chance", "breakdown" and the measured
-                    random-guess reference "random_accuracy" on the same tasks
+                    random-guess reference "random_accuracy" on the same tasks;
+                    "solver_variant_families": families that used a ``baseline:NAME``
+                    variant (the others ran the default baseline)
     cardinal/       report.json, confusion.csv, confusion.png (cardinal-direction tasks only)
 """
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -30,7 +34,7 @@ from ..answers import get_format
 from .random_guess import random_reference
 from .scoring import run_analyses, score_answers, summarise, wants_analysis
 from .solvers import Solver, SolverError, get_solver
-from .suites import get_suite
+from .suites import SuiteError, get_suite
 
 
 def safe_solve(solver: Solver, task: Task) -> list[Answer]:
@@ -77,6 +81,37 @@ def solve_all(tasks: Iterable[Task], solver_spec: str, workers: int = 1,
             yield t, ans
 
 
+class RunError(ValueError):
+    """A run that cannot start: e.g. its output folder is a file or cannot be created."""
+
+
+def make_out_dir(out: Path) -> None:
+    """Create the run folder ``out``; raise :class:`RunError` naming it when it is an existing
+    file or cannot be created (missing permission, a file in the way)."""
+    if out.exists() and not out.is_dir():
+        raise RunError(f"--out {out}: is an existing file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunError(f"--out {out}: cannot create the folder ({exc.strerror or exc})") from None
+    if not os.access(out, os.W_OK):
+        raise RunError(f"--out {out}: folder is not writable")
+
+
+def check_run_options(*, seed: Any, trim: Any, workers: Any, max_steps: Any) -> None:
+    """Raise :class:`RunError` naming the first out-of-range run option: ``seed`` a
+    non-negative integer, ``trim`` in [0, 0.5), ``workers`` >= 1, ``max_steps`` -1 (suite
+    default), ``None`` (all) or >= 0."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise RunError(f"--seed must be a non-negative integer, got {seed!r}")
+    if not isinstance(trim, (int, float)) or not 0.0 <= trim < 0.5:
+        raise RunError(f"--trim must be in [0, 0.5), got {trim!r}")
+    if not isinstance(workers, int) or workers < 1:
+        raise RunError(f"--workers must be at least 1, got {workers!r}")
+    if max_steps is not None and (not isinstance(max_steps, int) or max_steps < -1):
+        raise RunError(f"--max-steps must be 0 (all) or positive, got {max_steps!r}")
+
+
 def default_out_dir(suite: str) -> Path:
     return Path("runs") / f"{suite}-{time.strftime('%Y%m%d-%H%M%S')}"
 
@@ -95,14 +130,37 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         solver_options: run-level solver settings (e.g. ``base_url``, ``mode``); ``out_dir`` and
             ``max_steps`` are added.
     Raises:
-        SuiteError / SolverError: unknown suite or solver, or a data suite without data.
+        SuiteError / SolverError: unknown suite or solver, a data suite without data or with
+            bad data, or a family filter matching nothing.
+        RunError: an out-of-range option (seed, trim, workers, max_steps) or an output
+            folder that cannot be created.
+    Every input is checked before the output folder is created.
     """
     suite = get_suite(suite_name)
+    check_run_options(seed=seed, trim=trim, workers=workers, max_steps=max_steps)
     steps = suite.max_steps if max_steps == -1 else max_steps
     out = Path(out_dir) if out_dir is not None else default_out_dir(suite_name)
     options = {"out_dir": str(out), "max_steps": steps, **(solver_options or {})}
     solver = get_solver(solver_spec, options)  # fails fast on a bad spec
-    out.mkdir(parents=True, exist_ok=True)
+    variant = getattr(solver, "variant", None)
+    families = suite.family_names(only)
+    if families == []:
+        raise SuiteError(f"no family of suite {suite_name!r} matches {only!r}")
+    if variant is not None and families and not any(solver.applies_to(f) for f in families):
+        from ..baselines import ALTERNATIVES
+        where = sorted(f for f, alts in ALTERNATIVES.items() if variant in alts)
+        raise SolverError(f"--solver {solver_spec}: variant {variant!r} applies to none of the families of "
+                          f"suite {suite_name!r}" + (f" matching {only!r}" if only else "")
+                          + f"; it applies to: {', '.join(where)}")
+    # the first task is made before the run folder: a missing or bad --data, or a --family
+    # matching nothing, fails here and leaves nothing behind
+    pending = suite.tasks(n=n, seed=seed, data=data, only=only)
+    first = next(pending, None)
+    if first is None:
+        what = f"matches --family {only!r}" if only is not None else "was found"
+        raise SuiteError(f"no task of suite {suite_name!r} {what}"
+                         + (f" in --data {data}" if data is not None else ""))
+    make_out_dir(out)
     total = len(suite.task_keys(n, only)) if suite.loader is None else None
     all_scores: list[Score] = []
     analysed: tuple[list[Task], list[Answer]] = ([], [])  # kept for benchmark analyses
@@ -111,13 +169,14 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                                "stsim_version": __version__, "data": None if data is None else str(data)}
     if solver_options:
         summary["solver_options"] = {k: str(v) if isinstance(v, Path) else v for k, v in solver_options.items()}
+    variant_families: set[str] = set()  # families that used the solver's variant
     n_tasks = 0
     categorical: list[Task] = []  # for the random-guess reference column
     interrupted = False
     started = time.perf_counter()
     with JsonlWriter(out / "tasks.jsonl") as tw, JsonlWriter(out / "answers.jsonl") as aw, \
             JsonlWriter(out / "scores.jsonl") as sw:
-        tasks = suite.tasks(n=n, seed=seed, data=data, only=only)
+        tasks = itertools.chain([first], pending)
 
         def tee(it: Iterable[Task]) -> Iterator[Task]:
             for t in it:
@@ -138,6 +197,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                     analysed[1].extend(answers)
                 if not get_format(task.answer_format).numeric:
                     categorical.append(task)
+                if variant is not None and solver.applies_to(task.family):
+                    variant_families.add(task.family)
                 n_tasks += 1
                 bar.update(1)
         except KeyboardInterrupt:
@@ -146,6 +207,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
             bar.close()
             if callable(getattr(solver, "close", None)):
                 solver.close()
+            if variant is not None:
+                summary["solver_variant_families"] = sorted(variant_families)
             summary.update(n_tasks=n_tasks, interrupted=interrupted,
                            wall_s=round(time.perf_counter() - started, 3),
                            families=summarise(all_scores, trim))

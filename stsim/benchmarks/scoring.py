@@ -70,9 +70,9 @@ def score_item(task: Task, step: int | None, answer: Answer | None) -> Score:
         except (TypeError, ValueError, IndexError):
             return Score(task.id, task.family, step, "format_failure",
                          extra={**labels, "detail": f"value {answer.value!r} does not fit format {fmt.name}"})
-        if not math.isfinite(err):
+        if math.isnan(err):
             return Score(task.id, task.family, step, "format_failure",
-                         extra={"detail": "non-finite error (wrong length or value)"})
+                         extra={**labels, "detail": "error is NaN (non-finite value)"})
         scale = task.meta.get("error_scale") if step is None else None
         if scale:  # percentage error (STARK §4.1 RMSPE for field variables)
             return Score(task.id, task.family, step, "ok", error=err / float(scale),
@@ -153,7 +153,11 @@ def summarise_breakdown(items: list[Score]) -> dict[str, dict[str, dict[str, Any
 
 
 def _r(x: float) -> float | None:
-    return None if x is None or not math.isfinite(x) else round(float(x), 6)
+    """A metric for summary.json: rounded to 6 decimals; ``inf`` kept (an error too large for
+    a float), NaN (no data) as ``None``."""
+    if x is None or math.isnan(x):
+        return None
+    return x if math.isinf(x) else round(float(x), 6)
 
 
 # ------------------------------------------------------------------------------- analyses

@@ -4,7 +4,9 @@ Built in:
 
 * ``baseline`` -- the family's first-principle baseline (:data:`stsim.baselines.BASELINES`);
 * ``baseline:NAME`` -- a named alternative (e.g. ``baseline:grid``, STARK's proximity grid
-  search), falling back to the default baseline for families without that alternative.
+  search), falling back to the default baseline for families without that alternative
+  (``stsim run`` refuses a variant that applies to none of the run's families and records in
+  summary.json the families that used it).
 
 Other modules add solvers with :func:`register_solver` (answers files, live models,
 sandboxed code, oracles).
@@ -40,6 +42,12 @@ class BaselineSolver:
     @property
     def name(self) -> str:
         return "baseline" if self.variant is None else f"baseline:{self.variant}"
+
+    def applies_to(self, family: str) -> bool:
+        """Whether this solver's variant (if any) is used for ``family``; without a variant,
+        always true."""
+        from ..baselines import ALTERNATIVES
+        return self.variant is None or self.variant in ALTERNATIVES.get(family, {})
 
     def supports(self, family: str) -> bool:
         from ..baselines import BASELINES

@@ -12,15 +12,18 @@ Appendix 7.9), so our baselines see what the paper's models saw.  Wave speeds (5
 event localisation, 20 km/min for event tracking) were checked against the noiseless readings.
 
 ``data`` may be the unpacked ``data_final_v5`` folder, a folder containing it, or the
-``data_final.tar.gz`` archive (unpacked into a temporary folder).
+``data_final.tar.gz`` archive (unpacked once into ``~/.cache/stsim``, :func:`unpack_cached`).
 """
 from __future__ import annotations
 
 import csv
 import math
+import os
 import re
+import shutil
 import tarfile
 import tempfile
+import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -66,21 +69,59 @@ def _toa_model(speed: float) -> dict[str, Any]:
     return {"modality": "toa", "speed": speed, "noise": {"kind": "uniform_absolute", "half_width": 0.01}}
 
 
+def cache_dir() -> Path:
+    """Where unpacked archives are kept: ``$XDG_CACHE_HOME/stsim`` (default ``~/.cache/stsim``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "stsim"
+
+
+def unpack_cached(archive: Path) -> Path:
+    """Unpack ``archive`` once into :func:`cache_dir` and return the folder; later calls with
+    the same archive (same name, size and modification time) reuse it.
+
+    The archive is unpacked into a hidden temporary folder next to its final place and
+    renamed when complete, so an interrupted or failed unpack is never taken for a finished one.
+
+    Raises:
+        SuiteError: the archive is truncated or corrupt, or the cache cannot be written.
+    """
+    st = archive.stat()
+    stem = archive.name.split(".")[0] or "data"
+    dest = cache_dir() / f"{stem}-{st.st_size}-{st.st_mtime_ns}"
+    if dest.is_dir():
+        return dest
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        partial = Path(tempfile.mkdtemp(prefix=f".partial-{dest.name}-", dir=dest.parent))
+    except OSError as exc:
+        raise SuiteError(f"--data {archive}: cannot create the unpack cache {dest.parent} "
+                         f"({exc.strerror or exc})") from None
+    try:
+        with tarfile.open(archive) as tf:
+            tf.extractall(partial, filter="data")
+        os.rename(partial, dest)
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+        shutil.rmtree(partial, ignore_errors=True)
+        if dest.is_dir():  # another process finished the same unpack first
+            return dest
+        raise SuiteError(f"--data {archive}: cannot unpack the archive, truncated or corrupt? "
+                         f"({type(exc).__name__}: {exc or 'unexpected end of data'})") from None
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return dest
+
+
 def resolve_data_dir(data: Path) -> Path:
-    """Find ``data_final_v5`` from a folder, its parent, or the release tarball.
+    """Find ``data_final_v5`` from a folder, its parent, or the release tarball (unpacked once
+    into the cache, :func:`unpack_cached`).
 
     Raises:
         SuiteError: nothing usable at ``data``.
     """
     data = Path(data)
     if data.is_file() and data.name.endswith((".tar.gz", ".tgz")):
-        dest = Path(tempfile.mkdtemp(prefix="stsim-stark-"))
-        try:
-            with tarfile.open(data) as tf:
-                tf.extractall(dest, filter="data")
-        except (tarfile.TarError, OSError) as exc:
-            raise SuiteError(f"{data}: cannot unpack ({exc})") from None
-        data = dest
+        data = unpack_cached(data)
     if not data.exists():
         raise SuiteError(f"--data {data}: no such file or folder")
     for cand in (data, data / "data_final_v5", *sorted(data.glob("*/"))):

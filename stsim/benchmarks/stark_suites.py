@@ -3,7 +3,7 @@ a small sample, and the released field and tier-3 data."""
 from __future__ import annotations
 
 from ..registry import FAMILIES
-from .stark_published_fields import load_published_fields
+from .stark_published_fields import FIELD_FOLDERS, load_published_fields
 from .stark_published_tier3 import load_published_tier3
 from .suites import Suite, register_suite
 
@@ -29,6 +29,7 @@ register_suite(Suite("stark", "Every STARK family stsim generates, 50 tasks each
 register_suite(Suite("stark-mini", "Every STARK family stsim generates, 3 tasks each.",
                      {f: 3 for f in all_stark_families()}))
 register_suite(Suite("stark-published-fields", "STARK's released field-prediction instances "
-                     "(--data DIR or data_final.tar.gz), 4 families x 50.", {}, loader=load_published_fields))
+                     "(--data DIR or data_final.tar.gz), 4 families x 50.", {}, loader=load_published_fields,
+                     data_families=tuple(FIELD_FOLDERS.values())))
 register_suite(Suite("stark-published-tier3", "STARK's 350 released tier-3 world-knowledge items "
                      "(--data DIR or data_final.tar.gz); no baseline.", {}, loader=load_published_tier3))

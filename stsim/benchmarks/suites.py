@@ -30,12 +30,23 @@ class Suite:
         loader: ``(data_dir, n_per_family, options) -> Iterator[Task]`` for suites read from
             user-supplied data; ``None`` for generated suites.
         max_steps: tracking steps scored per task (STARK: first 10); ``None`` = all.
+        data_families: for a data suite, the families its loader can yield (lets a run check
+            ``--family`` and ``--solver`` before reading the data); empty when unknown.
     """
     name: str
     description: str
     families: dict[str, int] = field(default_factory=dict)
     loader: Callable[..., Iterator[Task]] | None = None
     max_steps: int | None = 10
+    data_families: tuple[str, ...] = ()
+
+    def family_names(self, only: str | None = None) -> list[str] | None:
+        """The families this suite can yield (matching the ``only`` glob when given), in suite
+        order; ``None`` for a data suite that does not declare :attr:`data_families`."""
+        names = list(self.families) if self.loader is None else list(self.data_families)
+        if self.loader is not None and not names:
+            return None
+        return [f for f in names if only is None or fnmatch(f, only)]
 
     def task_keys(self, n: int | None = None, only: str | None = None) -> list[tuple[str, int]]:
         """(family, index) of every task, in suite order; ``n`` overrides each family's count

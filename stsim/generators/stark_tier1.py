@@ -214,7 +214,8 @@ def validate_inputs(task) -> None:
     """Reject tier-1 inputs no sensor could produce: non-numeric, NaN or infinite readings
     (a dropped tracking reading must be ``null``), negative ranges, bearings outside
     [0, 360], proximity readings other than 0/1, sensors that are not [x, y] pairs, or a
-    readings list whose length differs from the number of sensors.
+    readings list whose length differs from the number of sensors, or a tracking task with no
+    steps.
 
     Raises:
         RecordError: naming the task, step and sensor.
@@ -233,6 +234,11 @@ def validate_inputs(task) -> None:
             for s in sensors):
         raise RecordError(f"{where}: inputs.sensors must be a non-empty list of finite [x, y] pairs")
     m = inp["modality"]
+    if "tracking" in task.family.split(".")[1] and not task.steps:
+        n = len(inp["readings"]) if isinstance(inp["readings"], list) else 0
+        raise RecordError(f"{where}: has no steps, but {task.family} readings are per step "
+                          f"(inputs.readings holds {n} step(s)); 'steps' needs one entry per "
+                          "reading step, each with its gold answer")
     rows = inp["readings"] if task.steps else [inp["readings"]]
     allow_null = bool(task.steps)
     for k, row in enumerate(rows):

@@ -1,0 +1,371 @@
+"""CLI hardening: every bad input is a clear message naming what and where, exit code 2,
+never a traceback, and nothing is solved or written before the input is checked."""
+import gzip
+import json
+import os
+
+import pytest
+
+from stsim.cli import main
+
+
+def _exit_code(argv):
+    """main()'s exit code, whether argparse exits (SystemExit) or main returns."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
+def _tasks_file(tmp_path, family="stark.localization.range", n=1, name="tasks.jsonl"):
+    path = tmp_path / name
+    assert main(["generate", "quickstart", "--n", str(n), "--family", family, "-o", str(path)]) == 0
+    return path
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "quickstart", "--seed", "-1", "--n", "1"], "argument --seed: must be at least 0, got -1"),
+    (["generate", "qstrbench", "--seed", "-1"], "argument --seed: must be at least 0, got -1"),
+    (["run", "quickstart", "--trim", "0.5"], "argument --trim: must be in [0, 0.5), got 0.5"),
+    (["run", "quickstart", "--trim", "-0.1"], "argument --trim: must be in [0, 0.5), got -0.1"),
+    (["run", "quickstart", "--trim", "nan"], "argument --trim: must be in [0, 0.5), got nan"),
+    (["score", "t.jsonl", "a.jsonl", "--trim", "nan"], "argument --trim: must be in [0, 0.5), got nan"),
+    (["score", "t.jsonl", "a.jsonl", "--trim", "0.7"], "argument --trim: must be in [0, 0.5)"),
+])
+def test_bad_seed_and_trim_rejected_by_argparse(tmp_path, capsys, monkeypatch, argv, message):
+    from stsim.benchmarks import runner
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(runner, "run", lambda *a, **k: pytest.fail("solved before checking input"))
+    assert _exit_code(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_generate_to_a_folder_or_missing_folder(tmp_path, capsys):
+    assert main(["generate", "quickstart", "--n", "1", "-o", str(tmp_path)]) == 2
+    assert f"-o {tmp_path}: is a folder" in capsys.readouterr().err
+    target = tmp_path / "nonexistent" / "x.jsonl"
+    assert main(["generate", "quickstart", "--n", "1", "-o", str(target)]) == 2
+    assert f"folder {tmp_path / 'nonexistent'} does not exist" in capsys.readouterr().err
+
+
+def test_run_out_is_a_file_or_unwritable(tmp_path, capsys):
+    f = tmp_path / "taken"
+    f.write_text("keep me")
+    assert main(["run", "quickstart", "--n", "1", "--quiet", "--out", str(f)]) == 2
+    assert f"--out {f}: is an existing file" in capsys.readouterr().err
+    assert f.read_text() == "keep me"
+    assert main(["run", "quickstart", "--n", "1", "--quiet", "--out", str(f / "sub")]) == 2
+    assert f"--out {f / 'sub'}: cannot create the folder" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write into a read-only folder")
+def test_run_out_in_read_only_folder(tmp_path, capsys):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        assert main(["run", "quickstart", "--n", "1", "--quiet", "--out", str(ro / "run")]) == 2
+        assert "cannot create the folder" in capsys.readouterr().err
+    finally:
+        ro.chmod(0o700)
+
+
+def test_score_and_calculus_out_is_a_file(tmp_path, capsys):
+    tasks = _tasks_file(tmp_path)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("")
+    f = tmp_path / "taken"
+    f.write_text("x")
+    assert main(["score", str(tasks), str(answers), "--out", str(f)]) == 2
+    assert f"--out {f}: is an existing file, not a folder" in capsys.readouterr().err
+    assert main(["calculus", "show", "rcc8", "--format", "gqr", "--out", str(f)]) == 2
+    assert f"--out {f}: is an existing file, not a folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("corrupt", ["truncated", "garbage"])
+def test_corrupt_data_archive_names_the_path(tmp_path, capsys, corrupt):
+    archive = tmp_path / "data_final.tar.gz"
+    if corrupt == "truncated":  # a valid gzip header, then the stream stops
+        archive.write_bytes(gzip.compress(b"x" * 100000)[:200])
+    else:
+        archive.write_bytes(gzip.compress(b"this is not a tar archive" * 40))
+    rc = main(["run", "stark-published", "--data", str(archive), "--n", "1", "--quiet",
+               "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err
+    assert f"--data {archive}: cannot unpack the archive" in err
+
+
+@pytest.mark.parametrize("gold, message", [
+    ("somewhere", "bad gold 'answer' (a point gold must be numbers"),
+    (None, "bad gold 'answer' (gold answer is null)"),
+    ([1.0], "bad gold 'answer' (a point gold needs 2 numbers"),
+])
+def test_audit_and_score_reject_bad_gold_naming_the_task(tmp_path, capsys, gold, message):
+    path = _tasks_file(tmp_path)
+    obj = json.loads(path.read_text())
+    obj["answer"] = gold
+    path.write_text(json.dumps(obj) + "\n")
+    for argv in (["audit", str(path)], ["score", str(path), str(path)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"task {obj['id']}: {message}" in err and "Traceback" not in err
+
+
+def test_audit_rejects_null_tracking_step_gold(tmp_path, capsys):
+    path = _tasks_file(tmp_path, family="stark.tracking.range")
+    obj = json.loads(path.read_text())
+    obj["steps"][3]["answer"] = None
+    path.write_text(json.dumps(obj) + "\n")
+    assert main(["audit", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"task {obj['id']} step 3: bad gold 'answer' (gold answer is null)" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["stark-published"], "pass --data DIR"),
+    (["quickstart", "--family", "nothing.*"], "matches 'nothing.*'"),
+    (["stark-published", "--data", "/nonexistent/stark"], "--data /nonexistent/stark: no such file or folder"),
+    (["quickstart", "--solver", "magic"], "unknown solver 'magic'"),
+])
+def test_run_input_errors_leave_no_run_folder(tmp_path, capsys, argv, message):
+    out = tmp_path / "run"
+    assert main(["run", *argv, "--quiet", "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"seed": -1}, "--seed must be a non-negative integer, got -1"),
+    ({"trim": float("nan")}, "--trim must be in [0, 0.5), got nan"),
+    ({"trim": 0.5}, "--trim must be in [0, 0.5), got 0.5"),
+    ({"workers": 0}, "--workers must be at least 1, got 0"),
+    ({"max_steps": -5}, "--max-steps must be 0 (all) or positive, got -5"),
+])
+def test_run_api_checks_options_before_creating_the_folder(tmp_path, kwargs, message):
+    from stsim.benchmarks.runner import RunError, run
+    out = tmp_path / "run"
+    with pytest.raises(RunError) as err:
+        run("quickstart", n=1, out_dir=out, progress=False, **kwargs)
+    assert message in str(err.value)
+    assert not out.exists()
+
+
+def _fake_release(tmp_path, name="data_final.tar.gz"):
+    """A tiny archive with the STARK release layout (one empty category folder)."""
+    import tarfile
+    src = tmp_path / "src" / "data_final_v5" / "localization_range_0.01"
+    src.mkdir(parents=True)
+    (src / "README").write_text("fake")
+    archive = tmp_path / name
+    with tarfile.open(archive, "w:gz") as tf:
+        tf.add(tmp_path / "src" / "data_final_v5", arcname="data_final_v5")
+    return archive
+
+
+def test_data_archive_unpacked_once_into_the_cache(tmp_path, monkeypatch):
+    import tempfile
+    from stsim.benchmarks import stark_published as sp
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    archive = _fake_release(tmp_path)
+    first = sp.resolve_data_dir(archive)
+    second = sp.resolve_data_dir(archive)
+    assert first == second and (first / "localization_range_0.01" / "README").read_text() == "fake"
+    assert first.parent.parent == tmp_path / "cache" / "stsim"
+    assert [p.name for p in (tmp_path / "cache" / "stsim").iterdir()] == [first.parent.name]
+    assert list((tmp_path / "tmp").iterdir()) == []  # nothing left in the temp folder
+
+
+def test_half_finished_unpack_does_not_count(tmp_path, monkeypatch):
+    import tarfile
+    from stsim.benchmarks import stark_published as sp
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    archive = _fake_release(tmp_path)
+    real = tarfile.TarFile.extractall
+
+    def interrupted(self, path, *a, **k):
+        real(self, path, *a, **k)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(tarfile.TarFile, "extractall", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sp.resolve_data_dir(archive)
+    assert list((tmp_path / "cache" / "stsim").iterdir()) == []  # no partial folder kept
+    monkeypatch.setattr(tarfile.TarFile, "extractall", real)
+    root = sp.resolve_data_dir(archive)
+    assert (root / "localization_range_0.01" / "README").is_file()
+
+
+def test_answers_file_warnings_name_the_line(tmp_path):
+    from stsim.benchmarks.answers_file import read_answers
+    from stsim.records import read_tasks
+    tasks = read_tasks(_tasks_file(tmp_path, family="stark.localization.range", n=1)) + \
+        read_tasks(_tasks_file(tmp_path, family="stark.tracking.range", n=1, name="tr.jsonl"))
+    single, track = tasks[0].id, tasks[1].id
+    last = tasks[1].steps[-1].index
+    lines = [
+        {"task_id": single, "value": [1.0, 2.0]},
+        {"task_id": single, "value": [3.0, 4.0]},                       # 2: duplicate
+        {"task_id": single, "step": 0, "value": [1.0, 2.0]},            # 3: step on a single task
+        {"task_id": track, "step": 999, "value": [1.0, 2.0]},           # 4: no such step
+        {"task_id": track, "step": -1, "value": [1.0, 2.0]},            # 5: no such step
+        {"task_id": track, "value": [1.0, 2.0]},                        # 6: step missing
+        {"task_id": track, "step": 0, "text": "[RESULTS_START] [5, 5] [RESULTS_END]", "value": [9, 9]},
+    ]
+    path = tmp_path / "a.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    answers, warnings = read_answers(path, {t.id: t for t in tasks})
+    assert [(a.task_id, a.step, a.value) for a in answers] == [(single, None, [1.0, 2.0]), (track, 0, [5.0, 5.0])]
+    assert warnings == [
+        f"{path}:2: ignored: a second answer for task {single}; the first, on line 1, is kept",
+        f"{path}:3: ignored: task {single} has a single answer, no steps (got step 0)",
+        f"{path}:4: ignored: task {track} has no step 999 (steps 0..{last})",
+        f"{path}:5: ignored: task {track} has no step -1 (steps 0..{last})",
+        f"{path}:6: ignored: task {track} is answered per step (0..{last}) but the line has no 'step'",
+        f"{path}:7: has both 'text' and 'value'; 'text' (the model reply) is scored and 'value' ignored",
+    ]
+
+
+def test_boolean_step_and_repeated_task_id_are_errors(tmp_path, capsys):
+    tasks = _tasks_file(tmp_path)
+    tid = json.loads(tasks.read_text())["id"]
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(json.dumps({"task_id": tid, "value": [1, 2]}) + "\n"
+                       + json.dumps({"task_id": tid, "step": True, "value": [1, 2]}) + "\n")
+    assert main(["score", str(tasks), str(answers)]) == 2
+    assert f"{answers}:2: 'step' must be an integer or null, got true" in capsys.readouterr().err
+    tasks.write_text(tasks.read_text() * 2)
+    assert main(["score", str(tasks), str(answers)]) == 2
+    assert f"{tasks}:2: task id '{tid}' repeats line 1" in capsys.readouterr().err
+
+
+def test_huge_answers_give_clean_metrics_and_table(tmp_path, capsys):
+    import math
+    import re
+    import warnings
+    from stsim.records import read_tasks
+    tasks_path = _tasks_file(tmp_path, n=3)
+    ids = [t.id for t in read_tasks(tasks_path)]
+    answers = tmp_path / "a.jsonl"
+    values = [[1e200, 1e200], [1e308, 0.0], [1.7e308, 1.7e308]]  # the last: error overflows to inf
+    answers.write_text("".join(json.dumps({"task_id": i, "value": v}) + "\n" for i, v in zip(ids, values)))
+    out = tmp_path / "scored"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy overflow warnings
+        assert main(["score", str(tasks_path), str(answers), "--out", str(out), "--trim", "0"]) == 0
+    table = capsys.readouterr().out
+    row = next(line for line in table.splitlines() if line.startswith("stark.localization.range "))
+    assert re.search(r"\d{12}", row) is None  # no 309-digit numbers
+    cells = row.split()
+    assert cells[1] == "3" and cells[2] == "inf" and cells[3] == "inf"  # trim.RMSE, RMSE
+    assert float(cells[4]) == pytest.approx(1e308, rel=1e-3)  # median, printed %.4g
+    fam = json.loads((out / "summary.json").read_text())["families"]["stark.localization.range"]
+    assert math.isinf(fam["rmse"]) and fam["failures"] == 0
+
+
+def test_rmse_of_huge_finite_errors_does_not_overflow():
+    import warnings
+    from stsim.benchmarks.metrics import median_error, rmse, trimmed_rmse
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rmse([1e200, 1e200]) == pytest.approx(1e200)
+        assert rmse([3e200, 4e200]) == pytest.approx(5e200 / 2 ** 0.5)  # sqrt((9 + 16) / 2) e200
+        assert trimmed_rmse([1.0, 2e300, 1e308, 2.0], 0.25) == pytest.approx(2e300 / 2 ** 0.5)  # keeps [2, 2e300]
+        assert median_error([1e308, 1.7e308]) == pytest.approx(1.35e308)
+        assert rmse([float("inf"), 1.0]) == float("inf")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "quickstart", "--max-steps", "-3"], "argument --max-steps: must be at least 0, got -3"),
+    (["score", "t.jsonl", "a.jsonl", "--max-steps", "-1"], "argument --max-steps: must be at least 0, got -1"),
+    (["run", "quickstart", "--workers", "0"], "argument --workers: must be at least 1, got 0"),
+    (["run", "quickstart", "--workers", "-2"], "argument --workers: must be at least 1, got -2"),
+    (["audit", "t.jsonl", "--limit", "-1"], "argument --limit: must be at least 0, got -1"),
+    (["run", "quickstart", "--workers", "two"], "argument --workers: expected an integer, got 'two'"),
+])
+def test_option_ranges(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    assert _exit_code(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_score_and_audit_on_a_directory(tmp_path, capsys):
+    tasks = _tasks_file(tmp_path)
+    adir = tmp_path / "adir"
+    adir.mkdir()
+    for argv, path in ((["score", str(tasks), str(adir)], adir), (["score", str(adir), str(tasks)], adir),
+                       (["audit", str(adir)], adir)):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"{path}: is a directory, not a JSONL file" in err and "no such file" not in err
+
+
+def test_interrupted_generate_says_the_file_is_partial(tmp_path, capsys, monkeypatch):
+    from stsim.benchmarks import suites
+    real = suites.generate_task
+    calls = {"n": 0}
+
+    def flaky(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+    monkeypatch.setattr(suites, "generate_task", flaky)
+    out = tmp_path / "tasks.jsonl"
+    assert main(["generate", "quickstart", "--n", "2", "-o", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert f"stsim: interrupted: {out} is partial: 2 task(s) written before the interrupt" in err
+    assert len(out.read_text().splitlines()) == 2
+
+
+def test_tracking_task_without_steps(tmp_path, capsys):
+    path = _tasks_file(tmp_path, family="stark.tracking.range")
+    obj = json.loads(path.read_text())
+    n = len(obj["inputs"]["readings"])
+    obj["steps"] = []
+    path.write_text(json.dumps(obj) + "\n")
+    for argv in (["audit", str(path)], ["score", str(path), str(path)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert (f"task {obj['id']}: has no steps, but stark.tracking.range readings are per step "
+                f"(inputs.readings holds {n} step(s))") in err
+
+
+def test_python_dash_m_stsim(tmp_path):
+    import subprocess
+    import sys
+    ok = subprocess.run([sys.executable, "-m", "stsim", "calculus", "list"], capture_output=True, text=True)
+    assert ok.returncode == 0 and "rcc8" in ok.stdout.lower()
+    bad = subprocess.run([sys.executable, "-m", "stsim", "audit", str(tmp_path / "none.jsonl")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "none.jsonl: no such file" in bad.stderr
+
+
+def test_solver_variant_must_apply_to_some_family(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--solver", "baseline:kriging", "--n", "1", "--quiet",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--solver baseline:kriging: variant 'kriging' applies to none of the families of suite 'quickstart'" in err
+    assert "stark.field.spatial_impute" in err and not out.exists()
+    # a data suite declares its families: checked before any data is read
+    assert main(["run", "stark-published", "--data", "/nonexistent", "--solver", "baseline:kriging",
+                 "--quiet", "--out", str(out)]) == 2
+    assert "applies to none of the families of suite 'stark-published'" in capsys.readouterr().err
+    assert main(["run", "stark-published", "--data", "/nonexistent", "--family", "nothing.*",
+                 "--quiet", "--out", str(out)]) == 2
+    assert "no family of suite 'stark-published' matches 'nothing.*'" in capsys.readouterr().err
+
+
+def test_summary_records_which_families_used_the_variant(tmp_path):
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--solver", "baseline:grid", "--n", "1", "--quiet",
+                 "--family", "stark.localization.*", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["solver_variant_families"] == ["stark.localization.proximity"]
+    assert len(summary["families"]) == 6  # the other five ran the default baseline
