@@ -89,7 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    sub.add_parser("list", help="list suites, families and solvers")
+    ls = sub.add_parser("list", help="list suites, families and solvers")
+    ls.add_argument("--families", metavar="GLOB", nargs="?", const="*", default=None,
+                    help="list every family matching GLOB (default: all) instead of the grouped view")
 
     r = sub.add_parser("run", help="generate (or load), solve, score and report a suite")
     r.add_argument("suite")
@@ -210,19 +212,45 @@ def _cmd_sandbox(args) -> int:
 
 
 def _cmd_list(args) -> int:
+    import stsim.generators  # noqa: F401  (registers every family)
+    from .baselines import ALTERNATIVES
     from .benchmarks.solvers import SOLVERS, load_builtin_solvers
     from .benchmarks.suites import all_suites
-    load_builtin_solvers()
     from .registry import FAMILIES
-    import stsim.generators  # noqa: F401
+    load_builtin_solvers()
+    suites = all_suites()
+    w = max(len(n) for n in suites)
     print("Suites:")
-    for name, s in sorted(all_suites().items()):
-        print(f"  {name:<18} {s.description}")
-    print("\nFamilies:")
-    w = max(len(f) for f in FAMILIES)
-    for name, f in sorted(FAMILIES.items()):
-        print(f"  {name:<{w}}  [{f.answer_format}] {f.description}")
-    print("\nSolvers: " + ", ".join(sorted(SOLVERS)) + "   (e.g. --solver baseline, baseline:grid)")
+    for name, s in sorted(suites.items()):
+        print(f"  {name:<{w}}  {s.description}")
+    pattern = args.families
+    print("\nFamilies" + (f" matching {pattern!r}:" if pattern else
+                          " (grouped; `stsim list --families GLOB` lists them one by one):"))
+    if pattern:
+        from fnmatch import fnmatch
+        chosen = {n: f for n, f in FAMILIES.items() if fnmatch(n, pattern)}
+        if not chosen:
+            raise CLIError(f"no family matches {pattern!r}")
+        fw = max(len(n) for n in chosen)
+        for name, f in sorted(chosen.items()):
+            print(f"  {name:<{fw}}  [{f.answer_format}] {f.description}")
+    else:
+        groups: dict[str, list[str]] = {}
+        for name in FAMILIES:
+            parts = name.split(".")
+            groups.setdefault(".".join(parts[:2]) if len(parts) > 2 else parts[0], []).append(name)
+        gw = max(len(g) for g in groups)
+        for g, names in sorted(groups.items()):
+            shown = ", ".join(n[len(g) + 1:] or n for n in sorted(names)[:6])
+            more = f", ... ({len(names)} in all)" if len(names) > 6 else ""
+            print(f"  {g + '.*':<{gw + 2}}  {shown}{more}")
+    print("\nSolvers: " + ", ".join(sorted(SOLVERS)))
+    variants: dict[str, set[str]] = {}
+    for fam, alts in ALTERNATIVES.items():
+        for v in alts:
+            variants.setdefault(v, set()).add(fam)
+    for v, fams in sorted(variants.items()):
+        print(f"  baseline:{v:<12} {len(fams)} famil{'y' if len(fams) == 1 else 'ies'}, e.g. {sorted(fams)[0]}")
     return 0
 
 
@@ -241,7 +269,7 @@ def _cmd_run(args) -> int:
     if args.solver.startswith(("openai", "code")):
         options["sandbox_reuse"] = args.sandbox == "zygote"
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
-                  max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet,
+                  max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
                   only=args.family, solver_options=options or None)
     print(f"suite {summary['suite']}  solver {summary['solver']}  seed {summary['seed']}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")

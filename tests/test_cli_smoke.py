@@ -21,3 +21,13 @@ def test_unknown_suite_is_a_clear_error(capsys):
     assert main(["run", "no-such-suite", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "unknown suite 'no-such-suite'" in err and "Traceback" not in err
+
+
+def test_list_groups_families_and_lists_them_on_request(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "stark.tracking.*" in out and "baseline:ls" in out and "quickstart" in out
+    assert main(["list", "--families", "stark.tracking.*"]) == 0
+    out = capsys.readouterr().out
+    assert "stark.tracking.range_bearing" in out and "stark.localization.range" not in out
+    assert main(["list", "--families", "zz*"]) == 2
