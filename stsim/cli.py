@@ -65,12 +65,11 @@ def _trim_fraction(text: str) -> float:
 def _out_dir(path: Path, flag: str = "--out") -> Path:
     """Create the output folder ``path`` (and parents); raise :class:`CLIError` naming it when
     it is an existing file or cannot be created."""
-    if path.exists() and not path.is_dir():
-        raise CLIError(f"{flag} {path}: is an existing file, not a folder")
+    from .benchmarks.runner import RunError, make_out_dir
     try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CLIError(f"{flag} {path}: cannot create the folder ({exc.strerror or exc})") from None
+        make_out_dir(path, flag)
+    except RunError as exc:
+        raise CLIError(str(exc)) from None
     return path
 
 

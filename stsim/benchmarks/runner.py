@@ -85,17 +85,17 @@ class RunError(ValueError):
     """A run that cannot start: e.g. its output folder is a file or cannot be created."""
 
 
-def make_out_dir(out: Path) -> None:
-    """Create the run folder ``out``; raise :class:`RunError` naming it when it is an existing
-    file or cannot be created (missing permission, a file in the way)."""
+def make_out_dir(out: Path, flag: str = "--out") -> None:
+    """Create the output folder ``out``; raise :class:`RunError` naming it (as ``flag``) when it
+    is an existing file or cannot be created (missing permission, a file in the way)."""
     if out.exists() and not out.is_dir():
-        raise RunError(f"--out {out}: is an existing file, not a folder")
+        raise RunError(f"{flag} {out}: is an existing file, not a folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise RunError(f"--out {out}: cannot create the folder ({exc.strerror or exc})") from None
+        raise RunError(f"{flag} {out}: cannot create the folder ({exc.strerror or exc})") from None
     if not os.access(out, os.W_OK):
-        raise RunError(f"--out {out}: folder is not writable")
+        raise RunError(f"{flag} {out}: folder is not writable")
 
 
 def check_run_options(*, seed: Any, trim: Any, workers: Any, max_steps: Any) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from ..qstr.temporal import ia_relation
 from ..records import UnknownName
 
 #: The 13 base relations, the 6 basic ones, equals, then their converses.
@@ -19,6 +20,11 @@ CONVERSE = {"before": "after", "meets": "met_by", "overlaps": "overlapped_by",
             "starts": "started_by", "during": "contains", "finishes": "finished_by",
             "equals": "equals"}
 CONVERSE.update({v: k for k, v in list(CONVERSE.items())})
+
+#: Interval-algebra symbols (:mod:`stsim.qstr.temporal`, the IA calculus) -> our names.
+_BY_SYMBOL = {"<": "before", ">": "after", "=": "equals", "m": "meets", "mi": "met_by",
+              "o": "overlaps", "oi": "overlapped_by", "d": "during", "di": "contains",
+              "s": "starts", "si": "started_by", "f": "finishes", "fi": "finished_by"}
 
 #: Names STARK's released data and prompts use (Tables 20, 21, 29, 31) -> our names.
 STARK_NAMES = {"precedes": "before", "is_preceded_by": "after", "meets": "meets",
@@ -58,25 +64,7 @@ def relation(a, b) -> str:
     """
     s1, e1 = check_interval(a, "first interval")
     s2, e2 = check_interval(b, "second interval")
-    if e1 < s2:
-        return "before"
-    if e2 < s1:
-        return "after"
-    if e1 == s2:
-        return "meets"
-    if e2 == s1:
-        return "met_by"
-    if s1 == s2 and e1 == e2:
-        return "equals"
-    if s1 == s2:
-        return "starts" if e1 < e2 else "started_by"
-    if e1 == e2:
-        return "finishes" if s1 > s2 else "finished_by"
-    if s1 > s2 and e1 < e2:
-        return "during"
-    if s1 < s2 and e1 > e2:
-        return "contains"
-    return "overlaps" if s1 < s2 else "overlapped_by"
+    return _BY_SYMBOL[ia_relation(s1, e1, s2, e2)]
 
 
 def canonical(name: str) -> str:
