@@ -79,6 +79,7 @@ DEFAULT_ALLOWED_IMPORTS = frozenset({
 _INNER_TMP = "/tmp"
 _INNER_HARNESS = "/opt/stsim-sandbox/harness.py"
 _INNER_LIB = "/opt/stsim-lib"
+_INNER_PY = "/opt/stsim-python"
 
 
 class SandboxError(RuntimeError):
@@ -142,6 +143,17 @@ def _python_roots() -> list[str]:
     return sorted(r for r in roots if r and os.path.isdir(r))
 
 
+def _inner_root(path: str) -> str:
+    """Where a host path of the Python install is mounted inside the sandbox.
+
+    Paths under the sandbox's private ``/tmp`` (a venv made with ``mktemp -d``, or a CI checkout
+    under ``/tmp``) would be hidden by it, so they are mounted under ``/opt/stsim-python``
+    instead; everything else keeps its path."""
+    if path == _INNER_TMP or path.startswith(_INNER_TMP + "/"):
+        return _INNER_PY + path
+    return path
+
+
 def _bwrap_base() -> list[str]:
     args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox",
             "--uid", "65534", "--gid", "65534", "--proc", "/proc", "--dev", "/dev"]
@@ -152,7 +164,7 @@ def _bwrap_base() -> list[str]:
             args += ["--ro-bind", d, d]
     for r in _python_roots():
         if not any(r == p or r.startswith(p + "/") for p in ("/usr", "/lib", "/bin")):
-            args += ["--ro-bind", r, r]
+            args += ["--ro-bind", r, _inner_root(r)]
     return args
 
 
@@ -162,7 +174,7 @@ def bwrap_available() -> bool:
         ok = False
         if shutil.which("bwrap"):
             try:
-                r = subprocess.run(_bwrap_base() + ["--remount-ro", "/", sys.executable, "-I", "-c", "pass"],
+                r = subprocess.run(_bwrap_base() + ["--remount-ro", "/", _inner_root(sys.executable), "-I", "-c", "pass"],
                                    capture_output=True, timeout=30)
                 ok = r.returncode == 0
             except (OSError, subprocess.TimeoutExpired):
@@ -235,6 +247,7 @@ class _Worker:
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
         if sb.isolation == "bwrap":
+            py = _inner_root(py)
             cmd = _bwrap_base() + ["--bind", self.tmp, _INNER_TMP, "--ro-bind", harness, _INNER_HARNESS]
             if sb.share_stsim:
                 cmd += ["--ro-bind", str(Path(__file__).resolve().parents[1]), f"{_INNER_LIB}/stsim"]
@@ -470,9 +483,9 @@ class Sandbox:
         self.preimport = tuple(preimport)
         self.use_cgroup = use_cgroup
         self.extra_paths: list[str] = []
-        self.read_roots = _python_roots()
+        inner = self.isolation == "bwrap"
+        self.read_roots = [_inner_root(r) if inner else r for r in _python_roots()]
         if share_stsim:
-            inner = self.isolation == "bwrap"
             pkg = Path(__file__).resolve().parents[1]
             self.extra_paths.append(_INNER_LIB if inner else str(pkg.parent))
             self.read_roots.append(_INNER_LIB if inner else str(pkg))
