@@ -217,19 +217,21 @@ def _cmd_list(args) -> int:
     from .benchmarks.suites import all_suites
     from .registry import FAMILIES
     load_builtin_solvers()
+    pattern = args.families
+    if pattern:
+        from fnmatch import fnmatch
+        if not any(fnmatch(n, pattern) for n in FAMILIES):
+            raise CLIError(f"no family matches {pattern!r}")
     suites = all_suites()
     w = max(len(n) for n in suites)
     print("Suites:")
     for name, s in sorted(suites.items()):
         print(f"  {name:<{w}}  {s.description}")
-    pattern = args.families
     print("\nFamilies" + (f" matching {pattern!r}:" if pattern else
                           " (grouped; `stsim list --families GLOB` lists them one by one):"))
     if pattern:
         from fnmatch import fnmatch
         chosen = {n: f for n, f in FAMILIES.items() if fnmatch(n, pattern)}
-        if not chosen:
-            raise CLIError(f"no family matches {pattern!r}")
         fw = max(len(n) for n in chosen)
         for name, f in sorted(chosen.items()):
             print(f"  {name:<{fw}}  [{f.answer_format}] {f.description}")
@@ -275,6 +277,11 @@ def _cmd_run(args) -> int:
     print(format_table(summary["families"]))
     for result in summary.get("analyses", {}).values():
         print(result["headline"])
+    dead = [f for f, r in summary["families"].items() if r["n"] and r["failures"] == r["n"]]
+    if dead:
+        print(f"\nnote: solver {summary['solver']} gave no usable answer for {len(dead)} famil"
+              f"{'y' if len(dead) == 1 else 'ies'} ({', '.join(dead[:4])}{', ...' if len(dead) > 4 else ''}); "
+              "the reason of each is in answers.jsonl ('detail').")
     print(f"\n{legend(summary['families'])}\nWrote {summary['out_dir']}/ (tasks.jsonl, answers.jsonl, scores.jsonl, summary.json)")
     return 0
 
@@ -342,41 +349,46 @@ def _cmd_score(args) -> int:
     counts = outcome_counts(scores)
     for fam, row in fams.items():
         row["outcomes"] = counts[fam]
-    print(format_table(fams))
-    print("\nOutcomes per item" + (f" (numeric: correct if error <= {args.tolerance})" if args.tolerance is not None
-                                   else " ('scored': numeric, see the error metrics above)") + ":")
-    print(format_outcomes(counts))
-    extra = _qstr_breakdown(tasks, answers)
+    extra, qstr_table = _qstr_breakdown(tasks, answers)
     analyses = run_analyses(tasks, answers, args.out)
-    for result in analyses.values():
-        print(result["headline"])
-    print("\n" + legend(fams))
-    if args.out is not None:
+    if args.out is not None:  # files first, so a closed pipe on the report loses nothing
         write_jsonl(args.out / "scores.jsonl", scores)
         summary = {"tasks": str(args.tasks), "answers": str(args.answers), "tolerance": args.tolerance,
                    "families": fams, "outcomes": counts["all"], "warnings": warnings, **extra}
         if analyses:
             summary["analyses"] = analyses
         (args.out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    print(format_table(fams))
+    print("\nOutcomes per item" + (f" (numeric: correct if error <= {args.tolerance})" if args.tolerance is not None
+                                   else " ('scored': numeric, see the error metrics above)") + ":")
+    print(format_outcomes(counts))
+    if qstr_table:
+        print(qstr_table)
+    for result in analyses.values():
+        print(result["headline"])
+    print("\n" + legend(fams))
+    if args.out is not None:
         print(f"Wrote {args.out}/ (scores.jsonl, summary.json)")
     return 0
 
 
-def _qstr_breakdown(tasks, answers) -> dict:
+def _qstr_breakdown(tasks, answers) -> tuple[dict, str]:
     """For QSTRBench tasks answered with model text: TP/FP/FN, invalid relation names and
-    guess rates per calculus and question type (printed, and returned for summary.json)."""
+    guess rates per calculus and question type; returns (rows for summary.json, printed table)."""
     qt = [t for t in tasks if t.family.startswith(("qstr.", "qstrx."))]
     replies = {a.task_id: a.text for a in answers if a.text is not None}
     if not qt or not replies:
-        return {}
+        return {}, ""
     from .qstr.scoring import score_replies, summarise_scores
     rows = summarise_scores(score_replies(qt, replies))
-    print(f"\n{'calculus/question':<20} {'n':>5} {'acc':>7} {'TP':>6} {'FP':>6} {'FN':>6} "
-          f"{'invalid':>7} {'guess':>9}")
+    lines = [f"\n{'calculus/question':<20} {'n':>5} {'acc':>7} {'TP':>6} {'FP':>6} {'FN':>6} "
+             f"{'invalid':>7} {'guess':>9}"]
     for key, r in rows.items():
-        print(f"{key:<20} {r['n']:>5} {r['accuracy']:>7.4f} {r['tp']:>6} {r['fp']:>6} {r['fn']:>6} "
-              f"{r['invalid_names']:>7} {r['guess_rate']:>9.2e}")
-    return {"qstr": rows}
+        lines.append(f"{key:<20} {r['n']:>5} {r['accuracy']:>7.4f} {r['tp']:>6} {r['fp']:>6} {r['fn']:>6} "
+                     f"{r['invalid_names']:>7} {r['guess_rate']:>9.2e}")
+    lines.append("(TP/FP/FN: relations correctly given / wrongly given / missed; invalid: names that are "
+                 "not relations of the calculus; guess: chance of the exact set by uniform guessing)")
+    return {"qstr": rows}, "\n".join(lines)
 
 
 def _cmd_audit(args) -> int:
@@ -423,6 +435,8 @@ def _cmd_calculus(args) -> int:
         return 0
     if not args.name:
         raise CLIError("calculus show needs a NAME (see `stsim calculus list`)")
+    if args.out is not None and args.format != "gqr":
+        raise CLIError("--out writes GQR files: use it with --format gqr")
     try:
         cal = get_calculus(args.name)
     except CalculusError as exc:

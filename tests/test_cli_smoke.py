@@ -31,3 +31,25 @@ def test_list_groups_families_and_lists_them_on_request(capsys):
     out = capsys.readouterr().out
     assert "stark.tracking.range_bearing" in out and "stark.localization.range" not in out
     assert main(["list", "--families", "zz*"]) == 2
+
+
+def test_score_writes_its_files_before_printing(tmp_path, monkeypatch, capsys):
+    tasks, answers, out = tmp_path / "t.jsonl", tmp_path / "a.jsonl", tmp_path / "out"
+    assert main(["generate", "quickstart", "--n", "1", "--family", "stark.localization.range", "-o", str(tasks)]) == 0
+    answers.write_text("")
+    import builtins
+    real_print = builtins.print
+
+    def closed_pipe(*args, **kwargs):
+        if kwargs.get("file") is None:
+            raise BrokenPipeError
+        return real_print(*args, **kwargs)
+    monkeypatch.setattr(builtins, "print", closed_pipe)
+    main(["score", str(tasks), str(answers), "--out", str(out)])
+    monkeypatch.setattr(builtins, "print", real_print)
+    assert (out / "scores.jsonl").exists() and (out / "summary.json").exists()
+
+
+def test_calculus_out_needs_gqr(tmp_path, capsys):
+    assert main(["calculus", "show", "rcc8", "--out", str(tmp_path / "x")]) == 2
+    assert "--format gqr" in capsys.readouterr().err

@@ -67,10 +67,17 @@ def test_audit_lists_hand_checked_disagreements(published):
     assert tags == {"[label]": 677, "[ambiguous]": 232, "[degenerate]": 46}
 
 
-def test_degenerate_published_reference_interval_is_rejected_by_validation(published):
+def test_degenerate_published_reference_interval_is_scored_but_a_generated_one_rejected(published):
+    """A released item with a zero-length reference interval stays scoreable (the oracle says
+    no_estimate and the audit tags it); the same inputs without the release's provenance are
+    rejected by validation."""
+    import copy
     t = _by_source(published, "tier2_v2_spatial_temporal/Linestring_Linestring_touches-is_equal_to/0.csv")
     assert t.inputs["reference"][0] == t.inputs["reference"][1]
-    with pytest.raises(RecordError, match="does not follow"):
-        validate_task(t)
+    validate_task(t)
     ans = BASELINES[t.family](t)[0]
     assert ans.status == "no_estimate" and "degenerate" in ans.detail
+    generated = copy.deepcopy(t)
+    generated.meta.pop("source")
+    with pytest.raises(RecordError, match="does not follow"):
+        validate_task(generated)

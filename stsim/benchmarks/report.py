@@ -80,7 +80,10 @@ def legend(families: dict[str, dict[str, Any]]) -> str:
     """The notes that explain the printed table, only those that apply to its families."""
     numeric = [f for f, r in families.items() if "accuracy" not in r]
     categorical = [f for f, r in families.items() if "accuracy" in r]
-    notes = ["'n' counts scored items (tracking tasks: one per scored step, the first 10 by default)."]
+    notes = []
+    if any("tracking" in f for f in families):
+        notes.append("'n' counts scored items: one per scored step of a tracking task (the first 10 "
+                     "by default), one per task otherwise.")
     if numeric:
         notes.append("Errors are distances in the task's plane units (km for event tasks) or absolute "
                      "time errors (s or min); trim.RMSE drops the 10 % smallest and 10 % largest errors "
@@ -88,8 +91,10 @@ def legend(families: dict[str, dict[str, Any]]) -> str:
     if any(families[f].get("metric") == "rmspe" for f in numeric):
         notes.append("Field families (stark.field.*) report RMSPE: errors divided by the gold's "
                      "magnitude (vector answers: relative L2 error).")
-    notes.append("'failed' counts items with no usable answer (no estimate, unparsable, refused, "
-                 "missing); they are left out of the error columns and count as wrong in 'accuracy'.")
+    failed = "'failed' counts items with no usable answer (no estimate, unparsable, refused, missing)"
+    effects = ([] if not numeric else ["they are left out of the error columns"]) + \
+              ([] if not categorical else ["they count as wrong in 'accuracy'"])
+    notes.append(failed + ("; " + " and ".join(effects) if effects else "") + ".")
     if any(f in PAPER_BEST for f in numeric):
         notes.append("'STARK best' is the best model of STARK Table 3 on the paper's own (~15-item) "
                      "subsets of its released tasks: context, not the same tasks as this run.")
