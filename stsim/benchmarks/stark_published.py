@@ -27,7 +27,6 @@ import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
-import numpy as np
 
 from ..generators import stark_prompts as P
 from ..generators.stark_tier1 import READING_DECIMALS, SENSOR_DECIMALS
@@ -35,6 +34,7 @@ from ..records import Step, Task
 from .stark_published_tier2 import FOLDERS as TIER2_FOLDERS
 from .stark_published_tier2 import load_tier2
 from .suites import SuiteError
+from .stark_release import release_folders
 
 SUITE = "stark-published"
 
@@ -239,12 +239,7 @@ def load_published(data: Path, n: int | None = None, options: dict[str, Any] | N
 
 
 def _tier1(root: Path, n: int | None, wanted) -> Iterator[Task]:
-    for folder_name, (family, modality, extra) in FOLDERS.items():
-        if wanted and family not in wanted:
-            continue
-        folder = root / folder_name
-        if not folder.is_dir():
-            raise SuiteError(f"{root}: folder {folder_name!r} is missing from the STARK release")
+    for folder, (family, modality, extra) in release_folders(root, FOLDERS, wanted, lambda v: v[0]):
         idx = _indices(folder)
         for i in idx if n is None else idx[:n]:
             yield load_instance(folder, i, family, modality, extra)

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..records import Task
 from .stark_published import resolve_data_dir
+from .stark_release import release_folders
 from .suites import SuiteError
 
 SUITE = "stark-published-fields"
@@ -107,12 +108,7 @@ def load_published_fields(data: Path, n: int | None = None, options: dict[str, A
     """
     root = resolve_data_dir(data)
     wanted = (options or {}).get("families")
-    for name, family in FIELD_FOLDERS.items():
-        if wanted and family not in wanted:
-            continue
-        folder = root / name
-        if not folder.is_dir():
-            raise SuiteError(f"{root}: folder {name!r} is missing from the STARK release")
+    for folder, family in release_folders(root, FIELD_FOLDERS, wanted):
         idx = sorted(int(p.stem) for p in folder.glob("*.csv") if p.stem.isdigit())
         for i in idx if n is None else idx[:n]:
             yield load_field_instance(folder, i, family)

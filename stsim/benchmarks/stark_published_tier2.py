@@ -20,6 +20,7 @@ from typing import Any, Iterator
 from ..records import Task
 from ..sim import allen
 from ..sim.shapes import SHORT
+from .stark_release import release_folders
 from .suites import SuiteError
 
 SUITE = "stark-published"
@@ -99,17 +100,12 @@ def load_tier2(root: Path, n: int | None = None, families: Any = None) -> Iterat
     Raises:
         SuiteError: a folder is missing, or a file is unreadable or malformed (naming it).
     """
-    for top, family in FOLDERS.items():
-        if families and family not in families:
-            continue
-        base = root / top
-        if not base.is_dir():
-            raise SuiteError(f"{root}: folder {top!r} is missing from the STARK release")
+    for base, family in release_folders(root, FOLDERS, families):
         index = 0
         for cat in sorted(p for p in base.iterdir() if p.is_dir()):
             files = sorted(cat.glob("*.csv"), key=lambda p: int(p.stem) if p.stem.isdigit() else 0)
             for f in files if n is None else files[:n]:
-                where = f"{top}/{cat.name}/{f.name}"
+                where = f"{base.name}/{cat.name}/{f.name}"
                 try:
                     with open(f, newline="", encoding="utf-8") as fh:
                         rows = list(csv.DictReader(fh))

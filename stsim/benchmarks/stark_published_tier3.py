@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 from ..records import Task
 from .stark_published import resolve_data_dir
+from .stark_release import release_folders
 from .suites import SuiteError
 
 SUITE = "stark-published-tier3"
@@ -57,12 +58,7 @@ def load_published_tier3(data: Path, n: int | None = None, options: dict[str, An
     """
     root = resolve_data_dir(data) / "tier3_world_knowledge"
     wanted = (options or {}).get("families")
-    for name, family in TIER3_FOLDERS.items():
-        if wanted and family not in wanted:
-            continue
-        folder = root / name
-        if not folder.is_dir():
-            raise SuiteError(f"{root}: folder {name!r} is missing from the STARK release")
+    for folder, family in release_folders(root, TIER3_FOLDERS, wanted):
         paths = sorted(folder.glob("*.csv"), key=lambda p: int(p.stem) if p.stem.isdigit() else -1)
         for p in paths if n is None else paths[:n]:
             yield load_tier3_instance(p, family)
