@@ -60,6 +60,22 @@ def algebraic_closure(net: Network) -> bool:
     cal, r, n = net.calculus, net.rel, net.n
     queue = deque((i, j) for i in range(n) for j in range(n) if i != j)
     queued = set(queue)
+
+    def tighten(a: int, b: int, allowed: int) -> bool:
+        """Intersect R(a,b) with ``allowed`` (and R(b,a) with its converse); requeue both edges
+        when it shrank; False when it became empty (inconsistent network)."""
+        new = r[a][b] & allowed
+        if new != r[a][b]:
+            if not new:
+                return False
+            r[a][b] = new
+            r[b][a] = cal.converse_mask(new)
+            for e in ((a, b), (b, a)):
+                if e not in queued:
+                    queue.append(e)
+                    queued.add(e)
+        return True
+
     while queue:
         i, j = queue.popleft()
         queued.discard((i, j))
@@ -67,28 +83,10 @@ def algebraic_closure(net: Network) -> bool:
         for k in range(n):
             if k == i or k == j:
                 continue
-            # R(i,k) via j
-            new = r[i][k] & cal.compose_masks(rij, r[j][k])
-            if new != r[i][k]:
-                if not new:
-                    return False
-                r[i][k] = new
-                r[k][i] = cal.converse_mask(new)
-                for e in ((i, k), (k, i)):
-                    if e not in queued:
-                        queue.append(e)
-                        queued.add(e)
-            # R(k,j) via i
-            new = r[k][j] & cal.compose_masks(r[k][i], rij)
-            if new != r[k][j]:
-                if not new:
-                    return False
-                r[k][j] = new
-                r[j][k] = cal.converse_mask(new)
-                for e in ((k, j), (j, k)):
-                    if e not in queued:
-                        queue.append(e)
-                        queued.add(e)
+            # R(i,k) via j, then R(k,j) via i
+            if not (tighten(i, k, cal.compose_masks(rij, r[j][k]))
+                    and tighten(k, j, cal.compose_masks(r[k][i], rij))):
+                return False
     return True
 
 
