@@ -1,0 +1,124 @@
+"""The witness file behind the RCC-22 composition table: every triple re-classified, the
+table's laws, the reader's errors."""
+from __future__ import annotations
+
+import pytest
+
+from stsim.qstr import get_calculus
+from stsim.qstr.cell_regions import Grid, rcc23_relation
+from stsim.qstr.rcc23_witnesses import (WitnessFileError, composition_from_triples, facts_of,
+                                        read_witnesses, write_witnesses)
+
+
+def test_table_is_complete_and_lawful():
+    """All 484 entries non-empty; identity and converse laws (Calculus.check)."""
+    cal = get_calculus("rcc22")
+    assert cal.has_composition
+    cal.check()
+    # RCC-22 refines RCC-8: collapsing every entry gives the RCC-8 table exactly
+    rcc8 = get_calculus("rcc8")
+    to8 = lambda n: n if n in rcc8.index else n[-2:]
+    for a in cal.names:
+        for b in cal.names:
+            got = {to8(t) for t in cal.compose(a, b)}
+            assert got <= rcc8.compose(to8(a), to8(b)), (a, b)
+
+
+def test_rcc22_collapses_onto_rcc8():
+    """Union over refinements: RCC-8 DC ∘ DC etc. are recovered from the RCC-22 table."""
+    cal, rcc8 = get_calculus("rcc22"), get_calculus("rcc8")
+    to8 = lambda n: n if n in rcc8.index else n[-2:]
+    for a in rcc8.names:
+        for b in rcc8.names:
+            union = set()
+            for x in cal.names:
+                for y in cal.names:
+                    if to8(x) == a and to8(y) == b:
+                        union |= {to8(t) for t in cal.compose(x, y)}
+            assert union == rcc8.compose(a, b), (a, b)
+
+
+def test_facts_of_a_triple():
+    g = Grid(8)
+    x, y, z = g.region([(1, 1)]), g.region([(1, 2)]), g.region([(1, 4)])
+    facts = {f for f, _ in facts_of([x, y, z], rcc23_relation)}
+    # x, y touch; z is away from both: every ordering shows one of three facts
+    assert facts == {("OOE", "OOD", "OOD"), ("OOD", "OOD", "OOE"), ("OOD", "OOE", "OOD")}
+
+
+def test_write_then_read_round_trip(tmp_path):
+    g = Grid(8)
+    x, y, z = (g.region(c) for c in ([(1, 1)], [(1, 2)], [(1, 4), (2, 4)]))
+    facts = {f for f, _ in facts_of([x, y, z], rcc23_relation)}
+    path = tmp_path / "w.txt"
+    small = Grid(5)
+    w = small.region([(1, 1), (3, 3)])
+    assert write_witnesses(path, [(g, (x.bits, y.bits, z.bits)), (small, (w.bits, w.bits, w.bits))]) == 2
+    [(g5, bits5), (grid, bits)] = read_witnesses(path)
+    assert g5.n == 5 and bits5 == (w.bits,) * 3
+    assert grid.n == 8 and bits == (x.bits, y.bits, z.bits)
+    comp = composition_from_triples(read_witnesses(path)[1:])
+    assert {(r, s, t) for (r, s), ts in comp.items() for t in ts} == facts
+
+
+@pytest.mark.parametrize("text, where", [
+    ("1 2 3\n", "w.txt:1: no 'grid N' line"),
+    ("grid 8\n1 2\n", "w.txt:2: expected three regions"),
+    ("grid 8\n1 2 zz\n", "w.txt:2:"),
+    ("grid 8\n1 2 0\n", "w.txt:2: a region needs at least one cell"),
+    (f"grid 8\n1 2 {1 << 36:x}\n", "w.txt:2:"),
+])
+def test_bad_witness_files(tmp_path, text, where):
+    path = tmp_path / "w.txt"
+    path.write_text(text)
+    with pytest.raises(WitnessFileError, match=where.replace(".", r"\.")):
+        read_witnesses(path)
+
+
+def test_rcc22_schematics_redraw_to_their_relation():
+    """Each RCC-22 picture, read back into two regions, is in the relation it illustrates."""
+    from stsim.qstr.descriptions import schematics
+    from stsim.qstr.topology import rcc22_name
+    pics = schematics("rcc22")
+    assert set(pics) == set(get_calculus("rcc22").names)
+    for name, (pic,) in pics.items():
+        rows = pic.splitlines()
+        g = Grid(max(len(rows), len(rows[0])) + 2)
+        cells = lambda chars: [(r + 1, c + 1) for r, row in enumerate(rows)
+                               for c, ch in enumerate(row) if ch in chars]
+        x, y = g.region(cells("XB")), g.region(cells("YB"))
+        assert rcc22_name(rcc23_relation(x, y)) == name, (name, pic)
+        assert set(pic) <= set("XYB~\n") and len({len(r) for r in rows}) == 1
+
+
+@pytest.mark.parametrize("rels, head", [
+    (("IOD", "OOD", "IOD"), "INSIDE_OUTSIDEi_DC(x,y), OUTSIDE_OUTSIDEi_DC(y,z), INSIDE_OUTSIDEi_DC(x,z):"),
+    (("TPPi", "NTPPi", "NTPPi"), "TPPi(x,y), NTPPi(y,z), NTPPi(x,z):"),
+])
+def test_witness_command_draws_three_regions(capsys, rels, head):
+    """The drawing, read back into three regions, shows the three relations asked for."""
+    from stsim.cli import main
+    from stsim.qstr.topology import rcc22_name
+    assert main(["calculus", "witness", "rcc22", *rels]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == head
+    picture = out[1:-1]
+    assert {ch for row in picture for ch in row} <= set(".XYZABCD")
+    g = Grid(max(len(picture), len(picture[0])) + 2)
+    region = lambda chars: g.region([(r + 1, c + 1) for r, row in enumerate(picture)
+                                     for c, ch in enumerate(row) if ch in chars])
+    x, y, z = region("XABD"), region("YACD"), region("ZBCD")
+    got = [rcc22_name(rcc23_relation(p, q)) for p, q in ((x, y), (y, z), (x, z))]
+    assert got == [rcc22_name(r) for r in rels]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["rcc8", "DC", "DC", "DC"], "RCC-22 only"),
+    (["rcc22", "IOD", "OOD"], "three relation names"),
+    (["rcc22", "IOD", "OOD", "EC"], "unknown RCC-22 relation"),
+    (["rcc22", "IPD", "IPD", "EQ"], "EQ is not in INSIDE_PINSIDEi_DC ∘ INSIDE_PINSIDEi_DC"),
+])
+def test_witness_command_errors(capsys, args, message):
+    from stsim.cli import main
+    assert main(["calculus", "witness", *args]) == 2
+    assert message in capsys.readouterr().err
