@@ -24,9 +24,12 @@ def main() -> int:
         return [pa, r8, build_rcc5(r8), build_cdc(pa), build_ia(), build_indu(), build_star(),
                 build_9im(r8), build_rcc22(r8)]
 
+    from stsim.qstr.rcc23_witnesses import derive_rcc23_composition
     rows = []
+    t, comp = _cpu(derive_rcc23_composition)
+    rows.append(("RCC-23 table from witnesses", t, len(comp)))
     t, cals = _cpu(derive_all)
-    rows.append(("derive 9 calculi", t, len(cals)))
+    rows.append(("derive 9 calculi (+ RCC-22)", t, len(cals)))
     from stsim.benchmarks.suites import get_suite
     for suite in ("qstrbench", "qstrbench-extended"):
         t, tasks = _cpu(lambda s=suite: list(get_suite(s).tasks()))

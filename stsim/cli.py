@@ -8,7 +8,7 @@
     stsim generate SUITE [--n N] [--seed S] [-o FILE]
     stsim score TASKS ANSWERS [--out DIR] [--tolerance X]
     stsim audit TASKS
-    stsim calculus list | show NAME [--format json|gqr] [--out DIR]
+    stsim calculus list | show NAME [--format json|gqr] [--out DIR] | witness rcc22 R S T
     stsim compare RUN_A RUN_B [--trim 0.25]
     stsim sandbox run FILE.py [--timeout S] [--memory MB] [--args JSON_FILE]
 
@@ -139,8 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="numeric items count as correct when their error is at most X")
 
     c = sub.add_parser("calculus", help="list the qualitative calculi or print one's tables")
-    c.add_argument("action", choices=["list", "show"])
+    c.add_argument("action", choices=["list", "show", "witness"],
+                   help="witness: draw three regions realising R(x,y), S(y,z), T(x,z) (RCC-22)")
     c.add_argument("name", nargs="?", help="calculus for `show` (e.g. rcc8, IA, RCC-22)")
+    c.add_argument("relations", nargs="*", metavar="R S T", help="for `witness`: three relation names")
     c.add_argument("--format", choices=["json", "gqr"], default="json")
     c.add_argument("--out", type=Path, default=None,
                    help="with --format gqr: write NAME.comp, NAME.conv and NAME.spec into this directory")
@@ -435,6 +437,10 @@ def _cmd_calculus(args) -> int:
         return 0
     if not args.name:
         raise CLIError("calculus show needs a NAME (see `stsim calculus list`)")
+    if args.action == "witness":
+        return _calculus_witness(args.name, args.relations)
+    if args.relations:
+        raise CLIError(f"unexpected arguments after the calculus name: {' '.join(args.relations)}")
     if args.out is not None and args.format != "gqr":
         raise CLIError("--out writes GQR files: use it with --format gqr")
     try:
@@ -457,6 +463,37 @@ def _cmd_calculus(args) -> int:
     for ext, text in files.items():
         (args.out / f"{cal.key}.{ext}").write_text(text, encoding="utf-8")
     print(f"wrote {cal.key}.comp, {cal.key}.conv, {cal.key}.spec to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _calculus_witness(name: str, relations: list[str]) -> int:
+    """Print a drawn configuration behind one entry of the RCC-22 composition table."""
+    from .qstr import get_calculus
+    from .qstr.calculus import CalculusError
+    from .qstr.descriptions import draw_cells
+    from .qstr.rcc23_witnesses import find_witness
+    from .qstr.topology import rcc23_code
+    try:
+        cal = get_calculus(name)
+    except CalculusError as exc:
+        raise CLIError(str(exc)) from None
+    if cal.key != "rcc22":
+        raise CLIError(f"witness drawings exist for RCC-22 only (its table is derived from them), "
+                       f"not {cal.abbrev}")
+    if len(relations) != 3:
+        raise CLIError(f"calculus witness needs three relation names R S T, got {len(relations)}")
+    by_alias = {a: r.name for r in cal.relations for a in (r.name, *r.aliases)}
+    unknown = [r for r in relations if r not in by_alias]
+    if unknown:
+        raise CLIError(f"unknown RCC-22 relation(s) {', '.join(unknown)}; known: {', '.join(cal.names)}")
+    r, s, t = (by_alias[x] for x in relations)
+    comp = cal.compose(r, s)
+    if t not in comp:
+        raise CLIError(f"{t} is not in {r} ∘ {s} = {{{', '.join(n for n in cal.names if n in comp)}}}")
+    x, y, z = find_witness(rcc23_code(r), rcc23_code(s), rcc23_code(t))
+    print(f"{r}(x,y), {s}(y,z), {t}(x,z):")
+    print(draw_cells(x.grid, (x.bits, y.bits, z.bits), ".XYAZBCD"))
+    print("X x only, Y y only, Z z only, A x and y, B x and z, C y and z, D all three, . none")
     return 0
 
 

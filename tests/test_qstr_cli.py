@@ -38,15 +38,22 @@ def test_calculus_errors(capsys):
     assert main(["calculus", "show", "nosuch"]) == 2
     assert "unknown calculus" in capsys.readouterr().err
     assert main(["calculus", "show"]) == 2
-    assert main(["calculus", "show", "rcc22", "--format", "gqr"]) == 2
+    assert main(["calculus", "show", "rcc8", "extra"]) == 2
+    assert "unexpected arguments" in capsys.readouterr().err
+
+
+def test_rcc22_gqr_export_has_every_entry(capsys):
+    assert main(["calculus", "show", "rcc22", "--format", "gqr"]) == 0
+    comp = [l for l in capsys.readouterr().out.splitlines() if " :: " in l and l.count(":") == 3]
+    assert len(comp) == 22 * 22
 
 
 def test_generate_qstrbench_n(tmp_path, capsys):
     out = tmp_path / "t.jsonl"
     assert main(["generate", "qstrbench", "--n", "2", "-o", str(out)]) == 0
     rows = [json.loads(l) for l in out.read_text().splitlines()]
-    # 2 per family, but PA converse/cn have 3 and RCC-22 has no CT family: 26 families x 2
-    assert len(rows) == 52
+    # 2 per family (27 families: converse, CT, CN of nine calculi)
+    assert len(rows) == 54
 
 
 def test_score_model_replies_gives_qstr_breakdown(tmp_path, capsys):

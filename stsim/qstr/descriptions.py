@@ -3,7 +3,9 @@
 
 Schematics are *drawn* from configurations that realise each relation (correct by
 construction): points for PA, interval pairs for IA and INDU, regions on a line for RCC-8 and
-(through the coarsening) RCC-5.
+(through the coarsening) RCC-5, and for RCC-22 the smallest region pair on a cell grid found
+among the witness triples of :mod:`stsim.qstr.rcc23_witnesses` (convex hulls need two
+dimensions).
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from itertools import combinations, product
 
 from .calculus import Calculus
 
-SCHEMATIC_KEYS = ("pa", "ia", "indu", "rcc5", "rcc8")
+SCHEMATIC_KEYS = ("pa", "ia", "indu", "rcc5", "rcc8", "rcc22")
 
 _LEGEND = {
     "region": ("The relations are drawn below in one dimension: X marks space occupied by x only, "
@@ -20,6 +22,9 @@ _LEGEND = {
     "interval": ("The relations are drawn below on a time line: the row of X shows when x lasts and "
                  "the row of Y when y lasts."),
     "point": "The relations are drawn below on a time line: X marks x, Y marks y, B both at once.",
+    "grid": ("The relations are drawn below as examples on a grid of square cells, one character "
+             "per cell: X marks a cell of x only, Y a cell of y only, B a cell of both, and ~ a "
+             "cell of neither. Cells that share a side or only a corner touch each other."),
 }
 
 _POINT_SET = {
@@ -92,7 +97,7 @@ def describe(cal: Calculus, names: dict[str, str], style) -> str:
     elif kind == "schematic":
         if cal.key not in SCHEMATIC_KEYS:
             raise ValueError(f"no schematic description for {cal.abbrev}")
-        lines.append(_LEGEND[cal.kind])
+        lines.append(_LEGEND["grid" if cal.key == "rcc22" else cal.kind])
         for n in order:
             pics = schematics(cal.key)[n]
             lines.append(f"{atom(names[n], 'x', 'y', style)} is drawn as:\n" + "\nor\n".join(pics))
@@ -160,6 +165,8 @@ def schematics(key: str) -> dict[str, tuple[str, ...]]:
     from .topology import RCC8_TO_RCC5
     if key not in SCHEMATIC_KEYS:
         raise ValueError(f"no schematic pictures for {key!r}")
+    if key == "rcc22":
+        return _rcc22_schematics()
     cal = get_calculus(key)
     if key in ("rcc5", "rcc8"):
         found: dict[str, list[str]] = {n: [] for n in cal.names}
@@ -185,3 +192,42 @@ def schematics(key: str) -> dict[str, tuple[str, ...]]:
             y = " " * (q[0] * scale) + "Y" * ((q[1] - q[0]) * scale)
             out[rel] = (f"{x}\n{y}",)
     return out
+
+
+def draw_cells(grid, regions, chars: str = "~XYB") -> str:
+    """Regions of a cell grid as text, one character per cell, cropped to their bounding box
+    plus a one-cell margin (the first row is the grid's top row).  A cell's character is
+    ``chars[m]`` where bit ``k`` of ``m`` says whether the cell is in ``regions[k]``: with the
+    default, X is a cell of the first region only, Y of the second only, B of both, ~ of neither.
+    """
+    union = 0
+    for b in regions:
+        union |= b
+    cells = grid.cells(union)
+    r0, r1 = min(r for r, _ in cells) - 1, max(r for r, _ in cells) + 1
+    c0, c1 = min(c for _, c in cells) - 1, max(c for _, c in cells) + 1
+    rows = []
+    for r in range(r0, r1 + 1):
+        row = ""
+        for c in range(c0, c1 + 1):
+            bit = grid.bit(r, c)
+            row += chars[sum(1 << k for k, b in enumerate(regions) if b & bit)]
+        rows.append(row)
+    return "\n".join(rows)
+
+
+def _rcc22_schematics() -> dict[str, tuple[str, ...]]:
+    """RCC-22 name -> the smallest picture (fewest cells, then text order) of an ordered pair
+    of regions in that relation among the witness triples."""
+    from .rcc23_witnesses import shipped_witnesses
+    from .topology import rcc22_name
+    best: dict[str, str] = {}
+    for regs, rel in shipped_witnesses():
+        for (i, j), r in rel.items():
+            if r == "IIE":
+                continue
+            name = rcc22_name(r)
+            pic = draw_cells(regs[i].grid, (regs[i].bits, regs[j].bits))
+            if name not in best or (len(pic), pic) < (len(best[name]), best[name]):
+                best[name] = pic
+    return {n: (p,) for n, p in best.items()}
