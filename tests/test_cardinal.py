@@ -204,6 +204,19 @@ def test_report_counts_and_confusion(large):
     assert rep["by_direction"]["west"]["n"] == 5
 
 
+
+def test_chance_is_the_expected_accuracy_of_a_uniform_8_way_guess(large):
+    from stsim.answers import COMPASS8
+    from stsim.benchmarks.scoring import score_answers, summarise
+    from stsim.records import Answer
+    tasks = large[:40]
+    # exact expectation: every one of the 8 guesses on every task, each with weight 1/8
+    hits = [score_answers([t], [Answer(t.id, None, "ok", value=d)])[0].correct for t in tasks for d in COMPASS8]
+    expected = sum(hits) / len(hits)
+    assert expected == 1 / 8  # one compass point in eight is the gold
+    oracle = [Answer(t.id, None, "ok", value=t.answer) for t in tasks]
+    assert summarise(score_answers(tasks, oracle))["cardinal.large"]["chance"] == pytest.approx(expected)
+
 # --------------------------------------------------------------------------------------- CLI
 def test_cli_run_oracle_and_score_model_text(tmp_path, capsys):
     out = tmp_path / "run"
