@@ -318,6 +318,17 @@ def test_dev_null_is_an_empty_file_not_a_missing_one(tmp_path, capsys):
     assert f"{os.devnull} holds no usable answers" in capsys.readouterr().err
 
 
+
+def test_data_that_is_a_plain_file_is_named(tmp_path, capsys):
+    text = tmp_path / "notes.txt"
+    text.write_text("not a release\n")
+    for data in (str(text), os.devnull):
+        assert main(["run", "stark-published", "--data", data, "--n", "1", "--quiet",
+                     "--out", str(tmp_path / "run")]) == 2
+        err = capsys.readouterr().err
+        assert f"--data {data}: is neither a folder nor a .tar.gz / .tgz archive" in err
+    assert not (tmp_path / "run").exists()
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
 def test_tasks_read_from_a_pipe(tmp_path, capsys):
     import threading
