@@ -416,6 +416,9 @@ class DirectionFormat(AnswerFormat):
     def correct(self, value, gold):
         return int(value == gold)
 
+    def chance(self, spec=None):
+        return 1.0 / len(COMPASS8)
+
 
 class CellFormat(AnswerFormat):
     """A grid-cell token (geohash, H3 index or S2 token), compared case-insensitively."""

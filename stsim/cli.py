@@ -10,7 +10,7 @@
     stsim audit TASKS
     stsim calculus list | show NAME [--format json|gqr] [--out DIR] | witness rcc22 R S T
     stsim compare RUN_A RUN_B [--trim 0.25]
-    stsim sandbox run FILE.py [--timeout S] [--memory MB] [--args JSON_FILE]
+    stsim sandbox run FILE.py [--timeout S] [--memory MB] [--args JSON_FILE|JSON]
 
 Exit codes: 0 success (``sandbox run``: whatever the program did; its status is in the JSON);
 1 the audit found violations; 2 bad input (message on stderr, no
@@ -165,8 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     sr.add_argument("--timeout", type=float, default=10.0, metavar="S", help="wall-time limit (default 10 s)")
     sr.add_argument("--cpu", type=float, default=None, metavar="S", help="CPU-time limit (default: --timeout)")
     sr.add_argument("--memory", type=int, default=1024, metavar="MB", help="memory limit (default 1024 MB)")
-    sr.add_argument("--args", type=Path, default=None, metavar="JSON_FILE",
-                    help='call arguments: {"inputs": ...} or {"readings", "coordinate", "timestamp"}')
+    sr.add_argument("--args", default=None, metavar="JSON",
+                    help='call arguments, a JSON file or inline JSON: {"inputs": ...} for solver(inputs) '
+                         'or {"readings", "coordinate", "timestamp"} for solver(readings, coordinate, timestamp)')
     sr.add_argument("--isolation", choices=("auto", "bwrap", "process"), default="auto")
     return ap
 
@@ -188,6 +189,7 @@ def _cmd_compare(args) -> int:
 
 def _cmd_sandbox(args) -> int:
     from .benchmarks.sandbox import Limits, Sandbox, SandboxError
+    from .benchmarks.sandbox_call import check_call_args, check_solver_form
     try:
         source = args.file.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -196,12 +198,27 @@ def _cmd_sandbox(args) -> int:
         raise CLIError(f"{args.file}: cannot read ({exc})") from None
     call = None
     if args.args is not None:
+        inline = args.args.lstrip().startswith(("{", "[")) and not Path(args.args).exists()
+        where = "--args" if inline else f"--args {args.args}"
         try:
-            call = json.loads(args.args.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise CLIError(f"{args.args}: not a readable JSON file ({exc})") from None
-        if not isinstance(call, dict):
-            raise CLIError(f"{args.args}: expected a JSON object")
+            text = args.args if inline else Path(args.args).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise CLIError(f"{where}: no such file (give a JSON file or inline JSON)") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CLIError(f"{where}: cannot read ({exc})") from None
+        try:
+            call = json.loads(text)
+        except ValueError as exc:
+            raise CLIError(f"{where}: {'empty' if not text.strip() else 'not valid JSON'} ({exc}); "
+                           "expected a JSON object") from None
+        try:
+            check_call_args(call)
+        except ValueError as exc:
+            raise CLIError(f"{where}: {exc}") from None
+    try:
+        check_solver_form(source, call)
+    except ValueError as exc:
+        raise CLIError(f"{args.file}: {exc}") from None
     try:
         limits = Limits(wall_s=args.timeout, cpu_s=args.cpu or args.timeout, memory_mb=args.memory)
         with Sandbox(limits, isolation=args.isolation) as sandbox:

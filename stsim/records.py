@@ -227,7 +227,9 @@ def write_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> int:
 
 
 def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for each non-blank line.
+    """Yield ``(line_number, object)`` for each non-blank line.  Besides regular files, other
+    existing non-folders are read as streams: ``/dev/null`` (no lines), ``/dev/stdin``, a pipe
+    such as bash's ``<(...)``.
 
     Raises:
         RecordError: the file is missing, a directory, unreadable, or a line is not a JSON object.
@@ -235,7 +237,7 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     p = Path(path)
     if p.is_dir():
         raise RecordError(f"{p}: is a directory, not a JSONL file")
-    if not p.is_file():
+    if not p.exists():
         raise RecordError(f"{p}: no such file")
     try:
         fh = open(p, encoding="utf-8")
@@ -274,5 +276,5 @@ def read_tasks(path: str | os.PathLike) -> list[Task]:
         line_of[task.id] = lineno
         tasks.append(task)
     if not tasks:
-        raise RecordError(f"{path}: contains no tasks")
+        raise RecordError(f"{path}: contains no tasks (the file is empty or blank)")
     return tasks

@@ -204,6 +204,19 @@ def test_report_counts_and_confusion(large):
     assert rep["by_direction"]["west"]["n"] == 5
 
 
+
+def test_chance_is_the_expected_accuracy_of_a_uniform_8_way_guess(large):
+    from stsim.answers import COMPASS8
+    from stsim.benchmarks.scoring import score_answers, summarise
+    from stsim.records import Answer
+    tasks = large[:40]
+    # exact expectation: every one of the 8 guesses on every task, each with weight 1/8
+    hits = [score_answers([t], [Answer(t.id, None, "ok", value=d)])[0].correct for t in tasks for d in COMPASS8]
+    expected = sum(hits) / len(hits)
+    assert expected == 1 / 8  # one compass point in eight is the gold
+    oracle = [Answer(t.id, None, "ok", value=t.answer) for t in tasks]
+    assert summarise(score_answers(tasks, oracle))["cardinal.large"]["chance"] == pytest.approx(expected)
+
 # --------------------------------------------------------------------------------------- CLI
 def test_cli_run_oracle_and_score_model_text(tmp_path, capsys):
     out = tmp_path / "run"
@@ -237,6 +250,21 @@ def test_cli_run_oracle_and_score_model_text(tmp_path, capsys):
     assert "rubric not followed 112" in printed
     assert (tmp_path / "s" / "cardinal" / "confusion.png").exists()
 
+
+
+def test_headline_with_one_item_says_the_sem_is_undefined(tmp_path, capsys, large):
+    from stsim.benchmarks.cardinal_report import headline
+    assert main(["run", "cardinal-large", "--solver", "oracle", "--n", "1", "--quiet",
+                 "--out", str(tmp_path / "run")]) == 0
+    printed = capsys.readouterr().out
+    assert "cardinal directions: accuracy 1.0000 (n=1, SEM undefined);" in printed
+    assert "+- -" not in printed
+    row = next(line.split() for line in printed.splitlines() if line.startswith("cardinal.large "))
+    assert row[-1] == "0.1250"  # the chance column
+    tasks = large[:4]  # two right, two wrong: SEM sqrt(0.5 * 0.5 / 3)
+    answers = [parse_answer(t.answer if i < 2 else "invalid reply", task_id=t.id, step=None,
+                            answer_format="direction", rubric="cardinal") for i, t in enumerate(tasks)]
+    assert "accuracy 0.5000 +- 0.2887 (SEM, n=4);" in headline(cardinal_report(tasks, answers))
 
 def test_cli_generate_counts(tmp_path):
     path = tmp_path / "t.jsonl"

@@ -305,6 +305,45 @@ def test_score_and_audit_on_a_directory(tmp_path, capsys):
         assert f"{path}: is a directory, not a JSONL file" in err and "no such file" not in err
 
 
+
+@pytest.mark.skipif(not os.path.exists(os.devnull) or os.path.isfile(os.devnull),
+                    reason="needs a /dev/null device")
+def test_dev_null_is_an_empty_file_not_a_missing_one(tmp_path, capsys):
+    tasks = _tasks_file(tmp_path)
+    for argv in (["score", os.devnull, str(tasks)], ["audit", os.devnull]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"{os.devnull}: contains no tasks" in err and "no such file" not in err
+    assert main(["score", str(tasks), os.devnull]) == 0  # no answers: every item is missing
+    assert f"{os.devnull} holds no usable answers" in capsys.readouterr().err
+
+
+
+def test_data_that_is_a_plain_file_is_named(tmp_path, capsys):
+    text = tmp_path / "notes.txt"
+    text.write_text("not a release\n")
+    for data in (str(text), os.devnull):
+        assert main(["run", "stark-published", "--data", data, "--n", "1", "--quiet",
+                     "--out", str(tmp_path / "run")]) == 2
+        err = capsys.readouterr().err
+        assert f"--data {data}: is neither a folder nor a .tar.gz / .tgz archive" in err
+    assert not (tmp_path / "run").exists()
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_tasks_read_from_a_pipe(tmp_path, capsys):
+    import threading
+    text = _tasks_file(tmp_path).read_text()
+    capsys.readouterr()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text(text), daemon=True)
+    writer.start()
+    try:
+        assert main(["audit", str(fifo)]) == 0
+    finally:
+        writer.join(timeout=10)
+    assert "audited 1 item(s) of 1 task(s): 0 inconsistent" in capsys.readouterr().out
+
 def test_interrupted_generate_says_the_file_is_partial(tmp_path, capsys, monkeypatch):
     from stsim.benchmarks import suites
     real = suites.generate_task

@@ -29,3 +29,17 @@ def test_relative_change_by_hand(tmp_path, capsys):
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     assert "-50.0%" in capsys.readouterr().out
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "nope")]) == 2
+
+
+def test_runs_without_a_common_family_are_an_error(tmp_path, capsys):
+    _scores(tmp_path / "a", "fam.one", [1.0])
+    _scores(tmp_path / "b", "fam.two", [2.0])
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "scores.jsonl").write_text("")
+    for extra in ([], ["--json"]):
+        assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), *extra]) == 2
+        cap = capsys.readouterr()
+        assert cap.out == ""
+        assert f"{tmp_path / 'a'} has fam.one; {tmp_path / 'b'} has fam.two" in cap.err
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "empty")]) == 2
+    assert f"{tmp_path / 'empty'} has no scored family" in capsys.readouterr().err

@@ -95,11 +95,13 @@ def cardinal_report(tasks: Iterable[Task], answers: Iterable[Answer]) -> dict[st
 
 
 def headline(report: dict[str, Any]) -> str:
-    """One line: accuracy +- SEM, n, rubric failures and invalid answers."""
+    """One line: accuracy +- SEM and n (with fewer than 2 items the SEM is undefined and says
+    so), rubric failures and invalid answers."""
     o, r = report["overall"], report["rubric"]
     acc = "-" if o["accuracy"] is None else f"{o['accuracy']:.4f}"
-    sem = "-" if o["sem"] is None else f"{o['sem']:.4f}"
-    return (f"cardinal directions: accuracy {acc} +- {sem} (SEM, n={o['n']}); rubric not followed "
+    spread = (f"+- {o['sem']:.4f} (SEM, n={o['n']})" if o["sem"] is not None
+              else f"(n={o['n']}, SEM undefined)")
+    return (f"cardinal directions: accuracy {acc} {spread}; rubric not followed "
             f"{r['failures']} (scored on one direction {r['scored']}, of which correct "
             f"{r['scored_correct']}); invalid {r['invalid']}  [paper's best on the large set: "
             f"{PAPER_BEST_LARGE[0]:.3f}, {PAPER_BEST_LARGE[1]}, seed 002 §4]")

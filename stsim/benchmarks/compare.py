@@ -15,6 +15,18 @@ from .metrics import trimmed_rmse
 STARK_CI_TRIM = 0.25  # STARK §4.4: "removing the top and bottom 25% of data points"
 
 
+class NothingToCompare(RecordError):
+    """The two runs share no family, so there is no row to compare."""
+
+
+def _families_text(run: str | Path, fams: dict[str, Any]) -> str:
+    names = sorted(fams)
+    if not names:
+        return f"{run} has no scored family"
+    shown = ", ".join(names[:4]) + (f", ... ({len(names)} in all)" if len(names) > 4 else "")
+    return f"{run} has {shown}"
+
+
 def _family_errors(run: str | Path) -> dict[str, dict[str, Any]]:
     path = Path(run) / "scores.jsonl" if Path(run).is_dir() else Path(run)
     fams: dict[str, dict[str, Any]] = defaultdict(lambda: {"errors": [], "n": 0, "failures": 0})
@@ -39,8 +51,11 @@ def compare_runs(run_a: str | Path, run_b: str | Path, trim: float = STARK_CI_TR
         trim: fraction of errors removed on each side before the RMSE (STARK §4.4: 0.25).
     Raises:
         RecordError: a missing or malformed scores file.
+        NothingToCompare: (a RecordError) no family is in both runs, naming each run's families.
     """
     a, b = _family_errors(run_a), _family_errors(run_b)
+    if not set(a) & set(b):
+        raise NothingToCompare(f"no family in common: {_families_text(run_a, a)}; {_families_text(run_b, b)}")
     out = {}
     for fam in sorted(set(a) & set(b)):
         ra = trimmed_rmse(a[fam]["errors"], trim) if a[fam]["errors"] else None
@@ -53,9 +68,7 @@ def compare_runs(run_a: str | Path, run_b: str | Path, trim: float = STARK_CI_TR
 
 
 def format_comparison(rows: dict[str, dict[str, Any]]) -> str:
-    """Fixed-width table of :func:`compare_runs`."""
-    if not rows:
-        return "(no family in common)"
+    """Fixed-width table of :func:`compare_runs` (at least one row)."""
     w = max(len(f) for f in rows)
     f4 = lambda x: "-".rjust(9) if x is None else f"{x:9.4f}"  # noqa: E731
     lines = [f"{'family':<{w}}  {'n A':>5}  {'n B':>5}  {'fail A':>6}  {'fail B':>6}  {'trim.RMSE A':>11}  "

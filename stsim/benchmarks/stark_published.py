@@ -124,6 +124,9 @@ def resolve_data_dir(data: Path) -> Path:
         data = unpack_cached(data)
     if not data.exists():
         raise SuiteError(f"--data {data}: no such file or folder")
+    if not data.is_dir():
+        raise SuiteError(f"--data {data}: is neither a folder nor a .tar.gz / .tgz archive (give the "
+                         "unpacked data_final_v5/ folder or the data_final.tar.gz archive)")
     for cand in (data, data / "data_final_v5", *sorted(data.glob("*/"))):
         if (cand / "localization_range_0.01").is_dir():
             return cand

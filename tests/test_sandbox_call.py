@@ -1,0 +1,96 @@
+"""Sandbox call arguments are checked before a run: the wrong key or shape is named instead of
+a KeyError / TypeError from inside the harness.  Only the last test starts a sandbox."""
+import json
+
+import pytest
+
+from stsim.benchmarks.code_solver import call_args
+from stsim.benchmarks.sandbox_call import check_call_args, check_solver_form, solver_parameters
+from stsim.cli import main
+from stsim.registry import generate_task
+
+TRACK = {"readings": [[1.0, None], [3.0, 2.0]], "coordinate": [[0, 0], [1, 1]], "timestamp": [0, 1]}
+SOLVER3 = "def solver(readings, coordinate, timestamp):\n    return [len(readings), len(coordinate)]\n"
+SOLVER1 = "def solver(inputs):\n    return inputs['x']\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    ([1, 2], "expected a JSON object"),
+    ("x", "got a JSON string"),
+    ({"foo": 1}, "unknown key 'foo'"),
+    ({"readings": [[1]]}, "missing 'coordinate', 'timestamp'"),
+    ({**TRACK, "coordinate": 1}, "'coordinate' must be an array of sensor positions [x, y]"),
+    ({**TRACK, "coordinate": [[0, 0, 0], [1, 1, 1]]}, "'coordinate' must be an array"),
+    ({**TRACK, "timestamp": [0, "noon"]}, "'timestamp' must be an array of times"),
+    ({**TRACK, "readings": [[1.0, 2.0]]}, "T = 2 (the length of 'timestamp'); got 1 rows"),
+    ({**TRACK, "readings": 5}, "got a JSON number"),
+    ({**TRACK, "readings": [[1.0, 2.0], [3.0]]}, "'readings'[1] must hold one reading per sensor (2,"),
+])
+def test_wrong_shapes_are_named(args, message):
+    with pytest.raises(ValueError) as exc:
+        check_call_args(args)
+    assert message in str(exc.value)
+
+
+def test_good_shapes_pass():
+    for args in ({}, {"inputs": [1, {"a": None}]}, TRACK, {**TRACK, "inputs": {}},
+                 {**TRACK, "timestamp": [None, None]}):
+        check_call_args(args)
+
+
+def test_solver_parameters_read_without_running():
+    assert solver_parameters(SOLVER3) == ["readings", "coordinate", "timestamp"]
+    assert solver_parameters("def solver(inputs, scale=2):\n    pass\n") == ["inputs"]
+    assert solver_parameters("def solver(a, /, b):\n    pass\ndef solver():\n    pass\n") == []
+    assert solver_parameters("import os\nos.system('false')\n") is None  # no def: nothing to check
+    assert solver_parameters("def solver(*a):\n    pass\n") is None
+    assert solver_parameters("def solver(:\n") is None  # the sandbox reports the SyntaxError
+
+
+def test_solver_form_against_the_arguments():
+    check_solver_form(SOLVER3, TRACK)
+    check_solver_form(SOLVER1, {"inputs": {"x": 1}})
+    check_solver_form("def solver():\n    return 1\n", None)
+    with pytest.raises(ValueError, match=r"solver\(inputs\) is called with the arguments 'inputs'; "
+                                         r"the arguments have 'readings', 'coordinate', 'timestamp'"):
+        check_solver_form(SOLVER1, TRACK)
+    with pytest.raises(ValueError, match="no arguments were given"):
+        check_solver_form(SOLVER3, None)
+
+
+@pytest.mark.parametrize("family", ["stark.tracking.range", "stark.tracking.range_bearing",
+                                    "stark.tracking.event_xyt", "stark.localization.range"])
+def test_code_solver_arguments_pass_the_check(family):
+    """What ``--solver code:`` offers every program is a valid call (an independent producer)."""
+    args = call_args(generate_task(family, 0))
+    check_call_args(json.loads(json.dumps(args)))
+    check_solver_form(SOLVER1, args)
+    if family.startswith("stark.tracking."):
+        check_solver_form(SOLVER3, args)
+
+
+def test_cli_names_the_wrong_argument_before_running(tmp_path, capsys):
+    prog = tmp_path / "track.py"
+    prog.write_text(SOLVER3)
+    args_file = tmp_path / "args.json"
+    args_file.write_text(json.dumps({"readings": [[1.0]]}))
+    cases = [
+        (["--args", str(args_file)], f"--args {args_file}: the tracking form needs"),
+        (["--args", "[1, 2]"], "--args: expected a JSON object"),
+        (["--args", '{"inputs": {}}'], f"{prog}: solver(readings, coordinate, timestamp) is called with"),
+        ([], "no arguments were given"),
+        (["--args", "{oops"], "--args: not valid JSON"),
+        (["--args", str(tmp_path / "none.json")], "none.json: no such file"),
+    ]
+    for extra, message in cases:
+        assert main(["sandbox", "run", str(prog), *extra]) == 2
+        cap = capsys.readouterr()
+        assert message in cap.err and cap.out == "" and "Traceback" not in cap.err
+
+
+def test_cli_inline_arguments_run(tmp_path, capsys):
+    prog = tmp_path / "track.py"
+    prog.write_text(SOLVER3)
+    assert main(["sandbox", "run", str(prog), "--args", json.dumps(TRACK), "--timeout", "20"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["status"], out["value"]) == ("ok", [2, 2]), out["detail"]
