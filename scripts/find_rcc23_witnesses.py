@@ -148,11 +148,15 @@ def random_triple(rng: random.Random, g: Grid) -> tuple[int, int, int]:
         b = random_around(rng, g, [a])
         c = random_around(rng, g, [a])
     elif k < 0.75:                 # nested: scattered cells inside a and in the room it leaves
-        a = g.dilate(a) & g.usable if rng.random() < 0.5 else a
-        inner, room = g.cells(eroded(g, a)), g.cells(a_room(g, a))
-        if not inner or not room:
+        a = random_comb(rng, g) if rng.random() < 0.5 else g.dilate(a) & g.usable
+        inner = g.cells(eroded(g, a))
+        if not inner:
             return random_triple(rng, g)
-        b = sum(g.bit(*c) for c in rng.sample(inner, min(len(inner), rng.randint(1, 3))))
+        b = sum(g.bit(*c) for c in rng.sample(inner, min(len(inner), rng.randint(1, 4))))
+        room = a_room(g, a) & (CellRegion(g, b).in_hull if rng.random() < 0.5 else -1)
+        room = g.cells(room)
+        if not room:
+            return random_triple(rng, g)
         c = sum(g.bit(*c) for c in rng.sample(room, min(len(room), rng.randint(1, 4))))
     else:
         b = random_around(rng, g, [a])
@@ -252,10 +256,12 @@ def random_piece(rng: random.Random, g: Grid) -> int:
 
 
 def random_comb(rng: random.Random, g: Grid) -> int:
-    """A thick comb: a spine along one side and two to four teeth three cells wide."""
+    """A thick comb: a spine along one side and teeth three cells wide, 3-6 cells apart."""
     m = g.n - 2
     cells = {(r, c) for r in (1, 2) for c in range(1, m + 1)}
-    starts = sorted(rng.sample(range(1, m - 1, 2), rng.randint(2, min(4, (m - 1) // 2))))
+    starts = [rng.randint(1, 3)]
+    while starts[-1] + 3 + 3 + 3 <= m and len(starts) < 5:       # gaps of at least 3 cells
+        starts.append(starts[-1] + 3 + rng.randint(3, 6))
     for c0 in starts:
         depth = rng.randint(4, m)
         cells |= {(r, c) for r in range(3, depth + 1) for c in range(c0, min(c0 + 3, m + 1))}
@@ -383,7 +389,7 @@ class Search:
         if self.corpus and rng.random() < 0.05:
             self.structured()
             return
-        if not self.corpus or rng.random() < 0.15:
+        if not self.corpus or rng.random() < 0.25:
             self.evaluate(random_triple(rng, g))
             return
         base = list(rng.choice(self.corpus[-2000:])) if rng.random() < 0.4 else self.pick()
@@ -396,6 +402,36 @@ class Search:
             else:
                 base[i] = mutate(rng, g, base[i])
         self.evaluate(tuple(base))
+
+
+def exhaustive(s: "Search", k: int) -> int:
+    """Every triple of regions made of cells of a k x k block (all non-empty subsets, in any
+    overlap): the relation of every ordered pair is computed once, then each middle region's
+    facts are read off with numpy.  Returns the number of new facts."""
+    import numpy as np
+    g = Grid(k + 2)
+    block = [(r, c) for r in range(1, k + 1) for c in range(1, k + 1)]
+    regs = [g.region(cell for i, cell in enumerate(block) if m >> i & 1) for m in range(1, 1 << len(block))]
+    names = sorted({rcc23_relation(a, b) for a in regs[:1] for b in regs} | set(rcc23_names()))
+    index = {n: i for i, n in enumerate(names)}
+    rel = np.array([[index[rcc23_relation(a, b)] for b in regs] for a in regs], dtype=np.int32)
+    n = len(names)
+    before = len(s.facts)
+    for j in range(len(regs)):
+        ids = rel[:, j][:, None] * n * n + rel[j, :][None, :] * n + rel
+        for fid in np.unique(ids):
+            fact = (names[fid // (n * n)], names[fid // n % n], names[fid % n])
+            if fact not in s.facts:
+                a, c = np.argwhere(ids == fid)[0]
+                triple = tuple(s.g.region(g.cells(regs[i].bits)).bits for i in (a, j, c))
+                s.evaluate(triple)
+    return len(s.facts) - before
+
+
+def rcc23_names() -> list[str]:
+    """The 23 RCC-23 relation names."""
+    return ["EQ", "PO", "TPP", "NTPP", "TPPi", "NTPPi"] + [
+        a + b + c for a in "IPO" for b in "IPO" for c in "ED" if (a, b, c) != ("I", "I", "D")]
 
 
 def cover(s: "Search") -> dict[tuple[int, int, int], set]:
@@ -459,6 +495,8 @@ def main(argv=None) -> int:
                     help="witness files whose triples start the search")
     ap.add_argument("--shrink", action="store_true",
                     help="before the final write, remove every cell the kept facts do not need")
+    ap.add_argument("--exhaustive", type=int, default=0, metavar="K",
+                    help="first try every triple of regions inside a K x K block (K <= 3)")
     args = ap.parse_args(argv)
     global MULTI_PIECE
     if args.connected:
@@ -469,6 +507,9 @@ def main(argv=None) -> int:
         for grid, triple in read_witnesses(other):
             if grid.n <= args.grid:          # a smaller grid's cells keep their places
                 s.evaluate(tuple(s.g.region(grid.cells(b)).bits for b in triple))
+    if args.exhaustive:
+        print(f"exhaustive {args.exhaustive}x{args.exhaustive}: {exhaustive(s, args.exhaustive)} new facts",
+              file=sys.stderr)
     t0 = time.monotonic()
     last = t0
     while time.monotonic() - t0 < args.seconds:

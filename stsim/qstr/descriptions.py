@@ -24,7 +24,8 @@ _LEGEND = {
     "point": "The relations are drawn below on a time line: X marks x, Y marks y, B both at once.",
     "grid": ("The relations are drawn below as examples on a grid of square cells, one character "
              "per cell: X marks a cell of x only, Y a cell of y only, B a cell of both, and ~ a "
-             "cell of neither. Cells that share a side or only a corner touch each other."),
+             "cell of neither. Cells that share a side or only a corner touch each other, and a "
+             "region may consist of several separate groups of cells."),
 }
 
 _POINT_SET = {
