@@ -397,6 +397,12 @@ class RelationSetFormat(AnswerFormat):
     def correct(self, value, gold):
         return int({_token(str(v)) for v in value} == {_token(str(g)) for g in gold})
 
+    def chance(self, spec=None):
+        """A uniform guess among the non-empty subsets of the choices: 1/(2^n - 1)
+        (QSTRBench §4 guess rate for composition and neighbourhood questions)."""
+        choices = (spec or {}).get("choices")
+        return 1.0 / (2 ** len(choices) - 1) if choices else None
+
 
 class DirectionFormat(AnswerFormat):
     """One of the eight compass points (``north`` ... ``northwest``, or N/NE/...)."""

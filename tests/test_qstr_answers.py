@@ -118,3 +118,17 @@ def test_rcc_narrowing():
     wrong = {task.id: "### Answer: OUTSIDE_OUTSIDEi_DC"}
     assert narrowed_accuracy([task], wrong, "RCC-22", "RCC-8")["narrowed_accuracy"] == 0.0
     assert narrowed_accuracy([task], wrong, "RCC-22", "RCC-5")["narrowed_accuracy"] == 1.0
+
+
+def test_relation_set_chance_is_the_guess_rate_of_section_4():
+    """QSTRBench §4: 1/(2^n - 1) for CT and CN; counted by enumerating every non-empty subset
+    of PA's three relations and scoring each as a guess for a fixed gold."""
+    from itertools import combinations
+    from stsim.answers import FORMATS
+    fmt = FORMATS["relation_set"]
+    spec = {"choices": ["<", "=", ">"]}
+    guesses = [list(c) for k in (1, 2, 3) for c in combinations(spec["choices"], k)]
+    hits = sum(fmt.correct(g, ["<", ">"]) for g in guesses)
+    assert fmt.chance(spec) == pytest.approx(hits / len(guesses)) == pytest.approx(1 / 7)
+    assert fmt.chance({"choices": list("abcdefgh")}) == pytest.approx(1 / 255)
+    assert fmt.chance(None) is None
