@@ -2,16 +2,28 @@
 
 A fact ``(R, S, T)`` says: some regions x, y, z have R(x, y), S(y, z) and T(x, z), i.e. T is
 in the weak composition R ∘ S.  Regions are unions of grid cells (:mod:`stsim.qstr.cell_regions`,
-exact relations).  The search is coverage-guided: random triples of random shapes are
-evaluated; any triple that shows a new fact joins a corpus, and corpus triples are mutated
-(a cell added or removed at the border, a region moved by one cell, a region redrawn).  Each
-triple shows six facts, one per ordering of its three regions.
+exact relations; regions may have several pieces unless ``--connected``).  Each triple shows
+six facts, one per ordering of its three regions.  The search:
 
-The witnesses (one triple per fact, a small set cover) are written to
+* optionally tries every triple inside a small block (``--exhaustive 3``: 511 regions);
+* evaluates random triples: blobs, rectangles, frames, snakes, branched and thickened snakes,
+  combs, ragged sets, scattered cells, shapes drawn in the room another region leaves (inside
+  or outside its hull, touching it or not), scattered cells nested inside a region and in its
+  hull;
+* is coverage-guided: a triple that shows a new fact joins a corpus; corpus triples (the one
+  showing the rarest relation among a few, or a recent one) are mutated (a cell toggled next to
+  a region or anywhere, a region or one of its pieces moved, grown, eroded or redrawn, the
+  whole triple magnified twice);
+* for two regions of a corpus triple, tries every "structured" third region: pieces and
+  scattered cells of the sets that keep away from, touch, lie in or lie in the interior of
+  each, inside, outside or regardless of each one's convex hull.
+
+The witnesses (a small set cover of the facts, each triple shrunk with ``--shrink`` and moved
+to the smallest grid that holds it) are written to
 ``stsim/data/rcc23_witnesses.txt``; the package derives the RCC-22/23 composition table
 from them by classifying each triple again.  The search never reads any reference table.
 
-    python scripts/find_rcc23_witnesses.py --seconds 600 --seed 1 [--merge]
+    python scripts/find_rcc23_witnesses.py --grid 24 --exhaustive 3 --seconds 600 --seed 1 --shrink
 """
 from __future__ import annotations
 

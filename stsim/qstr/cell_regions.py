@@ -68,9 +68,11 @@ class Grid:
 
     @property
     def width(self) -> int:
+        """Bits per row: the n cells and one always-empty guard bit."""
         return self.n + 1
 
     def bit(self, r: int, c: int) -> int:
+        """The bit set holding only cell (row ``r``, column ``c``)."""
         return 1 << (r * self.width + c)
 
     @cached_property
@@ -169,6 +171,7 @@ class CellRegion:
 
     @cached_property
     def dilated(self) -> int:
+        """The cells equal or 8-adjacent to a cell of the region (those its closure touches)."""
         return self.grid.dilate(self.bits)
 
     @cached_property
