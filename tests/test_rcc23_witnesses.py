@@ -122,3 +122,32 @@ def test_witness_command_errors(capsys, args, message):
     from stsim.cli import main
     assert main(["calculus", "witness", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rels", [
+    ("ipd", "pid", "ood"),                                              # codes, lower case
+    ("inside_pinsidei_dc", "PINSIDE_INSIDEI_DC", "Outside_Outsidei_DC"),  # long names, any case
+    ("INSIDE_PINSIDEi_DC", "PID", "OOD"),                               # mixed forms
+])
+def test_witness_command_reads_names_in_any_case(capsys, rels):
+    """Relation names, codes and case variants all name the same entry, as in the rubric."""
+    from stsim.cli import main
+    assert main(["calculus", "witness", "rcc22", *rels]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == \
+        "INSIDE_PINSIDEi_DC(x,y), PINSIDE_INSIDEi_DC(y,z), OUTSIDE_OUTSIDEi_DC(x,z):"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["witness"], "calculus witness needs a NAME"),
+    (["witness", "rcc22", "IPD", "PID", "OOD", "--format", "gqr"], "options of `calculus show`"),
+    (["witness", "rcc22", "IPD", "PID", "OOD", "--out", "somewhere"], "options of `calculus show`"),
+    (["witness", "rcc22", "", "PID", "OOD"], "unknown RCC-22 relation(s) ''"),
+    (["list", "rcc22"], "calculus list takes no arguments"),
+    (["show", "rcc8", "--out", "somewhere"], "use it with --format gqr"),
+])
+def test_calculus_command_usage_errors(capsys, args, message):
+    """Misplaced arguments are named in a one-line error (exit 2), not silently ignored."""
+    from stsim.cli import main
+    assert main(["calculus", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("stsim: error: ") and message in err
