@@ -67,11 +67,26 @@ def test_write_then_read_round_trip(tmp_path):
     ("grid 8\n1 2 zz\n", "w.txt:2:"),
     ("grid 8\n1 2 0\n", "w.txt:2: a region needs at least one cell"),
     (f"grid 8\n1 2 {1 << 36:x}\n", "w.txt:2:"),
+    # damaged grid lines: named, and a huge N is refused before any work is done
+    ("grid\n1 2 3\n", "w.txt:1: expected 'grid N'"),
+    ("grid 8 9\n1 2 3\n", "w.txt:1: expected 'grid N'"),
+    ("grid 100000\n1 2 3\n", "w.txt:1: expected 'grid N' with 3 <= N <= 256"),
+    # a sign, prefix or separator is not part of the format (int(..., 16) would take them)
+    ("grid 8\n1 -2 3\n", "w.txt:2: '-2' is not a hexadecimal cell set"),
+    ("grid 8\n1 0x2 3\n", "w.txt:2: '0x2' is not a hexadecimal cell set"),
 ])
 def test_bad_witness_files(tmp_path, text, where):
     path = tmp_path / "w.txt"
     path.write_text(text)
     with pytest.raises(WitnessFileError, match=where.replace(".", r"\.")):
+        read_witnesses(path)
+
+
+def test_non_utf8_witness_file(tmp_path):
+    """Bytes that are not UTF-8 give a WitnessFileError naming the line, not a UnicodeDecodeError."""
+    path = tmp_path / "w.txt"
+    path.write_bytes(b"grid 8\n# caf\xe9\n1 2 3\n")
+    with pytest.raises(WitnessFileError, match=r"w\.txt:2: not UTF-8"):
         read_witnesses(path)
 
 
