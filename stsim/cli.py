@@ -481,10 +481,13 @@ def _cmd_calculus(args) -> int:
         print(f"# converse ({cal.key}.conv)")
         sys.stdout.write(files["conv"])
         return 0
+    # GQR's data layout, which the .spec's paths assume: DIR/NAME.spec, DIR/NAME/calculus/NAME.comp
     _out_dir(args.out)
+    tables = _out_dir(args.out / cal.key / "calculus")
     for ext, text in files.items():
-        (args.out / f"{cal.key}.{ext}").write_text(text, encoding="utf-8")
-    print(f"wrote {cal.key}.comp, {cal.key}.conv, {cal.key}.spec to {args.out}", file=sys.stderr)
+        (args.out if ext == "spec" else tables).joinpath(f"{cal.key}.{ext}").write_text(text, encoding="utf-8")
+    print(f"wrote {cal.key}.spec, {cal.key}/calculus/{cal.key}.comp and .conv to {args.out} "
+          f"(a GQR data folder)", file=sys.stderr)
     return 0
 
 
