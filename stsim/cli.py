@@ -532,6 +532,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .benchmarks.runner import RunError
     from .benchmarks.solvers import SolverError
     from .benchmarks.suites import SuiteError
+    from .qstr.calculus import CalculusError
+    from .qstr.rcc23_witnesses import WitnessFileError
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
@@ -539,6 +541,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"stsim: error: {exc}", file=sys.stderr)
         return 2
     except UnknownName as exc:  # registries name what is known
+        print(f"stsim: error: {exc}", file=sys.stderr)
+        return 2
+    except (CalculusError, WitnessFileError) as exc:  # e.g. a damaged RCC-22 witness data file
         print(f"stsim: error: {exc}", file=sys.stderr)
         return 2
     except Interrupted as exc:

@@ -166,3 +166,48 @@ def test_calculus_command_usage_errors(capsys, args, message):
     assert main(["calculus", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("stsim: error: ") and message in err
+
+
+def _damaged_copy(tmp_path, damage):
+    from stsim.qstr.rcc23_witnesses import WITNESS_FILE
+    lines = WITNESS_FILE.read_text().splitlines(keepends=True)
+    bad = tmp_path / "w.txt"
+    bad.write_text("".join(lines[:100]) + ("" if damage == "truncated" else "1 2\n"))
+    return bad
+
+
+@pytest.mark.parametrize("damage, message", [("truncated", "composition entries"),
+                                             ("malformed", "expected three regions")])
+def test_damaged_shipped_witness_file_is_a_cli_error(tmp_path, monkeypatch, capsys, damage, message):
+    """A damaged witness data file is a one-line error naming it (exit 2), not a traceback."""
+    import stsim.qstr.rcc23_witnesses as W
+    from stsim.cli import main
+    from stsim.qstr.catalogue import all_calculi
+    bad = _damaged_copy(tmp_path, damage)
+    caches = (W.shipped_witnesses, W.derive_rcc23_composition, all_calculi)
+    monkeypatch.setattr(W, "WITNESS_FILE", bad)
+    for f in caches:
+        f.cache_clear()
+    try:
+        assert main(["calculus", "list"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("stsim: error: ") and str(bad) in err and message in err
+    finally:
+        monkeypatch.undo()
+        for f in caches:
+            f.cache_clear()
+
+
+def test_truncated_witness_file_does_not_shrink_the_benchmark(tmp_path):
+    """A truncated witness file used to leave RCC-22 silently without a composition table, and
+    `stsim generate qstrbench` wrote 1,322 questions instead of 1,806.  (A subprocess: the
+    failure happens while the generators register, which must not leak into other tests.)"""
+    import subprocess
+    import sys
+    bad = _damaged_copy(tmp_path, "truncated")
+    code = ("import sys, pathlib, stsim.qstr.rcc23_witnesses as W; "
+            f"W.WITNESS_FILE = pathlib.Path({str(bad)!r}); from stsim.cli import main; "
+            f"sys.exit(main(['generate', 'qstrbench', '-o', {str(tmp_path / 't.jsonl')!r}]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("stsim: error: RCC-22: no witness triple") and "Traceback" not in proc.stderr
