@@ -230,6 +230,12 @@ def build_rcc22(rcc8: Calculus) -> Calculus:
                  "topological space. It refines the RCC-8 relations DC and EC by where each region "
                  "lies with respect to the convex hull of the other, giving twenty-two jointly "
                  "exhaustive and pairwise disjoint base relations."),
+        anonymous_summary=("a qualitative spatial calculus about convex or concave non-empty "
+                           "regular closed regions of uniform dimension in a topological space. "
+                           "Two regions that share no interior point are told apart by whether "
+                           "they touch and by where each lies with respect to the convex hull of "
+                           "the other, giving twenty-two jointly exhaustive and pairwise disjoint "
+                           "base relations."),
         relations=tuple(rels), identity="EQ", converse=conv,
         composition=rcc22_composition([r.name for r in rels]),
         neighbours=_edges_to_nb([r.name for r in rels], edges), kind="region",
