@@ -143,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="witness: draw three regions realising R(x,y), S(y,z), T(x,z) (RCC-22)")
     c.add_argument("name", nargs="?", help="calculus for `show` (e.g. rcc8, IA, RCC-22)")
     c.add_argument("relations", nargs="*", metavar="R S T", help="for `witness`: three relation names")
-    c.add_argument("--format", choices=["json", "gqr"], default="json")
+    c.add_argument("--format", choices=["json", "gqr"], default=None, help="for `show` (default json)")
     c.add_argument("--out", type=Path, default=None,
                    help="with --format gqr: write NAME.comp, NAME.conv and NAME.spec into this directory")
     a = sub.add_parser("audit", help="check every gold answer against its readings and noise model, "
@@ -448,18 +448,23 @@ def _cmd_calculus(args) -> int:
     from .qstr.calculus import CalculusError
     from .qstr.export import to_gqr, to_json
     if args.action == "list":
+        if args.name or args.relations or args.format or args.out:
+            raise CLIError("calculus list takes no arguments or options")
         for c in all_calculi().values():
             ct = "composition table" if c.has_composition else "no composition table"
             print(f"  {c.key:<6} {c.abbrev:<7} {len(c):>3} relations  {ct}  {c.title}")
         return 0
     if not args.name:
-        raise CLIError("calculus show needs a NAME (see `stsim calculus list`)")
+        raise CLIError(f"calculus {args.action} needs a NAME (see `stsim calculus list`)")
     if args.action == "witness":
+        if args.format or args.out:
+            raise CLIError("--format and --out are options of `calculus show`, not `calculus witness`")
         return _calculus_witness(args.name, args.relations)
     if args.relations:
         raise CLIError(f"unexpected arguments after the calculus name: {' '.join(args.relations)}")
     if args.out is not None and args.format != "gqr":
         raise CLIError("--out writes GQR files: use it with --format gqr")
+    args.format = args.format or "json"
     try:
         cal = get_calculus(args.name)
     except CalculusError as exc:
@@ -476,10 +481,13 @@ def _cmd_calculus(args) -> int:
         print(f"# converse ({cal.key}.conv)")
         sys.stdout.write(files["conv"])
         return 0
+    # GQR's data layout, which the .spec's paths assume: DIR/NAME.spec, DIR/NAME/calculus/NAME.comp
     _out_dir(args.out)
+    tables = _out_dir(args.out / cal.key / "calculus")
     for ext, text in files.items():
-        (args.out / f"{cal.key}.{ext}").write_text(text, encoding="utf-8")
-    print(f"wrote {cal.key}.comp, {cal.key}.conv, {cal.key}.spec to {args.out}", file=sys.stderr)
+        (args.out if ext == "spec" else tables).joinpath(f"{cal.key}.{ext}").write_text(text, encoding="utf-8")
+    print(f"wrote {cal.key}.spec, {cal.key}/calculus/{cal.key}.comp and .conv to {args.out} "
+          f"(a GQR data folder)", file=sys.stderr)
     return 0
 
 
@@ -499,11 +507,13 @@ def _calculus_witness(name: str, relations: list[str]) -> int:
                        f"not {cal.abbrev}")
     if len(relations) != 3:
         raise CLIError(f"calculus witness needs three relation names R S T, got {len(relations)}")
-    by_alias = {a: r.name for r in cal.relations for a in (r.name, *r.aliases)}
-    unknown = [r for r in relations if r not in by_alias]
+    # names, GQR's three-letter codes and aliases, in any case (as the QSTRBench rubric reads them)
+    by_alias = {a.casefold(): r.name for r in cal.relations for a in (r.name, *r.aliases)}
+    unknown = [r for r in relations if r.casefold() not in by_alias]
     if unknown:
-        raise CLIError(f"unknown RCC-22 relation(s) {', '.join(unknown)}; known: {', '.join(cal.names)}")
-    r, s, t = (by_alias[x] for x in relations)
+        raise CLIError(f"unknown RCC-22 relation(s) {', '.join(map(repr, unknown))}; known: "
+                       f"{', '.join(cal.names)}, or their three-letter codes (IPD = INSIDE_PINSIDEi_DC)")
+    r, s, t = (by_alias[x.casefold()] for x in relations)
     comp = cal.compose(r, s)
     if t not in comp:
         raise CLIError(f"{t} is not in {r} ∘ {s} = {{{', '.join(n for n in cal.names if n in comp)}}}")
@@ -522,6 +532,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .benchmarks.runner import RunError
     from .benchmarks.solvers import SolverError
     from .benchmarks.suites import SuiteError
+    from .qstr.calculus import CalculusError
+    from .qstr.rcc23_witnesses import WitnessFileError
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
@@ -529,6 +541,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"stsim: error: {exc}", file=sys.stderr)
         return 2
     except UnknownName as exc:  # registries name what is known
+        print(f"stsim: error: {exc}", file=sys.stderr)
+        return 2
+    except (CalculusError, WitnessFileError) as exc:  # e.g. a damaged RCC-22 witness data file
         print(f"stsim: error: {exc}", file=sys.stderr)
         return 2
     except Interrupted as exc:

@@ -141,3 +141,58 @@ def _sat_hull_cells(grid, hull):
 def test_hull_cells_agree_with_separating_axes(a):
     x = G.region(a)
     assert (x.in_hull, x.meets_hull) == _sat_hull_cells(G, x.hull)
+
+
+def _shapely_rcc23(grid, x, y):
+    """Independent second computation with shapely (GEOS): each region the union of its cell
+    squares; RCC-8 from DE-9IM (interiors meet, covered_by, boundaries meet); for DC/EC, x is
+    INSIDE y if it is covered by y's convex_hull, OUTSIDE if their interiors are disjoint
+    (relate pattern ``F********``), PINSIDE otherwise."""
+    from shapely.geometry import box
+    from shapely.ops import unary_union
+
+    def poly(bits):
+        return unary_union([box(c, r, c + 1, r + 1) for r, c in grid.cells(bits)])
+
+    def place(a, b):
+        hull = b.convex_hull
+        if a.covered_by(hull):
+            return "I"
+        return "O" if a.relate_pattern(hull, "F********") else "P"
+
+    a, b = poly(x.bits), poly(y.bits)
+    if a.relate_pattern(b, "F********"):
+        return place(a, b) + place(b, a) + ("E" if a.intersects(b) else "D")
+    if a.equals(b):
+        return "EQ"
+    touch = a.boundary.intersects(b.boundary)
+    if a.covered_by(b):
+        return "TPP" if touch else "NTPP"
+    if b.covered_by(a):
+        return "TPPi" if touch else "NTPPi"
+    return "PO"
+
+
+G9 = Grid(9)
+_blocks = st.lists(st.tuples(st.integers(1, 7), st.integers(1, 7), st.integers(0, 3), st.integers(0, 3)),
+                   min_size=1, max_size=3)
+
+
+def _cells_of(blocks):
+    """Cells of a union of rectangles (row, column, extra rows, extra columns), clipped to the
+    usable 7x7 part of G9: rectangles, bars, L/U shapes, several pieces."""
+    return {(r, c) for r0, c0, dr, dc in blocks
+            for r in range(r0, min(r0 + dr, 7) + 1) for c in range(c0, min(c0 + dc, 7) + 1)}
+
+
+@settings(max_examples=150, deadline=None)
+@given(_blocks, _blocks, st.sampled_from(["apart", "union", "same"]))
+def test_rcc23_relation_agrees_with_shapely(a, b, how):
+    """rcc23_relation (exact integer cell arithmetic) equals a shapely computation from DE-9IM
+    and convex hulls, on random unions of rectangles; y is sometimes x plus more cells (parts)
+    or x itself (EQ)."""
+    xa = _cells_of(a)
+    yb = {"apart": _cells_of(b), "union": xa | _cells_of(b), "same": xa}[how]
+    x, y = G9.region(xa), G9.region(yb)
+    assert rcc23_relation(x, y) == _shapely_rcc23(G9, x, y)
+    assert rcc23_relation(y, x) == _shapely_rcc23(G9, y, x)

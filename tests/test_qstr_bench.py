@@ -80,6 +80,30 @@ def test_nonce_and_swapped_prompts_hide_the_calculus():
     assert "PO(x,y) means that x and y share no point" in s.prompt and s.answer == "PO"
 
 
+@pytest.mark.parametrize("calc", ["rcc22", "indu", "star", "rcc8", "ia"])
+@pytest.mark.parametrize("variant", ["prefix-nonce", "infix-nonce", "schematic-anonymous"])
+def test_anonymous_prompts_name_no_calculus_and_no_relation(calc, variant):
+    """Nonce prompts hide the calculus and its relation names (QSTRBench §3, Appendix A.8): the
+    RCC-22 paragraph used to say "refines the RCC-8 relations DC and EC", INDU's named Allen
+    and claimed "each relation name is an Allen relation followed by <, = or >"."""
+    import re
+    from stsim.qstr import all_calculi
+    family = f"qstrx.{variant}.{calc}.converse"
+    if family not in EXTENDED_FAMILIES:
+        pytest.skip(f"no {variant} variant for {calc}")
+    t = generate_task(family, 0)
+    words = {n for c in all_calculi().values() for n in c.names if re.fullmatch(r"[A-Za-z_]{2,}", n)}
+    words |= {"RCC", "Allen", "INDU", "STAR", "relation name"}
+    hits = [w for w in words if re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", t.prompt)]
+    assert not hits, hits
+
+
+@pytest.mark.parametrize("variant, shown", [("prefix-symbol", True), ("prefix-word", False)])
+def test_indu_symbol_note_only_with_symbols(variant, shown):
+    t = generate_task(f"qstrx.{variant}.indu.converse", 0)
+    assert ("Allen relation followed by <, = or >" in t.prompt) == shown
+
+
 def _oracle_accuracy(tasks):
     solver = get_solver("baseline")
     answers = [a for t in tasks for a in solver.solve(t)]

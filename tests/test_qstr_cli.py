@@ -26,7 +26,12 @@ def test_calculus_show_gqr_roundtrip(tmp_path, capsys):
     from stsim.qstr import get_calculus
     assert main(["calculus", "show", "ia", "--format", "gqr", "--out", str(tmp_path)]) == 0
     cal = get_calculus("ia")
-    lines = (tmp_path / "ia.comp").read_text().splitlines()
+    spec = (tmp_path / "ia.spec").read_text()
+    # the spec's table paths resolve inside the folder, as in GQR's data folder
+    paths = dict(l.split(None, 1) for l in spec.splitlines() if l.endswith((".comp", ".conv")))
+    assert paths == {"comp_table_file": "ia/calculus/ia.comp", "converse_file": "ia/calculus/ia.conv"}
+    assert all((tmp_path / v).is_file() for v in paths.values())
+    lines = (tmp_path / paths["comp_table_file"]).read_text().splitlines()
     assert len(lines) == 169
     for line in lines:
         m = re.match(r"\s*(\S+)\s*:\s*(\S+)\s*::\s*\((.*)\)", line)

@@ -67,11 +67,26 @@ def test_write_then_read_round_trip(tmp_path):
     ("grid 8\n1 2 zz\n", "w.txt:2:"),
     ("grid 8\n1 2 0\n", "w.txt:2: a region needs at least one cell"),
     (f"grid 8\n1 2 {1 << 36:x}\n", "w.txt:2:"),
+    # damaged grid lines: named, and a huge N is refused before any work is done
+    ("grid\n1 2 3\n", "w.txt:1: expected 'grid N'"),
+    ("grid 8 9\n1 2 3\n", "w.txt:1: expected 'grid N'"),
+    ("grid 100000\n1 2 3\n", "w.txt:1: expected 'grid N' with 3 <= N <= 256"),
+    # a sign, prefix or separator is not part of the format (int(..., 16) would take them)
+    ("grid 8\n1 -2 3\n", "w.txt:2: '-2' is not a hexadecimal cell set"),
+    ("grid 8\n1 0x2 3\n", "w.txt:2: '0x2' is not a hexadecimal cell set"),
 ])
 def test_bad_witness_files(tmp_path, text, where):
     path = tmp_path / "w.txt"
     path.write_text(text)
     with pytest.raises(WitnessFileError, match=where.replace(".", r"\.")):
+        read_witnesses(path)
+
+
+def test_non_utf8_witness_file(tmp_path):
+    """Bytes that are not UTF-8 give a WitnessFileError naming the line, not a UnicodeDecodeError."""
+    path = tmp_path / "w.txt"
+    path.write_bytes(b"grid 8\n# caf\xe9\n1 2 3\n")
+    with pytest.raises(WitnessFileError, match=r"w\.txt:2: not UTF-8"):
         read_witnesses(path)
 
 
@@ -146,3 +161,77 @@ def test_search_script_finds_only_facts_of_the_table(tmp_path):
             assert rcc22_name(t) in table.compose(rcc22_name(r), rcc22_name(s)), (r, s, t)
             n += 1
     assert n > 500          # a 2x2 block alone shows hundreds of facts
+
+
+@pytest.mark.parametrize("rels", [
+    ("ipd", "pid", "ood"),                                              # codes, lower case
+    ("inside_pinsidei_dc", "PINSIDE_INSIDEI_DC", "Outside_Outsidei_DC"),  # long names, any case
+    ("INSIDE_PINSIDEi_DC", "PID", "OOD"),                               # mixed forms
+])
+def test_witness_command_reads_names_in_any_case(capsys, rels):
+    """Relation names, codes and case variants all name the same entry, as in the rubric."""
+    from stsim.cli import main
+    assert main(["calculus", "witness", "rcc22", *rels]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == \
+        "INSIDE_PINSIDEi_DC(x,y), PINSIDE_INSIDEi_DC(y,z), OUTSIDE_OUTSIDEi_DC(x,z):"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["witness"], "calculus witness needs a NAME"),
+    (["witness", "rcc22", "IPD", "PID", "OOD", "--format", "gqr"], "options of `calculus show`"),
+    (["witness", "rcc22", "IPD", "PID", "OOD", "--out", "somewhere"], "options of `calculus show`"),
+    (["witness", "rcc22", "", "PID", "OOD"], "unknown RCC-22 relation(s) ''"),
+    (["list", "rcc22"], "calculus list takes no arguments"),
+    (["show", "rcc8", "--out", "somewhere"], "use it with --format gqr"),
+])
+def test_calculus_command_usage_errors(capsys, args, message):
+    """Misplaced arguments are named in a one-line error (exit 2), not silently ignored."""
+    from stsim.cli import main
+    assert main(["calculus", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("stsim: error: ") and message in err
+
+
+def _damaged_copy(tmp_path, damage):
+    from stsim.qstr.rcc23_witnesses import WITNESS_FILE
+    lines = WITNESS_FILE.read_text().splitlines(keepends=True)
+    bad = tmp_path / "w.txt"
+    bad.write_text("".join(lines[:100]) + ("" if damage == "truncated" else "1 2\n"))
+    return bad
+
+
+@pytest.mark.parametrize("damage, message", [("truncated", "composition entries"),
+                                             ("malformed", "expected three regions")])
+def test_damaged_shipped_witness_file_is_a_cli_error(tmp_path, monkeypatch, capsys, damage, message):
+    """A damaged witness data file is a one-line error naming it (exit 2), not a traceback."""
+    import stsim.qstr.rcc23_witnesses as W
+    from stsim.cli import main
+    from stsim.qstr.catalogue import all_calculi
+    bad = _damaged_copy(tmp_path, damage)
+    caches = (W.shipped_witnesses, W.derive_rcc23_composition, all_calculi)
+    monkeypatch.setattr(W, "WITNESS_FILE", bad)
+    for f in caches:
+        f.cache_clear()
+    try:
+        assert main(["calculus", "list"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("stsim: error: ") and str(bad) in err and message in err
+    finally:
+        monkeypatch.undo()
+        for f in caches:
+            f.cache_clear()
+
+
+def test_truncated_witness_file_does_not_shrink_the_benchmark(tmp_path):
+    """A truncated witness file used to leave RCC-22 silently without a composition table, and
+    `stsim generate qstrbench` wrote 1,322 questions instead of 1,806.  (A subprocess: the
+    failure happens while the generators register, which must not leak into other tests.)"""
+    import subprocess
+    import sys
+    bad = _damaged_copy(tmp_path, "truncated")
+    code = ("import sys, pathlib, stsim.qstr.rcc23_witnesses as W; "
+            f"W.WITNESS_FILE = pathlib.Path({str(bad)!r}); from stsim.cli import main; "
+            f"sys.exit(main(['generate', 'qstrbench', '-o', {str(tmp_path / 't.jsonl')!r}]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("stsim: error: RCC-22: no witness triple") and "Traceback" not in proc.stderr

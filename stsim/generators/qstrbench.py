@@ -142,7 +142,7 @@ def _register(name: str, key: str, qtype: str, style: Style, variant: str, desc:
     register_family(Family(
         name=name, answer_format="relation" if qtype == "converse" else "relation_set",
         make=lambda rng, cfg, index, k=key, q=qtype, s=style, v=variant: make_question(k, q, index, s, v),
-        defaults={}, description=desc, version="1", rubric="qstrbench", size=size,
+        defaults={}, description=desc, version="2", rubric="qstrbench", size=size,
         validate=validate_qstr))
 
 

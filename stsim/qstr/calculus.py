@@ -52,6 +52,10 @@ class Calculus:
         source: how each table was obtained (derivation or citation).
         neighbour_variants: other neighbourhoods of the same relations under a different
             notion of continuous change, by name (e.g. IA's ``"dominance"``).
+        anonymous_summary: the summary after "is" for prompts that hide the calculus and its
+            relation names (nonce names, QSTRBench §3); empty: ``summary`` after its " is ".
+        symbol_note: sentence about the relation *symbols*, added to the summary only when the
+            prompt shows them (not with word or nonce names).
     """
     key: str
     title: str
@@ -65,6 +69,8 @@ class Calculus:
     kind: str
     source: dict[str, str] = field(default_factory=dict)
     neighbour_variants: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
+    anonymous_summary: str = ""
+    symbol_note: str = ""
 
     def __post_init__(self) -> None:
         self.names: tuple[str, ...] = tuple(r.name for r in self.relations)

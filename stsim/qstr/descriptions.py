@@ -70,12 +70,16 @@ def _unicode(tex: str) -> str:
     return tex
 
 
-def _summary(cal: Calculus, anonymous: bool) -> str:
-    if not anonymous:
-        return cal.summary
-    from .prompts import ANONYMOUS_TITLE
-    head, _, rest = cal.summary.partition(" is ")
-    return f"{ANONYMOUS_TITLE} is {rest}"
+def _summary(cal: Calculus, style) -> str:
+    """The calculus paragraph: named, or (anonymous styles) without the calculus's name and
+    anything that names relations; the note on symbols only when symbols are shown."""
+    text = cal.summary
+    if style.anonymous:
+        from .prompts import ANONYMOUS_TITLE
+        text = f"{ANONYMOUS_TITLE} is {cal.anonymous_summary or cal.summary.partition(' is ')[2]}"
+    if style.naming == "symbol" and cal.symbol_note:
+        text += " " + cal.symbol_note
+    return text
 
 
 def describe(cal: Calculus, names: dict[str, str], style) -> str:
@@ -90,7 +94,7 @@ def describe(cal: Calculus, names: dict[str, str], style) -> str:
     order = list(cal.names)
     if kind == "none":
         return ""
-    lines = [_summary(cal, style.anonymous)]
+    lines = [_summary(cal, style)]
     if kind in ("text", "reverse", "swapped"):
         if kind == "reverse":
             order.reverse()

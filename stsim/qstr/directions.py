@@ -130,8 +130,10 @@ def build_star() -> Calculus:
         summary=("The revised STAR calculus is a qualitative spatial calculus about the direction "
                  "between two points x and y in the Euclidean plane, measured against a fixed "
                  "reference direction. Four lines through y at 0, 45, 90 and 135 degrees cut the "
-                 "plane into eight sectors numbered 0 to 7 counter-clockwise; with the identity "
-                 "ID this gives nine jointly exhaustive and pairwise disjoint base relations."),
+                 "plane into eight sectors; with the identity (x and y the same point) this "
+                 "gives nine jointly exhaustive and pairwise disjoint base relations."),
+        symbol_note=("The sectors are numbered 0 to 7 counter-clockwise from the reference "
+                     "direction, and ID names the identity."),
         relations=ordered, identity="ID", converse=conv, composition=comp, neighbours=nb,
         kind="point",
         source={"composition": "derived: all triples of points of a 9x9 integer grid",

@@ -14,13 +14,14 @@ INSIDE_OUTSIDEi_DC.  IIE never occurs between cell regions with disjoint interio
 extreme point of a hull lies in a single cell of it), so the derived table is RCC-23 without
 IIE, i.e. RCC-22 written with RCC-23's names.
 
-File format: a line ``grid N``, then one triple per line: three hexadecimal numbers, each
-the cells of one region read row by row over the usable ``(N-2) x (N-2)`` cells (bit
-``(r-1)*(N-2) + (c-1)`` is cell (r, c)); a later ``grid`` line applies to the triples after
-it.  Lines starting with ``#`` are comments.
+File format (UTF-8): a line ``grid N`` (3 <= N <= 256), then one triple per line: three
+hexadecimal numbers (digits only, no sign or ``0x``), each the cells of one region read row by
+row over the usable ``(N-2) x (N-2)`` cells (bit ``(r-1)*(N-2) + (c-1)`` is cell (r, c)); a
+later ``grid`` line applies to the triples after it.  Lines starting with ``#`` are comments.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from itertools import permutations
 from pathlib import Path
@@ -31,6 +32,11 @@ from .cell_regions import CellRegion, CellRegionError, Grid, rcc23_relation
 WITNESS_FILE = Path(__file__).resolve().parents[1] / "data" / "rcc23_witnesses.txt"
 
 Fact = tuple[str, str, str]
+
+#: Largest grid a witness file may use (the shipped one uses N <= 24); bounds the work and
+#: memory a damaged ``grid`` line can cause.
+MAX_GRID = 256
+_HEX = re.compile(r"[0-9a-fA-F]+")
 
 
 class WitnessFileError(ValueError):
@@ -55,6 +61,8 @@ def _encode(g: Grid, bits: int) -> str:
 
 def _decode(g: Grid, text: str) -> CellRegion:
     m = g.n - 2
+    if not _HEX.fullmatch(text):
+        raise CellRegionError(f"{text!r} is not a hexadecimal cell set")
     v = int(text, 16)
     if v >> (m * m):
         raise CellRegionError(f"{text} has cells beyond the {m}x{m} usable grid")
@@ -68,19 +76,27 @@ def read_witnesses(path: Path = WITNESS_FILE) -> list[tuple[Grid, tuple[int, int
     """(grid, (x bits, y bits, z bits)) for every triple in a witness file.
 
     Raises:
-        WitnessFileError: missing ``grid`` line, a line without three hexadecimal regions, or
-            an empty / out-of-grid region; the message names the file and line.
+        WitnessFileError: text that is not UTF-8, a missing or malformed ``grid N`` line, a
+            line without three hexadecimal regions, or an empty / out-of-grid region; the
+            message names the file and line.
+        OSError: the file cannot be read.
     """
     out = []
     grid = None
-    with open(path, encoding="utf-8") as fh:
-        for no, line in enumerate(fh, 1):
-            line = line.strip()
+    with open(path, "rb") as fh:
+        for no, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8").strip()
+            except UnicodeDecodeError as e:
+                raise WitnessFileError(f"{path}:{no}: not UTF-8 text ({e.reason} at byte {e.start})") from None
             if not line or line.startswith("#"):
                 continue
             parts = line.split()
             try:
                 if parts[0] == "grid":
+                    if len(parts) != 2 or not parts[1].isascii() or not parts[1].isdigit() \
+                            or not 3 <= int(parts[1]) <= MAX_GRID:
+                        raise ValueError(f"expected 'grid N' with 3 <= N <= {MAX_GRID}, got {line!r}")
                     grid = Grid(int(parts[1]))
                     continue
                 if grid is None:

@@ -188,8 +188,14 @@ def build_indu() -> Calculus:
                  "closed, non-empty, one-piece intervals on the real number line. It refines "
                  "Allen's thirteen interval relations by also comparing the durations of the two "
                  "intervals, giving twenty-five jointly exhaustive and pairwise disjoint base "
-                 "relations. Each relation name is an Allen relation followed by <, = or >, saying "
-                 "whether x is shorter than, as long as, or longer than y."),
+                 "relations."),
+        anonymous_summary=("a qualitative temporal calculus about closed, non-empty, one-piece "
+                           "intervals on the real number line. It refines the thirteen ways in "
+                           "which the endpoints of two intervals can be ordered by also comparing "
+                           "the durations of the two intervals, giving twenty-five jointly "
+                           "exhaustive and pairwise disjoint base relations."),
+        symbol_note=("Each relation name is an Allen relation followed by <, = or >, saying "
+                     "whether x is shorter than, as long as, or longer than y."),
         relations=tuple(rels), identity="eq=", converse=converse,
         composition=comp, neighbours=nb, kind="interval",
         source={"composition": "derived: all triples of intervals with endpoints in 0..11",

@@ -29,7 +29,7 @@ from itertools import product
 
 import numpy as np
 
-from .calculus import Calculus, Relation, table_from_rows
+from .calculus import Calculus, CalculusError, Relation, table_from_rows
 
 # ------------------------------------------------------------------------------------ RCC-8
 _RCC8 = (
@@ -189,11 +189,21 @@ def _rcc22_dominates(p: str, q: str) -> bool:
 
 
 def rcc22_composition(names: list[str]) -> dict[tuple[str, str], frozenset[str]]:
-    """RCC-22 composition (long names) from the witness-derived RCC-23 table, IIE dropped."""
-    from .rcc23_witnesses import derive_rcc23_composition
+    """RCC-22 composition (long names) from the witness-derived RCC-23 table, IIE dropped.
+
+    Raises:
+        CalculusError: some entry ``R ∘ S`` is shown by no witness triple (a weak composition
+            of base relations is never empty, so the witness file is incomplete or damaged).
+    """
+    from .rcc23_witnesses import WITNESS_FILE, derive_rcc23_composition
     comp = {(rcc22_name(r), rcc22_name(s)): frozenset(rcc22_name(t) for t in ts if t != "IIE")
             for (r, s), ts in derive_rcc23_composition().items() if "IIE" not in (r, s)}
-    return {(r, s): comp[(r, s)] for r in names for s in names if comp.get((r, s))}
+    missing = [(r, s) for r in names for s in names if not comp.get((r, s))]
+    if missing:
+        raise CalculusError(f"RCC-22: no witness triple in {WITNESS_FILE} shows {len(missing)} of "
+                            f"{len(names) ** 2} composition entries (e.g. {missing[0][0]} ∘ "
+                            f"{missing[0][1]}): the file is incomplete or damaged")
+    return {(r, s): comp[(r, s)] for r in names for s in names}
 
 
 def build_rcc22(rcc8: Calculus) -> Calculus:
@@ -220,6 +230,12 @@ def build_rcc22(rcc8: Calculus) -> Calculus:
                  "topological space. It refines the RCC-8 relations DC and EC by where each region "
                  "lies with respect to the convex hull of the other, giving twenty-two jointly "
                  "exhaustive and pairwise disjoint base relations."),
+        anonymous_summary=("a qualitative spatial calculus about convex or concave non-empty "
+                           "regular closed regions of uniform dimension in a topological space. "
+                           "Two regions that share no interior point are told apart by whether "
+                           "they touch and by where each lies with respect to the convex hull of "
+                           "the other, giving twenty-two jointly exhaustive and pairwise disjoint "
+                           "base relations."),
         relations=tuple(rels), identity="EQ", converse=conv,
         composition=rcc22_composition([r.name for r in rels]),
         neighbours=_edges_to_nb([r.name for r in rels], edges), kind="region",
