@@ -83,20 +83,3 @@ def solve_cardinal(task: Task, solver: str = "baseline") -> list[Answer]:
 
 
 BASELINES = {"cardinal.large": solve_cardinal, "cardinal.t4_from_agent": solve_cardinal}
-
-
-class CardinalOracle:
-    """``--solver oracle``: :func:`solve_cardinal` on the cardinal-direction families.
-
-    Raises:
-        SolverError: a task of another family (the oracle knows only these scenes).
-    """
-
-    name = "oracle"
-
-    def solve(self, task: Task) -> list[Answer]:
-        from ..benchmarks.solvers import SolverError
-        if task.family not in BASELINES:
-            raise SolverError(f"the oracle solver handles only {', '.join(BASELINES)}; "
-                              f"got {task.family!r}")
-        return solve_cardinal(task, solver=self.name)

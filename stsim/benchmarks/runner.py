@@ -33,7 +33,7 @@ from ..records import Answer, JsonlWriter, Score, Task
 from ..answers import get_format
 from .random_guess import random_reference
 from .scoring import run_analyses, score_answers, summarise, wants_analysis
-from .solvers import Solver, SolverError, get_solver
+from .solvers import ORACLE_PREFIXES, OracleSolver, Solver, SolverError, get_solver
 from .suites import SuiteError, get_suite
 
 
@@ -152,6 +152,13 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         raise SolverError(f"--solver {solver_spec}: variant {variant!r} applies to none of the families of "
                           f"suite {suite_name!r}" + (f" matching {only!r}" if only else "")
                           + f"; it applies to: {', '.join(where)}")
+    if isinstance(solver, OracleSolver) and families:
+        unsupported = [f for f in families if not solver.supports(f)]
+        if unsupported:
+            raise SolverError(f"--solver oracle: no oracle for {', '.join(unsupported[:4])}"
+                              + (" ..." if len(unsupported) > 4 else "")
+                              + f" (exact families only: {', '.join(p + '*' for p in ORACLE_PREFIXES)}; "
+                              "use --solver baseline or --family to select exact families)")
     # the first task is made before the run folder: a missing or bad --data, or a --family
     # matching nothing, fails here and leaves nothing behind
     pending = suite.tasks(n=n, seed=seed, data=data, only=only)
