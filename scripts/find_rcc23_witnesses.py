@@ -23,7 +23,8 @@ to the smallest grid that holds it) are written to
 ``stsim/data/rcc23_witnesses.txt``; the package derives the RCC-22/23 composition table
 from them by classifying each triple again.  The search never reads any reference table.
 
-    python scripts/find_rcc23_witnesses.py --grid 24 --exhaustive 3 --seconds 600 --seed 1 --shrink
+    python scripts/find_rcc23_witnesses.py --grid 24 --exhaustive 3 --seconds 600 --seed 1 --shrink \
+        -o stsim/data/rcc23_witnesses.txt
 """
 from __future__ import annotations
 
@@ -493,22 +494,36 @@ def save(s: "Search", path: Path, shrink_cells: bool = False) -> int:
     return write_witnesses(path, [compact(s.g, t) for t in triples])
 
 
+def _grid_size(text: str) -> int:
+    n = int(text)
+    if not 5 <= n <= 64:
+        raise argparse.ArgumentTypeError(f"grid size must be 5-64, got {n}")
+    return n
+
+
+def _existing_file(text: str) -> Path:
+    if not Path(text).is_file():
+        raise argparse.ArgumentTypeError(f"no such witness file: {text}")
+    return Path(text)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=300)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--grid", type=int, default=16, help="grid size n (usable (n-2)^2 cells)")
+    ap.add_argument("--grid", type=_grid_size, default=24, help="grid size n, 5-64 (usable (n-2)^2 cells)")
     ap.add_argument("--connected", action="store_true",
                     help="only edge-connected regions (default: regions may have several pieces, "
                          "as RCC's regular closed sets may)")
     ap.add_argument("--merge", action="store_true", help="keep the witnesses already in the file")
-    ap.add_argument("-o", "--out", type=Path, default=WITNESS_FILE)
-    ap.add_argument("--seed-from", type=Path, nargs="*", default=[],
+    ap.add_argument("-o", "--out", type=Path, required=True,
+                    help=f"witness file to write (the package reads {WITNESS_FILE})")
+    ap.add_argument("--seed-from", type=_existing_file, nargs="*", default=[],
                     help="witness files whose triples start the search")
     ap.add_argument("--shrink", action="store_true",
                     help="before the final write, remove every cell the kept facts do not need")
-    ap.add_argument("--exhaustive", type=int, default=0, metavar="K",
-                    help="first try every triple of regions inside a K x K block (K <= 3)")
+    ap.add_argument("--exhaustive", type=int, default=0, choices=(0, 1, 2, 3),
+                    help="first try every triple of regions inside a K x K block")
     args = ap.parse_args(argv)
     global MULTI_PIECE
     if args.connected:
