@@ -167,9 +167,19 @@ def derive_rcc23_composition() -> dict[tuple[str, str], frozenset[str]]:
 
 def find_witness(r: str, s: str, t: str) -> tuple[CellRegion, CellRegion, CellRegion] | None:
     """Regions (x, y, z) among the shipped witnesses with R(x, y) = ``r``, S(y, z) = ``s`` and
-    T(x, z) = ``t`` (RCC-23 names), or None if ``t`` is not in ``r ∘ s``."""
+    T(x, z) = ``t`` (RCC-23 names): the one with the smallest bounding box, or None if ``t``
+    is not in ``r ∘ s``."""
+    best, best_area = None, None
     for regs, rel in shipped_witnesses():
         for i, j, k in permutations(range(3)):
             if (rel[(i, j)], rel[(j, k)], rel[(i, k)]) == (r, s, t):
-                return regs[i], regs[j], regs[k]
-    return None
+                area = _box_area(regs)
+                if best_area is None or area < best_area:
+                    best, best_area = (regs[i], regs[j], regs[k]), area
+    return best
+
+
+def _box_area(regs) -> int:
+    cells = [rc for reg in regs for rc in reg.grid.cells(reg.bits)]
+    rows, cols = [r for r, _ in cells], [c for _, c in cells]
+    return (max(rows) - min(rows) + 1) * (max(cols) - min(cols) + 1)
