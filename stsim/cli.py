@@ -5,7 +5,7 @@
     stsim list                                  suites and families
     stsim run SUITE [--solver S] [--n N] [--seed S] [--out DIR] [--data DIR]
               [--base-url URL] [--mode da|ci]     (--solver openai:MODEL | code:PATH | baseline)
-    stsim generate SUITE [--n N] [--seed S] [-o FILE]
+    stsim generate SUITE [--n N] [--seed S] [-o FILE] [--prompts-only]
     stsim score TASKS ANSWERS [--out DIR] [--tolerance X]
     stsim audit TASKS
     stsim calculus list | show NAME [--format json|gqr] [--out DIR] | witness rcc22 R S T
@@ -127,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(g)
     g.add_argument("--data", type=Path, default=None, help="data folder or archive for data suites")
     g.add_argument("-o", "--out", default="-", help="output file (default: standard output)")
+    g.add_argument("--prompts-only", action="store_true",
+                   help="write only what a model is shown (id, family, prompt, answer format, step "
+                        "prompts): no gold answers, inputs or metadata; score replies against the full file")
 
     s = sub.add_parser("score", help="score an answers JSONL against a tasks JSONL")
     s.add_argument("tasks", type=Path)
@@ -329,7 +332,7 @@ def _cmd_generate(args) -> int:
     count = 0
     try:
         for t in tasks:
-            fh.write(dumps(t.to_dict()) + "\n")
+            fh.write(dumps(t.prompt_view() if args.prompts_only else t.to_dict()) + "\n")
             count += 1
     except KeyboardInterrupt:
         if fh is sys.stdout:

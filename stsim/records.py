@@ -94,6 +94,15 @@ class Task:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def prompt_view(self) -> dict[str, Any]:
+        """What a model is shown: id, family, prompt, answer format and, for stepped tasks, each
+        step's index and prompt.  No gold answer, inputs or metadata."""
+        view: dict[str, Any] = {"id": self.id, "family": self.family, "prompt": self.prompt,
+                                "answer_format": self.answer_format}
+        if self.steps:
+            view["steps"] = [{"index": s.index, "prompt": s.prompt} for s in self.steps]
+        return view
+
     @classmethod
     def from_dict(cls, d: dict[str, Any], where: str = "task") -> "Task":
         """Build a Task from a JSON object; raise :class:`RecordError` naming ``where``."""

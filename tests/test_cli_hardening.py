@@ -408,3 +408,21 @@ def test_summary_records_which_families_used_the_variant(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["solver_variant_families"] == ["stark.localization.proximity"]
     assert len(summary["families"]) == 6  # the other five ran the default baseline
+
+
+def test_prompts_only_export_hides_the_gold(tmp_path):
+    """`generate --prompts-only` keeps every prompt of the full file (same ids, same order,
+    step prompts included) and nothing a model must not see."""
+    import json
+    full, bare = tmp_path / "tasks.jsonl", tmp_path / "prompts.jsonl"
+    assert main(["generate", "stark-mini", "-o", str(full)]) == 0
+    assert main(["generate", "stark-mini", "--prompts-only", "-o", str(bare)]) == 0
+    tasks = [json.loads(l) for l in full.read_text().splitlines()]
+    views = [json.loads(l) for l in bare.read_text().splitlines()]
+    assert [v["id"] for v in views] == [t["id"] for t in tasks]
+    for t, v in zip(tasks, views):
+        assert v["prompt"] == t["prompt"] and v["answer_format"] == t["answer_format"]
+        assert set(v) <= {"id", "family", "prompt", "answer_format", "steps"}
+        assert [s["prompt"] for s in v.get("steps", [])] == [s["prompt"] for s in t["steps"] or []]
+        assert all(set(s) == {"index", "prompt"} for s in v.get("steps", []))
+    assert any(v.get("steps") for v in views)       # tracking tasks keep their step prompts
