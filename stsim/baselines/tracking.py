@@ -18,7 +18,6 @@ first step's localisation fix and fall back to the domain centre with a wide cov
 from __future__ import annotations
 
 import numpy as np
-from filterpy.kalman import ExtendedKalmanFilter
 
 from .geometry import DOMAIN, feasible_region, proximity_mmse, toa_fit, wrap_pi
 
@@ -101,6 +100,7 @@ def ekf_track(modality: str, sensors: np.ndarray, times: np.ndarray, readings: n
         q: process-noise spectral density (plane units^2 / s^3) of the acceleration.
     Returns: (k, 2) position estimates, clipped to the domain.
     """
+    from filterpy.kalman import ExtendedKalmanFilter   # 0.8 s of scipy.stats: only when tracking
     k = len(times)
     out = np.empty((k, 2))
     bank: list[list] = []  # [ekf, loglik]
