@@ -304,7 +304,11 @@ def _cmd_run(args) -> int:
         print(f"\nnote: solver {summary['solver']} gave no usable answer for {len(dead)} famil"
               f"{'y' if len(dead) == 1 else 'ies'} ({', '.join(dead[:4])}{', ...' if len(dead) > 4 else ''}); "
               "the reason of each is in answers.jsonl ('detail').")
-    print(f"\n{legend(summary['families'])}\nWrote {summary['out_dir']}/ (tasks.jsonl, answers.jsonl, scores.jsonl, summary.json)")
+    print(f"\n{legend(summary['families'])}")
+    if summary["solver"] == "baseline":
+        print("'baseline' is the first-principle solver of each family (methods and their sources: "
+              "docs/stark-tier1.md, docs/qstr.md, docs/cardinal.md; `stsim list` names the variants).")
+    print(f"Wrote {summary['out_dir']}/ (tasks.jsonl, answers.jsonl, scores.jsonl, summary.json)")
     return 0
 
 

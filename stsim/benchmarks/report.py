@@ -88,6 +88,9 @@ def legend(families: dict[str, dict[str, Any]]) -> str:
         notes.append("Errors are distances in the task's plane units (km for event tasks) or absolute "
                      "time errors (s or min); trim.RMSE drops the 10 % smallest and 10 % largest errors "
                      "(STARK §4.1).")
+    if any(f.endswith("event_xyt") for f in numeric):
+        notes.append("event_xyt families answer [x, y, t0]; their error is the Euclidean norm of "
+                     "(dx km, dy km, dt s or min) together, so it mixes units.")
     if any(families[f].get("metric") == "rmspe" for f in numeric):
         notes.append("Field families (stark.field.*) report RMSPE: errors divided by the gold's "
                      "magnitude (vector answers: relative L2 error).")
