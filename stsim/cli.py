@@ -362,9 +362,9 @@ def _cmd_score(args) -> int:
     tasks = read_tasks(args.tasks)
     for t in tasks:
         validate_task(t)
-    if args.out is not None:
-        _out_dir(args.out)
     answers, warnings = read_answers(args.answers, {t.id: t for t in tasks})
+    if args.out is not None:          # inputs are read first: a bad one leaves no folder behind
+        _out_dir(args.out)
     for w in warnings:
         print(f"stsim: warning: {w}", file=sys.stderr)
     scores = score_answers(tasks, answers, max_steps=None if args.max_steps == 0 else args.max_steps)

@@ -110,7 +110,9 @@ class Task:
             raise RecordError(f"{where}: expected a JSON object, got {type(d).__name__}")
         missing = [k for k in ("id", "family", "prompt", "inputs", "answer_format") if k not in d]
         if missing:
-            raise RecordError(f"{where}: missing field(s) {', '.join(missing)}")
+            hint = ("; this looks like a `generate --prompts-only` file, which has no gold: use the "
+                    "full tasks file" if "inputs" in missing and "prompt" in d and "answer" not in d else "")
+            raise RecordError(f"{where}: missing field(s) {', '.join(missing)}{hint}")
         if not isinstance(d["inputs"], dict):
             raise RecordError(f"{where}: 'inputs' must be an object")
         steps = []

@@ -426,3 +426,18 @@ def test_prompts_only_export_hides_the_gold(tmp_path):
         assert [s["prompt"] for s in v.get("steps", [])] == [s["prompt"] for s in t["steps"] or []]
         assert all(set(s) == {"index", "prompt"} for s in v.get("steps", []))
     assert any(v.get("steps") for v in views)       # tracking tasks keep their step prompts
+
+
+def test_scoring_a_prompts_only_file_or_bad_answers_says_so_and_writes_nothing(tmp_path, capsys):
+    bare, full = tmp_path / "p.jsonl", tmp_path / "t.jsonl"
+    assert main(["generate", "stark-mini", "--n", "1", "--prompts-only", "-o", str(bare)]) == 0
+    assert main(["generate", "stark-mini", "--n", "1", "-o", str(full)]) == 0
+    answers = tmp_path / "a.jsonl"
+    answers.write_text("{not json\n")
+    capsys.readouterr()
+    assert main(["score", str(bare), str(answers)]) == 2
+    assert "--prompts-only" in capsys.readouterr().err
+    out = tmp_path / "scored"
+    assert main(["score", str(full), str(answers), "--out", str(out)]) == 2
+    assert "a.jsonl:1: not valid JSON" in capsys.readouterr().err
+    assert not out.exists()
