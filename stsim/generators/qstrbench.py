@@ -149,27 +149,27 @@ def _register(name: str, key: str, qtype: str, style: Style, variant: str, desc:
 QTYPE_TEXT = {"converse": "converse", "ct": "composition", "cn": "conceptual neighbourhood"}
 BASE_FAMILIES: dict[str, int] = {}
 EXTENDED_FAMILIES: dict[str, int] = {}
-for _key in CALCULUS_KEYS:
-    _cal = all_calculi()[_key]
-    for _q in ("converse", "ct", "cn"):
-        _n = len(questions(_cal, _q))
-        if not _n:
-            continue
-        _name = f"qstr.{_key}.{_q}"
-        _register(_name, _key, _q, BASE_STYLE, "base",
-                  f"QSTRBench {_cal.abbrev} {QTYPE_TEXT[_q]} questions ({_n})")
-        BASE_FAMILIES[_name] = _n
+
+
+def _register_questions(prefix: str, keys, style: Style, variant: str, label: str,
+                        into: dict[str, int]) -> None:
+    """Register ``<prefix>.<calc>.<qtype>`` for every calculus and question type that has
+    questions, recording each family's size in ``into``."""
+    for key in keys:
+        cal = all_calculi()[key]
+        for q in ("converse", "ct", "cn"):
+            n = len(questions(cal, q))
+            if n:
+                name = f"{prefix}.{key}.{q}"
+                _register(name, key, q, style, variant, label.format(cal=cal.abbrev, q=QTYPE_TEXT[q], n=n))
+                into[name] = n
+
+
+_register_questions("qstr", CALCULUS_KEYS, BASE_STYLE, "base", "QSTRBench {cal} {q} questions ({n})",
+                    BASE_FAMILIES)
 for _variant, (_style, _keys) in EXTENDED_VARIANTS.items():
-    for _key in _keys:
-        _cal = all_calculi()[_key]
-        for _q in ("converse", "ct", "cn"):
-            _n = len(questions(_cal, _q))
-            if not _n:
-                continue
-            _name = f"qstrx.{_variant}.{_key}.{_q}"
-            _register(_name, _key, _q, _style, _variant,
-                      f"QSTRBenchExtended {_variant} {_cal.abbrev} {QTYPE_TEXT[_q]} ({_n})")
-            EXTENDED_FAMILIES[_name] = _n
+    _register_questions(f"qstrx.{_variant}", _keys, _style, _variant,
+                        f"QSTRBenchExtended {_variant} {{cal}} {{q}} ({{n}})", EXTENDED_FAMILIES)
 
 
 # ------------------------------------------------------------------------------ chains
