@@ -100,27 +100,11 @@ def random_snake(rng: random.Random, g: Grid, length: int) -> int:
     return g.region(cells).bits
 
 
-def largest_piece(g: Grid, bits: int) -> int:
-    """The largest edge-connected piece of a cell set."""
-    w, best, rest = g.width, 0, bits
-    while rest:
-        seen = rest & -rest
-        while True:
-            grow = (seen | seen << 1 | seen >> 1 | seen << w | seen >> w) & bits
-            if grow == seen:
-                break
-            seen = grow
-        if seen.bit_count() > best.bit_count():
-            best = seen
-        rest &= ~seen
-    return best
-
-
 def random_sparse(rng: random.Random, g: Grid) -> int:
     """The largest piece of a random cell set of density 0.3-0.6 (ragged shapes with holes)."""
     p = rng.uniform(0.3, 0.6)
     bits = sum(g.bit(r, c) for r in range(1, g.n - 1) for c in range(1, g.n - 1) if rng.random() < p)
-    return largest_piece(g, bits) if bits else random_blob(rng, g, 3)
+    return g.pieces(bits)[0] if bits else random_blob(rng, g, 3)
 
 
 def random_around(rng: random.Random, g: Grid, others: list[int]) -> int:
@@ -137,11 +121,7 @@ def random_around(rng: random.Random, g: Grid, others: list[int]) -> int:
         allowed &= CellRegion(g, others[0]).in_hull
     p = 1.0 if rng.random() < 0.3 else rng.uniform(0.4, 0.95)
     bits = sum(g.bit(r, c) for r, c in g.cells(allowed) if rng.random() < p)
-    pieces = []
-    while bits:
-        piece = largest_piece(g, bits)
-        pieces.append(piece)
-        bits &= ~piece
+    pieces = g.pieces(bits)
     if not pieces:
         return random_region(rng, g)
     if MULTI_PIECE and len(pieces) > 1 and rng.random() < MULTI_PIECE:
@@ -179,16 +159,6 @@ def random_triple(rng: random.Random, g: Grid) -> tuple[int, int, int]:
     return tuple(t)
 
 
-def pieces_of(g: Grid, bits: int) -> list[int]:
-    """The edge-connected pieces of a cell set, largest first."""
-    out = []
-    while bits:
-        piece = largest_piece(g, bits)
-        out.append(piece)
-        bits &= ~piece
-    return out
-
-
 def a_room(g: Grid, bits: int) -> int:
     """Cells inside the convex hull of a region that keep away from it."""
     return CellRegion(g, bits).in_hull & ~g.dilate(bits) & g.usable
@@ -210,7 +180,7 @@ def structured_thirds(rng: random.Random, g: Grid, x: CellRegion, y: CellRegion)
         if not base:
             continue
         for hx, hy in product((x.in_hull, ~x.meets_hull, -1), (y.in_hull, ~y.meets_hull, -1)):
-            pieces = pieces_of(g, base & hx & hy)
+            pieces = g.pieces(base & hx & hy)
             out.update(pieces[:4])
             if MULTI_PIECE and len(pieces) > 1:      # two pieces: one far from the other
                 out.add(pieces[0] | pieces[-1])
@@ -305,7 +275,7 @@ def mutate(rng: random.Random, g: Grid, bits: int) -> int:
     if k < 0.85:
         return eroded(g, bits) or bits
     if MULTI_PIECE and k < 0.95:
-        pieces = pieces_of(g, bits)
+        pieces = g.pieces(bits)
         if len(pieces) > 1 and rng.random() < 0.5:        # drop or move one piece
             piece = rng.choice(pieces)
             dr, dc = rng.choice(((0, 1), (1, 0), (0, -1), (-1, 0), (0, 0)))

@@ -196,3 +196,13 @@ def test_rcc23_relation_agrees_with_shapely(a, b, how):
     x, y = G9.region(xa), G9.region(yb)
     assert rcc23_relation(x, y) == _shapely_rcc23(G9, x, y)
     assert rcc23_relation(y, x) == _shapely_rcc23(G9, y, x)
+
+
+def test_pieces_largest_first():
+    g = Grid(8)
+    bits = g.region([(1, 1), (1, 2), (2, 2), (4, 4), (6, 1), (6, 2)]).bits
+    pieces = g.pieces(bits)
+    assert [len(g.cells(p)) for p in pieces] == [3, 2, 1]
+    assert sum(pieces) == bits and g.cells(pieces[2]) == [(4, 4)]
+    # corner contact does not join pieces (edge-connected)
+    assert len(g.pieces(g.region([(1, 1), (2, 2)]).bits)) == 2

@@ -91,6 +91,20 @@ class Grid:
         w = self.width
         return (row | (row << w) | (row >> w)) & self._no_guard
 
+    def pieces(self, bits: int) -> list[int]:
+        """The edge-connected pieces of a cell set, largest first (ties: lowest cell first)."""
+        w, out, rest = self.width, [], bits
+        while rest:
+            seen = rest & -rest
+            while True:
+                grow = (seen | seen << 1 | seen >> 1 | seen << w | seen >> w) & bits
+                if grow == seen:
+                    break
+                seen = grow
+            out.append(seen)
+            rest &= ~seen
+        return sorted(out, key=lambda piece: -piece.bit_count())
+
     def cells(self, bits: int) -> list[tuple[int, int]]:
         """(row, column) of every cell in ``bits``."""
         w = self.width
@@ -201,13 +215,7 @@ class CellRegion:
     def is_connected(self) -> bool:
         """True if the cells form one edge-connected piece (a one-piece region with connected
         interior)."""
-        w = self.grid.width
-        seen = self.bits & -self.bits
-        while True:
-            grow = (seen | seen << 1 | seen >> 1 | seen << w | seen >> w) & self.bits
-            if grow == seen:
-                return seen == self.bits
-            seen = grow
+        return len(self.grid.pieces(self.bits)) == 1
 
 
 def rcc8_relation(x: CellRegion, y: CellRegion) -> str:

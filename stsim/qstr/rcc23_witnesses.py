@@ -66,8 +66,6 @@ def _decode(g: Grid, text: str) -> CellRegion:
     v = int(text, 16)
     if v >> (m * m):
         raise CellRegionError(f"{text} has cells beyond the {m}x{m} usable grid")
-    if not v:
-        raise CellRegionError("a region needs at least one cell")
     row = (1 << m) - 1
     return CellRegion(g, sum(((v >> (r * m)) & row) << ((r + 1) * g.width + 1) for r in range(m)))
 
