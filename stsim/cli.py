@@ -11,6 +11,7 @@
     stsim calculus list | show NAME [--format json|gqr] [--out DIR] | witness rcc22 R S T
     stsim compare RUN_A RUN_B [--trim 0.25]
     stsim sandbox run FILE.py [--timeout S] [--memory MB] [--args JSON_FILE|JSON]
+    stsim entities info                         the geographic entity store (geoqa suites)
 
 Exit codes: 0 success (``sandbox run``: whatever the program did; its status is in the JSON);
 1 the audit found violations; 2 bad input (message on stderr, no
@@ -160,6 +161,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--trim", type=_trim_fraction, default=0.25, help="fraction trimmed each side (STARK §4.4: 0.25)")
     c.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
+    en = sub.add_parser("entities", help="the offline geographic entity store of the geoqa suites")
+    ens = en.add_subparsers(dest="entities_command", metavar="ACTION")
+    ens.required = True
+    ens.add_parser("info", help="build it if needed; print sources (versions, licences, sha256) and counts")
     sb = sub.add_parser("sandbox", help="run a model-written solver() program in the sandbox")
     sbs = sb.add_subparsers(dest="sandbox_command", metavar="ACTION")
     sbs.required = True
@@ -531,7 +536,16 @@ def _calculus_witness(name: str, relations: list[str]) -> int:
     return 0
 
 
-COMMANDS = {"calculus": _cmd_calculus, "list": _cmd_list, "run": _cmd_run, "generate": _cmd_generate,
+def _cmd_entities(args) -> int:
+    from .geoqa.store import StoreError, info_text
+    try:
+        print(info_text())
+    except StoreError as exc:
+        raise CLIError(str(exc)) from None
+    return 0
+
+
+COMMANDS = {"entities": _cmd_entities, "calculus": _cmd_calculus, "list": _cmd_list, "run": _cmd_run, "generate": _cmd_generate,
             "score": _cmd_score, "audit": _cmd_audit, "sandbox": _cmd_sandbox, "compare": _cmd_compare}
 
 
