@@ -21,11 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .answers_geo import GEO_FORMATS, GeoFormat, ParseError, geoqa_rubric
 from .records import Answer, UnknownName
-
-
-class ParseError(ValueError):
-    """Text could not be read in the requested answer format."""
 
 
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
@@ -178,7 +175,7 @@ def qstrbench_rubric(text: str) -> str | None:
 
 #: name -> function(reply text) -> answer text or None when the rubric finds no answer.
 RUBRICS: dict[str, Callable[[str], str | None]] = {"stark": stark_rubric, "cardinal": cardinal_rubric,
-                                                   "qstrbench": qstrbench_rubric}
+                                                   "qstrbench": qstrbench_rubric, "geoqa": geoqa_rubric}
 
 #: name -> function(reply text) -> a note when the reply bent the rubric, else None; the note is
 #: kept in :attr:`Answer.detail` (also for ``ok`` answers) so rubric failures can be counted.
@@ -516,7 +513,7 @@ class DE9IMFormat(AnswerFormat):
 FORMATS: dict[str, AnswerFormat] = {f.name: f for f in (
     PointFormat(), ScalarFormat(), TimeFormat(), VectorFormat(), BinaryFormat(), RelationFormat(),
     RelationSetFormat(), DirectionFormat(), CellFormat(), GeometryFormat(), EntitySetFormat(),
-    DE9IMFormat())}
+    DE9IMFormat(), *GEO_FORMATS)}
 
 
 def get_format(name: str) -> AnswerFormat:
@@ -544,6 +541,8 @@ def check_gold(format_name: str, value: Any, spec: dict[str, Any] | None = None)
     if value is None:
         raise ParseError("gold answer is null")
     kind = type(value).__name__
+    if isinstance(fmt, GeoFormat):
+        return fmt.check(value, spec)
     if fmt.numeric or format_name == "binary":
         if isinstance(value, str) or (isinstance(value, (list, tuple))
                                       and any(isinstance(v, (str, bool)) or v is None for v in value)):
