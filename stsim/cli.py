@@ -301,15 +301,22 @@ def _cmd_run(args) -> int:
                   only=args.family, solver_options=options or None)
     print(f"suite {summary['suite']}  solver {summary['solver']}  seed {summary['seed']}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
-    print(format_table(summary["families"]))
-    for result in summary.get("analyses", {}).values():
+    analyses = list(summary.get("analyses", {}).values())
+    # a benchmark whose own table covers every task (geoqa: EM / NE per SFID and format) prints
+    # that table instead of the per-family one
+    own_table = bool(analyses) and all(r.get("replaces_family_table") for r in analyses) and \
+        sum(r["overall"]["n"] for r in analyses) == summary["n_tasks"]
+    if not own_table:
+        print(format_table(summary["families"]))
+    for result in analyses:
         print(result["headline"])
     dead = [f for f, r in summary["families"].items() if r["n"] and r["failures"] == r["n"]]
     if dead:
         print(f"\nnote: solver {summary['solver']} gave no usable answer for {len(dead)} famil"
               f"{'y' if len(dead) == 1 else 'ies'} ({', '.join(dead[:4])}{', ...' if len(dead) > 4 else ''}); "
               "the reason of each is in answers.jsonl ('detail').")
-    print(f"\n{legend(summary['families'])}")
+    if not own_table:
+        print(f"\n{legend(summary['families'])}")
     if summary["solver"] == "baseline":
         print("'baseline' is the first-principle solver of each family (methods and their sources: "
               "docs/stark-tier1.md, docs/qstr.md, docs/cardinal.md; `stsim list` names the variants).")

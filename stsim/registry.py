@@ -43,7 +43,9 @@ class Family:
         size: for an *exhaustive* family (a fixed, enumerable question set such as the 5,760
             cardinal-direction templates), the number of distinct tasks; ``make`` is then
             called as ``make(rng, config, index)`` with ``0 <= index < size``.  ``None`` (the
-            default) for sampled families, whose ``make`` takes ``(rng, config)``.
+            default) for sampled families, whose ``make`` takes ``(rng, config)``.  May be a
+            zero-argument callable when counting needs work (the geoqa families execute their
+            templates first); read it with :func:`family_size`.
     """
     name: str
     answer_format: str
@@ -53,7 +55,12 @@ class Family:
     version: str = "1"
     rubric: str = "stark"
     validate: Callable[[Task], None] | None = None
-    size: int | None = None
+    size: int | Callable[[], int] | None = None
+
+
+def family_size(family: "Family") -> int | None:
+    """The number of tasks of an exhaustive family (calling a lazy ``size``), else ``None``."""
+    return family.size() if callable(family.size) else family.size
 
 
 FAMILIES: dict[str, Family] = {}
@@ -98,12 +105,13 @@ def generate_task(family_name: str, index: int, suite: str = "adhoc", suite_seed
     fam = get_family(family_name)
     cfg = resolve_config(fam, config)
     rng = task_rng(suite_seed, fam.name, index)
-    if fam.size is None:
+    size = family_size(fam)
+    if size is None:
         body = fam.make(rng, cfg)
-    elif 0 <= index < fam.size:
+    elif 0 <= index < size:
         body = fam.make(rng, cfg, index)
     else:
-        raise ValueError(f"{fam.name} has exactly {fam.size} tasks (index 0..{fam.size - 1}); "
+        raise ValueError(f"{fam.name} has exactly {size} tasks (index 0..{size - 1}); "
                          f"got index {index}")
     meta = {"suite": suite, "seed": suite_seed, "index": index, "generator_version": fam.version,
             "config": cfg, "rubric": fam.rubric, **body.meta}

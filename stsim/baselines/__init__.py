@@ -19,5 +19,9 @@ BASELINES.update(_city.BASELINES)
 BASELINES.update(_mobility.BASELINES)
 ALTERNATIVES.update(_mobility.ALTERNATIVES)
 BASELINES.update(qstr_baselines())
+from . import geoqa as _geoqa  # noqa: E402
+BASELINES.update(_geoqa.BASELINES)
+for _f, _alts in _geoqa.ALTERNATIVES.items():
+    ALTERNATIVES.setdefault(_f, {}).update(_alts)
 
 __all__ = ["BASELINES", "ALTERNATIVES"]

@@ -180,8 +180,14 @@ def _cardinal_analysis(tasks: list[Task], answers: list[Answer], out_dir: Path |
 #: cardinal-direction confusion matrix (seed 002 §4).  ``stsim run`` and ``stsim score`` run
 #: every analysis whose prefix starts some task's family and keep the result in summary.json
 #: under ``"analyses"``; an analysis may write its own files under ``out_dir``.
+def _geoqa_analysis(tasks: list[Task], answers: list[Answer], out_dir: Path | None) -> dict[str, Any]:
+    from .geoqa_report import geoqa_analysis
+    return geoqa_analysis(tasks, answers, out_dir)
+
+
 ANALYSES: dict[str, Callable[[list[Task], list[Answer], Path | None], dict[str, Any]]] = {
     "cardinal.": _cardinal_analysis,
+    "geoqa.": _geoqa_analysis,
 }
 
 
