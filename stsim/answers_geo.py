@@ -272,7 +272,8 @@ class PointFormat(GeoFormat):
         lat, lon = (float(v) for v in value)
         if not (math.isfinite(lat) and math.isfinite(lon)) or abs(lat) > 90 or abs(lon) > 540:
             raise GeoParseError(f"not a [lat, lon] point: {value!r}")
-        lon = (lon + 180.0) % 360.0 - 180.0
+        if not -180.0 <= lon <= 180.0:  # wrap only what needs it: no float noise on the rest
+            lon = (lon + 180.0) % 360.0 - 180.0
         return [lat, lon]
 
     def em_ne(self, value, gold, spec=None):

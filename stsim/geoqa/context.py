@@ -34,6 +34,21 @@ def geod_km(lon1, lat1, lon2, lat2) -> np.ndarray | float:
     return GEOD.inv(lon1, lat1, lon2, lat2)[2] / 1000.0
 
 
+def area_perimeter(geom) -> tuple[float, float]:
+    """Geodesic area (km^2) and perimeter (km) of a (multi)polygon on WGS84 (Karney 2013, via
+    ``pyproj.Geod``).  Each part is oriented counter-clockwise first (so parts never cancel),
+    and the perimeter is the length of the whole boundary, interior rings included --
+    ``Geod.geometry_area_perimeter`` alone leaves holes out of the perimeter (Lesotho inside
+    South Africa), which a compactness score must not."""
+    from shapely.geometry.polygon import orient
+    area = perim = 0.0
+    for part in getattr(geom, "geoms", [geom]):
+        a, _ = GEOD.geometry_area_perimeter(orient(part, 1.0))
+        area += a
+        perim += GEOD.geometry_length(part.boundary)
+    return abs(area) / 1e6, perim / 1000.0
+
+
 class Context:
     """The store prepared for queries.
 
@@ -189,13 +204,12 @@ class Context:
         return {k: sorted(v) for k, v in out.items()}
 
     def country_area_km2(self, iso3: str) -> float:
-        """Geodesic area of the country polygon (km^2, WGS84, ``Geod.geometry_area_perimeter``)."""
-        area, _ = GEOD.geometry_area_perimeter(self.country_geom(iso3))
-        return abs(area) / 1e6
+        """Geodesic area of the country polygon (km^2, WGS84; :func:`area_perimeter`)."""
+        return area_perimeter(self.country_geom(iso3))[0]
 
     def country_perimeter_km(self, iso3: str) -> float:
-        _, perim = GEOD.geometry_area_perimeter(self.country_geom(iso3))
-        return perim / 1000.0
+        """Geodesic length of the whole boundary, holes included (km; :func:`area_perimeter`)."""
+        return area_perimeter(self.country_geom(iso3))[1]
 
     def networks(self):
         return networks()

@@ -22,8 +22,8 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from ..answers_geo import COMPASS16
-from .context import GEOD, Context, geod_km
+from ..answers_geo import COMPASS16, fold as fold_name  # noqa: F401  (used by tests)
+from .context import GEOD, Context, area_perimeter, geod_km
 from .executor import Degenerate, Result, Template, register
 
 MI_KM = 1.609344
@@ -285,14 +285,21 @@ T("topology.share_boundary", "geo_boolean",
 DE9IM_NAMES = ("equals", "contains", "within", "overlaps", "touches", "disjoint")
 
 
+def named_relation(g, h) -> str:
+    """The first of :data:`DE9IM_NAMES` whose DE-9IM predicate (shapely) holds between two
+    areal geometries (Clementini et al. 1993; OGC Simple Features 6.1.15.3).  Raises
+    :class:`Degenerate` if none does (impossible for two non-empty polygons)."""
+    for name in DE9IM_NAMES:
+        if getattr(g, name)(h):
+            return name
+    raise Degenerate("no named relation")
+
+
 def _relation(ctx, b):
     a, c = b["ids"]["country"], b["ids"]["country_b"]
     g, h = ctx.country_geom(iso(a)), ctx.country_geom(iso(c))
-    for name in DE9IM_NAMES:
-        if getattr(g, name)(h):
-            return Result(name, _poly_triples(a, c) + [[a, "geo:relate", g.relate(h)]], "",
-                          {"aliases": {name: []}})
-    raise Degenerate("no named relation")  # pragma: no cover  (crosses of polygons is impossible)
+    name = named_relation(g, h)
+    return Result(name, _poly_triples(a, c) + [[a, "geo:relate", g.relate(h)]], "", {"aliases": {name: []}})
 
 
 T("topology.relation", "geo_entity",
@@ -476,11 +483,11 @@ T("coordinates.city", "geo_point",
 def equal_area_centroid(geom):
     """Centroid of a lon/lat polygon computed in the equal-area EPSG:6933 projection (so it is
     the area-weighted centre, not the centre in degrees), returned as ``(lon, lat)``."""
+    import shapely
     from pyproj import Transformer
-    from shapely.ops import transform
     fwd = Transformer.from_crs("EPSG:4326", "EPSG:6933", always_xy=True)
     back = Transformer.from_crs("EPSG:6933", "EPSG:4326", always_xy=True)
-    c = transform(fwd.transform, geom).centroid
+    c = shapely.transform(geom, lambda xy: np.column_stack(fwd.transform(xy[:, 0], xy[:, 1]))).centroid
     lon, lat = back.transform(c.x, c.y)
     return float(lon), float(lat)
 
@@ -676,9 +683,11 @@ T("shape.parts", "geo_count",
 
 
 def polsby_popper(geom) -> float:
-    """4 pi A / P^2 with geodesic area and perimeter (WGS84): 1 for a disc, less otherwise."""
-    area, perim = GEOD.geometry_area_perimeter(geom)
-    return 4.0 * math.pi * abs(area) / perim ** 2
+    """Polsby-Popper compactness 4 pi A / P^2 (Polsby & Popper 1991) with geodesic area and
+    whole-boundary perimeter (WGS84, :func:`~stsim.geoqa.context.area_perimeter`): 1 for a
+    disc, less otherwise."""
+    area, perim = area_perimeter(geom)
+    return 4.0 * math.pi * area / perim ** 2
 
 
 def _pp(ctx, b):
@@ -697,9 +706,7 @@ def _solidity(ctx, b):
     g = ctx.country_geom(iso(c))
     if g.bounds[2] - g.bounds[0] > 180:
         raise Degenerate("hull across the antimeridian")
-    a, _ = GEOD.geometry_area_perimeter(g)
-    h, _ = GEOD.geometry_area_perimeter(g.convex_hull)
-    return Result(abs(a) / abs(h), _poly_triples(c))
+    return Result(area_perimeter(g)[0] / area_perimeter(g.convex_hull)[0], _poly_triples(c))
 
 
 T("shape.convexity", "geo_ratio",
