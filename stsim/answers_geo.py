@@ -419,8 +419,11 @@ class EntityFormat(GeoFormat):
 
 
 def _split_list(text: str) -> list[str]:
-    t = _strip(text).strip("[]{}()")
-    parts = [p.strip().strip("'\"").strip() for p in re.split(r"[;\n]+|,(?!\s*[A-Z][a-z]+\))|\s*\|\s*", t)]
+    """Names separated by semicolons, new lines or ``|``; by commas only when none of those
+    occurs (display names such as ``Munich, Germany`` contain commas)."""
+    t = _strip(text).strip("[]{}")
+    sep = r"[;\n|]+" if re.search(r"[;\n|]", t) else r","
+    parts = [p.strip().strip("'\"").strip() for p in re.split(sep, t)]
     return [re.sub(r"^\s*(?:\d+[.)]|[-*\u2022])\s*", "", p) for p in parts if p.strip().strip("'\"")]
 
 
@@ -542,6 +545,25 @@ class DateTimeFormat(GeoFormat):
         d = abs((datetime.fromisoformat(value) - datetime.fromisoformat(gold)).total_seconds()) / 60.0
         em = int(d <= float((spec or {}).get("abs_tol_min", 0.0)))
         return em, min(1.0, d / 60.0)
+
+
+def answer_text(format_name: str, value: Any) -> str:
+    """A gold value written as a model following the geoqa instructions would write it (yes/no,
+    ``lat, lon``, ``[w, s, e, n]``, WKT, names separated by semicolons, ``YYYY-MM-DD HH:MM``);
+    every format reads it back to an exact match."""
+    if format_name == "geo_boolean":
+        return "yes" if value else "no"
+    if format_name in ("geo_point", "geo_bbox"):
+        return ", ".join(repr(float(v)) for v in value)
+    if format_name == "geo_entity_set":
+        return "; ".join(value) if value else "none"
+    if format_name == "geo_ranked":
+        return "; ".join(value)
+    if format_name == "geo_datetime":
+        return str(value).replace("T", " ")
+    if format_name in ("geo_distance", "geo_area", "geo_ratio", "geo_angle"):
+        return repr(float(value))
+    return str(value)
 
 
 GEO_FORMATS: tuple[GeoFormat, ...] = (

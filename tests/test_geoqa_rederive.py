@@ -22,7 +22,7 @@ from shapely.geometry import MultiPoint, Point, Polygon, box
 
 from stsim.geoqa import templates as tp
 from stsim.geoqa.context import get_context
-from stsim.geoqa.executor import _build_pool, execute, load_templates
+from stsim.geoqa.executor import _PoolBuilder, execute, load_templates
 
 WGS = Geodesic.WGS84
 A_WGS84 = 6378137.0
@@ -31,7 +31,7 @@ A_WGS84 = 6378137.0
 @lru_cache(maxsize=None)
 def sample(tid: str, n: int = 12):
     t = replace(load_templates()[tid], cap=n)
-    out = _build_pool(t, 0)
+    out = _PoolBuilder(t, 0).extend(n)
     assert out, f"{tid}: no question in the sample"
     return out
 

@@ -74,5 +74,4 @@ def _families() -> list[str]:
     return [f"geoqa.{tid}" for tid in load_templates()]
 
 
-BASELINES = {f: solve_oracle for f in _families()}
 ALTERNATIVES = {f: {"majority": solve_majority} for f in _families()}

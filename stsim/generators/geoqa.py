@@ -45,9 +45,9 @@ def make_prompt(tid: str, inst, k: int) -> str:
 
 def _make(tid: str):
     def make(rng, cfg: dict[str, Any], index: int) -> TaskBody:
-        from ..geoqa.executor import pool
+        from ..geoqa.executor import instance
         t = _templates()[tid]
-        inst = pool(tid)[index]
+        inst = instance(tid, index)
         k = int(rng.integers(len(t.paraphrases)))
         entities = {role: {"id": eid, "name": inst.values.get(role, eid)}
                     for role, eid in inst.binding.get("ids", {}).items()}
@@ -67,6 +67,9 @@ def validate_geoqa(task: Task) -> None:
         raise RecordError(f"{where}: inputs.template {tid!r} does not match family {task.family!r}")
     if not isinstance(task.inputs.get("binding"), dict):
         raise RecordError(f"{where}: inputs.binding must be an object")
+    triples = task.inputs.get("triples")
+    if not isinstance(triples, list) or not all(isinstance(t, list) and len(t) == 3 for t in triples):
+        raise RecordError(f"{where}: inputs.triples must be a list of [subject, predicate, object]")
 
 
 def family_name(tid: str) -> str:

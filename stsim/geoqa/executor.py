@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
@@ -192,68 +191,114 @@ def _pool_file(tid: str, seed: int):
     return cache_dir() / f"pools-{cache_key()}-{_code_hash()}" / f"{tid}.seed{seed}.json"
 
 
-@lru_cache(maxsize=None)
+_FULL: dict[tuple[str, int], tuple[Instance, ...]] = {}
+_BUILDERS: dict[tuple[str, int], "_PoolBuilder"] = {}
+
+
+class _PoolBuilder:
+    """Draws a template's pool one question at a time, so that a prefix costs only its own
+    executions; the decisions (degenerate, duplicate, yes/no balance) depend only on earlier
+    draws, so any prefix equals the same prefix of the complete pool."""
+
+    def __init__(self, t: Template, seed: int):
+        self.t = t
+        self.rng = task_rng(seed, f"geoqa-pool/{t.tid}", 0)
+        self.seen: set[tuple[str, str]] = set()
+        self.n_class: dict[Any, int] = {}
+        self.out: list[Instance] = []
+        self.attempts = 0
+        self.done = False
+
+    def extend(self, n: int) -> list[Instance]:
+        """Draw until the pool has ``n`` questions or is complete (``cap`` questions or
+        ``6 * cap`` draws); return the questions so far."""
+        from .context import get_context
+        ctx, t = get_context(), self.t
+        while len(self.out) < n and not self.done:
+            if len(self.out) >= t.cap or self.attempts >= 6 * t.cap:
+                self.done = True
+                break
+            self.attempts += 1
+            try:
+                binding = t.sample(ctx, self.rng)
+                if binding is None:
+                    continue
+                res = t.query(ctx, binding)
+                gold = validate(t, res)
+                values = placeholder_values(t, ctx, binding, res)
+            except Degenerate:
+                continue
+            # de-duplicate on the question in its canonical wording (paraphrase 0) and the
+            # gold: one question in two wordings counts once
+            key = (t.paraphrases[0].format(**values), json.dumps(gold, sort_keys=True))
+            if key in self.seen:
+                continue
+            if t.answer_format == "geo_boolean":
+                if self.n_class.get(gold, 0) >= t.cap // 2:
+                    continue  # yes/no questions are balanced: at most half of the cap per answer
+                self.n_class[gold] = self.n_class.get(gold, 0) + 1
+            self.seen.add(key)
+            row = json.loads(json.dumps(Instance(binding, gold, res.triples, res.subtemplate, res.spec,
+                                                 values).__dict__))
+            self.out.append(Instance(**row))
+        return self.out
+
+
+def _builder(tid: str, seed: int) -> _PoolBuilder:
+    key = (tid, seed)
+    if key not in _BUILDERS:
+        _BUILDERS[key] = _PoolBuilder(TEMPLATES[tid], seed)
+    return _BUILDERS[key]
+
+
 def pool(tid: str, seed: int = 0) -> tuple[Instance, ...]:
     """The verified, de-duplicated questions of template ``tid`` for ``seed``: up to
-    ``cap`` instances from at most ``6 * cap`` sampled bindings, in draw order.  Samplers and
+    ``cap`` questions from at most ``6 * cap`` sampled bindings, in draw order.  Samplers and
     queries that raise :class:`Degenerate` are skipped.
 
-    The pool is kept as JSON in the user cache, keyed by the store's sources and the hash of
-    the code that makes questions; a fresh pool goes through the same JSON round trip, so a
-    cached and a fresh pool are equal value for value.
+    The complete pool is kept as JSON in the user cache, keyed by the store's sources and the
+    hash of the code that makes questions; every question goes through the same JSON round
+    trip when drawn, so a cached and a fresh pool are equal value for value.
 
     Raises:
         KeyError: unknown template.
     """
     import os
-    t = TEMPLATES[tid]
+    key = (tid, seed)
+    if key in _FULL:
+        return _FULL[key]
+    TEMPLATES[tid]  # KeyError on an unknown template
     path = _pool_file(tid, seed)
     if path.is_file():
         try:
-            rows = json.loads(path.read_text(encoding="utf-8"))
-            return tuple(Instance(**r) for r in rows)
+            _FULL[key] = tuple(Instance(**r) for r in json.loads(path.read_text(encoding="utf-8")))
+            return _FULL[key]
         except (ValueError, TypeError):
             pass  # a damaged cache file: rebuild it
-    rows = json.loads(json.dumps([inst.__dict__ for inst in _build_pool(t, seed)]))
+    out = tuple(_builder(tid, seed).extend(10 ** 9))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(rows), encoding="utf-8")
+    tmp.write_text(json.dumps([inst.__dict__ for inst in out]), encoding="utf-8")
     os.replace(tmp, path)
-    return tuple(Instance(**r) for r in rows)
-
-
-def _build_pool(t: Template, seed: int) -> list[Instance]:
-    from .context import get_context
-    ctx = get_context()
-    tid = t.tid
-    rng = task_rng(seed, f"geoqa-pool/{tid}", 0)
-    seen: set[tuple[str, str]] = set()
-    n_class: dict[Any, int] = {}
-    out: list[Instance] = []
-    for _ in range(6 * t.cap):
-        if len(out) >= t.cap:
-            break
-        try:
-            binding = t.sample(ctx, rng)
-            if binding is None:
-                continue
-            res = t.query(ctx, binding)
-            gold = validate(t, res)
-            values = placeholder_values(t, ctx, binding, res)
-        except Degenerate:
-            continue
-        # de-duplicate on the question in its canonical wording (paraphrase 0) and the gold:
-        # one question in two wordings counts once
-        key = (t.paraphrases[0].format(**values), json.dumps(gold, sort_keys=True))
-        if key in seen:
-            continue
-        if t.answer_format == "geo_boolean":
-            if n_class.get(gold, 0) >= t.cap // 2:
-                continue  # yes/no questions are balanced: at most half of the cap per answer
-            n_class[gold] = n_class.get(gold, 0) + 1
-        seen.add(key)
-        out.append(Instance(binding, gold, res.triples, res.subtemplate, res.spec, values))
+    _FULL[key] = out
     return out
+
+
+def instance(tid: str, index: int, seed: int = 0) -> Instance:
+    """Question ``index`` of template ``tid``'s pool, drawing only as far as needed when the
+    complete pool is not cached yet.
+
+    Raises:
+        IndexError: ``index`` beyond the pool (or negative); KeyError: unknown template.
+    """
+    if index < 0:
+        raise IndexError(f"negative index {index}")
+    key = (tid, seed)
+    if key not in _FULL and not _pool_file(tid, seed).is_file():
+        out = _builder(tid, seed).extend(index + 1)
+        if index < len(out):
+            return out[index]
+    return pool(tid, seed)[index]
 
 
 def load_templates() -> dict[str, Template]:

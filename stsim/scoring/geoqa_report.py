@@ -16,7 +16,7 @@ from ..records import Answer, Task
 
 def geoqa_table(tasks: list[Task], answers: list[Answer]) -> dict[str, Any]:
     """Per-SFID and per-format EM / NE / Cov / EM_cov with counts, and the overall row."""
-    from .scoring import score_answers
+    from .score import score_answers
     scores = score_answers(tasks, answers)
     by_task = {t.id: t for t in tasks}
     groups: dict[str, dict[str, list]] = {"sfid": defaultdict(list), "format": defaultdict(list)}
@@ -65,7 +65,7 @@ def format_geoqa_table(result: dict[str, Any]) -> str:
 
 
 def geoqa_analysis(tasks: list[Task], answers: list[Answer], out_dir: Path | None) -> dict[str, Any]:
-    """The ``geoqa.`` analysis of :data:`stsim.benchmarks.scoring.ANALYSES`; writes
+    """The ``geoqa.`` analysis of :data:`stsim.scoring.score.ANALYSES`; writes
     ``geoqa_report.json`` into ``out_dir`` when given."""
     result = geoqa_table(tasks, answers)
     text = format_geoqa_table(result)
