@@ -47,36 +47,44 @@ I_TIME = "Answer with the local date and time as YYYY-MM-DD HH:MM."
 
 
 def T(tid, fmt, paraphrases, roles, sample, query, instruction, cap=800):
+    """Register a template; its SFID is the part of ``tid`` before the first dot."""
     sfid = tid.split(".")[0]
     return register(Template(tid, sfid, fmt, tuple(paraphrases), roles, sample, query, instruction, cap))
 
 
 # ------------------------------------------------------------------------------ helpers
 def pt(ctx: Context, eid: str) -> str:
+    """WKT ``POINT (lon lat)`` of an entity (5 decimals)."""
     lon, lat = ctx.ll(eid)
     return f"POINT ({lon:.5f} {lat:.5f})"
 
 
 def loc_triples(ctx: Context, *ids: str) -> list[list]:
+    """Gold triples ``[id, geo:asWKT, POINT (lon lat)]`` of entities."""
     return [[i, "geo:asWKT", pt(ctx, i)] for i in ids]
 
 
 def d_km(ctx, a, b) -> float:
+    """Geodesic distance (km, WGS84) between two entities."""
     (x1, y1), (x2, y2) = ctx.ll(a), ctx.ll(b)
     return float(geod_km(x1, y1, x2, y2))
 
 
 def inv(ctx, a, b):
+    """Inverse geodesic a -> b: (forward azimuth, back azimuth at b, distance km); azimuths
+    in degrees clockwise from north, [0, 360)."""
     (x1, y1), (x2, y2) = ctx.ll(a), ctx.ll(b)
     az, baz, d = GEOD.inv(x1, y1, x2, y2)
     return float(az) % 360.0, float(baz) % 360.0, float(d) / 1000.0
 
 
 def ids(**kw):
+    """A binding with these role -> entity ids and no parameters."""
     return {"ids": kw, "params": {}}
 
 
 def with_params(b, **params):
+    """``b`` with ``params`` added to its parameters."""
     b["params"].update(params)
     return b
 
@@ -93,25 +101,30 @@ def near_major(ctx: Context, rng, a: str, k: int = 40) -> str:
 
 
 def pair(ctx, rng, near_p=0.5):
+    """Two major cities: the second among the first's neighbours with probability ``near_p``."""
     a = ctx.pick_major(rng)[0]
     b = near_major(ctx, rng, a) if rng.random() < near_p else ctx.pick_major(rng)[0]
     return a, b
 
 
 def tie(x: float, y: float, rel: float) -> bool:
+    """``x`` and ``y`` within ``rel`` of the larger magnitude (a degenerate comparison)."""
     return abs(x - y) <= rel * max(abs(x), abs(y), 1e-9)
 
 
 def country_ids(ctx):
+    """Ids ``ne:ISO3`` of the countries with polygons, sorted."""
     return [f"ne:{i}" for i in ctx.country_isos]
 
 
 def pick_country(ctx, rng) -> str:
+    """A country id drawn uniformly."""
     c = country_ids(ctx)
     return c[int(rng.integers(len(c)))]
 
 
 def iso(eid: str) -> str:
+    """ISO-3 of a country id ``ne:ISO3``."""
     return eid.split(":", 1)[1]
 
 
@@ -129,26 +142,32 @@ def city_list(ctx, rng, n_lo=4, n_hi=6):
 
 
 def list_text(ctx, members):
+    """Display names of a set of cities, separated by semicolons."""
     names = [ctx.display(m) for m in members]
     return "; ".join(names)
 
 
 def sample_list(ctx, rng):
+    """A binding with a set of 4-6 nearby major cities (``members``)."""
     m = city_list(ctx, rng)
     return None if m is None else {"ids": {}, "params": {}, "members": m}
 
 
 def render_members(ctx, b):
+    """Placeholder text ``{list}`` of a set binding."""
     return {"list": list_text(ctx, b["members"])}
 
 
 def compass(az: float, points: int) -> str:
+    """Abbreviated 8- or 16-point compass name of an azimuth (sectors centred on each point;
+    a boundary goes clockwise)."""
     width = 360.0 / points
     k = int(math.floor((az % 360.0 + width / 2.0) / width)) % points
     return COMPASS16[k * (16 // points)]
 
 
 def near_boundary(az: float, points: int, margin: float = 1.0) -> bool:
+    """Whether an azimuth lies within ``margin`` degrees of a compass-sector boundary."""
     width = 360.0 / points
     off = (az % 360.0 + width / 2.0) % width
     return off < margin or width - off < margin
