@@ -29,6 +29,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from functools import lru_cache
+
 from ..seeding import task_rng
 
 #: Half the WGS84 meridian circumference (km): no geodesic between two points is longer.
@@ -175,6 +177,7 @@ def execute(tid: str, binding: dict[str, Any]) -> Any:
     return validate(t, t.query(get_context(), binding))
 
 
+@lru_cache(maxsize=1)
 def _code_hash() -> str:
     """Hash of the modules that decide the questions (executor, context, templates, store)."""
     import hashlib
