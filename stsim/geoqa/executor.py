@@ -25,11 +25,10 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
-
-from functools import lru_cache
 
 from ..seeding import task_rng
 
