@@ -173,9 +173,18 @@ def qstrbench_rubric(text: str) -> str | None:
     return "; ".join(names) if names else None
 
 
+def _geoqa_rubric(text: str) -> str | None:
+    """:func:`~stsim.answers_geo.geoqa_rubric`, except that a whole one-line reply that reads
+    as a refusal ("I cannot determine that.") is no answer, so it counts as a refusal."""
+    body = geoqa_rubric(text)
+    if body is not None and body == text.strip() and looks_like_refusal(text):
+        return None
+    return body
+
+
 #: name -> function(reply text) -> answer text or None when the rubric finds no answer.
 RUBRICS: dict[str, Callable[[str], str | None]] = {"stark": stark_rubric, "cardinal": cardinal_rubric,
-                                                   "qstrbench": qstrbench_rubric, "geoqa": geoqa_rubric}
+                                                   "qstrbench": qstrbench_rubric, "geoqa": _geoqa_rubric}
 
 #: name -> what a prompt read by that rubric must say, each a literal the prompt must contain
 #: (``stsim.answers.prompt_names_rubric``; checked for every family by the contract test).

@@ -110,6 +110,11 @@ def test_rubric_and_failures():
     a = parse_answer("I cannot answer that.\nSorry", task_id="t", step=None, answer_format="geo_count",
                      rubric="geoqa")
     assert a.status == "refusal"
+    a = parse_answer("I cannot determine that.", task_id="t", step=None, answer_format="geo_boolean",
+                     rubric="geoqa")
+    assert a.status == "refusal"
+    a = parse_answer("Yes.", task_id="t", step=None, answer_format="geo_boolean", rubric="geoqa")
+    assert (a.status, a.value) == ("ok", True)
 
 
 def test_check_gold_rejects_bad_golds():
