@@ -744,3 +744,81 @@ def test_routing_hand_derived_two_blocks_along_a_street(ctx):
                 assert execute("routing.length", b) == pytest.approx(g.edges[u, m]["length_m"] + g.edges[m, v]["length_m"])
                 return
     pytest.fail("no straight pair of blocks found")
+
+
+# ============================================================ the remaining templates, by SFID
+def test_topology_relation_by_de9im_matrix_patterns(ctx):
+    # OGC SFA 6.1.15.3 patterns for two areal geometries, checked on the raw matrix
+    patterns = {"equals": "T*F**FFF*", "contains": "T*****FF*", "within": "T*F**F***",
+                "overlaps": "T*T***T**", "touches": "FT*******|F**T*****|F***T****", "disjoint": "FF*FF****"}
+    from shapely import relate_pattern
+    for inst in sample("topology.relation", 20):
+        g, h = (ctx.country_geom(tp.iso(inst.binding["ids"][k])) for k in ("country", "country_b"))
+        first = next(n for n in tp.DE9IM_NAMES if any(relate_pattern(g, h, p) for p in patterns[n].split("|")))
+        assert inst.gold == first
+
+
+def test_admin_in_country_from_raw_geonames(ctx):
+    cities, countries = raw_geonames()
+    name_of = {c["iso"]: c["name"] for c in countries.values()}
+    for inst in sample("admin.in_country", 20):
+        own = name_of[cities[inst.binding["ids"]["a"][3:]]["countrycode"]]
+        assert inst.gold == (own == inst.binding["params"]["country_name"])
+
+
+def test_shape_more_compact_by_geographiclib(ctx):
+    for inst in sample("shape.more_compact", 10):
+        ids = [inst.binding["ids"][k] for k in ("country", "country_b")]
+        pp = []
+        for i in ids:
+            area, perim = gl_polygon(ctx.country_geom(tp.iso(i)))
+            pp.append(4 * math.pi * area / perim ** 2)
+        assert inst.gold == ctx.display(ids[int(np.argmax(pp))])
+
+
+def test_centrality_closest_to_centre_by_geographiclib(ctx):
+    for inst in sample("centrality.closest_to_centre", 10):
+        mem = inst.binding["members"]
+        ll = np.array([ctx.ll(m) for m in mem])
+        lon, lat = tp.spherical_centre(ll[:, 0], ll[:, 1])
+        d = [WGS.Inverse(lat, lon, y, x)["s12"] for x, y in ll]
+        assert inst.gold == ctx.display(mem[int(np.argmin(d))])
+
+
+def test_transformation_time_between_by_dateutil(ctx):
+    from dateutil import tz
+    cities, _ = raw_geonames()
+    for inst in sample("transformation.time_between", 15):
+        za, zb = (tz.gettz(cities[inst.binding["ids"][k][3:]]["timezone"]) for k in "ab")
+        t = datetime.fromisoformat(inst.binding["params"]["t"]).replace(tzinfo=za)
+        assert inst.gold == t.astimezone(zb).strftime("%Y-%m-%dT%H:%M")
+
+
+def test_uncertainty_could_be_within_and_rounding_by_geographiclib(ctx):
+    for inst in sample("uncertainty.could_be_within", 15):
+        d = gl_km(ctx, inst.binding["ids"]["a"], inst.binding["ids"]["b"])
+        p = inst.binding["params"]
+        assert inst.gold == (d - 2 * p["e"] < p["r"])
+    for inst in sample("uncertainty.rounding_error", 15):
+        la, lo = latlon(ctx, inst.binding["ids"]["a"])
+        p = inst.binding["params"]["p"]
+        la0, lo0, h = round(la, p), round(lo, p), 0.5 * 10.0 ** -p
+        want = max(WGS.Inverse(la0, lo0, la0 + sy * h, lo0 + sx * h)["s12"] for sx in (-1, 1) for sy in (-1, 1))
+        assert inst.gold == pytest.approx(want, rel=1e-9)
+
+
+def test_nearest_larger_city_by_brute_force(ctx):
+    for inst in sample("nearest.larger_city", 10):
+        a, pop = inst.binding["ids"]["a"], inst.binding["params"]["pop"]
+        d = brute_km(ctx, *ctx.ll(a))
+        d[ctx.pop < pop] = np.inf
+        d[ctx.city_index[a]] = np.inf
+        assert inst.gold == ctx.display(str(ctx.city_ids[int(np.argmin(d))]))
+
+
+def test_routing_nearest_landmark_by_scipy_dijkstra(ctx):
+    for inst in sample("routing.nearest_landmark", 10):
+        net = ctx.networks()[inst.binding["network"]]
+        u = inst.binding["params"]["u"]
+        best = min((p for p in net.city.landmarks() if p.node != u), key=lambda p: scipy_route(net, u, p.node)[0])
+        assert inst.gold == best.name
