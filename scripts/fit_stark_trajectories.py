@@ -26,7 +26,7 @@ import numpy as np
 from scipy.stats import ks_2samp
 
 from stsim.benchmarks.fidelity import bootstrap_median, trajectory_features
-from stsim.benchmarks.stark_published import load_published
+from stsim.benchmarks.stark_release.tier1 import load_published
 from stsim.sim.motion import DEFAULT_RANGES, STARK_RELEASE_RANGES, random_trajectory
 
 FAMILIES = ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",

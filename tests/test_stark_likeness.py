@@ -137,7 +137,7 @@ def test_trajectory_medians_within_release_bootstrap_interval(stark_data):
     families use) lies inside the 95 % bootstrap interval of the released median (the 200
     released 50-step trajectories); the old (default) table misses all five."""
     from stsim.benchmarks.fidelity import bootstrap_median, trajectory_features
-    from stsim.benchmarks.stark_published import load_published
+    from stsim.benchmarks.stark_release.tier1 import load_published
     fams = ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",
             "stark.tracking.event_xyt"]
     rel = [trajectory_features(np.array([s.answer[:2] for s in t.steps]))

@@ -318,7 +318,7 @@ def released_loader(suite_name: str):
     Raises:
         SuiteError: no released counterpart is known for the suite's families.
     """
-    from .stark_published import FOLDERS, load_published
+    from .stark_release.tier1 import FOLDERS, load_published
     fams = {f for f, _, _ in FOLDERS.values()}
     suite = get_suite(suite_name)
     if suite.loader is not None:
