@@ -8,7 +8,8 @@ interpolation between time stamps.
 Our reading of the rule's open points (documented, and applied the same way everywhere):
 
 * a segment is the two-vertex line string ``[p_k, p_{k+1}]`` and the predicate is
-  ``segment <predicate> geometry`` (the trajectory is the first operand, as in the prompt);
+  ``segment <predicate> geometry`` (the trajectory is the first operand, as in the prompt),
+  evaluated exactly on the printed decimals (:func:`stsim.sim.shapes.holds`);
 * if no segment satisfies the predicate the event never happens, so no Allen relation holds
   (the answer is 0);
 * if several disjoint runs satisfy it the union is not one interval and Allen's relations are
@@ -19,9 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shapely.geometry import LineString
-
-from .shapes import GeometryError, PREDICATES, to_shapely
+from .shapes import GeometryError, PREDICATES, holds, to_shapely
 
 
 def satisfying_runs(positions, times, geometry: dict[str, Any], predicate: str) -> list[tuple[float, float]]:
@@ -50,7 +49,7 @@ def satisfying_runs(positions, times, geometry: dict[str, Any], predicate: str) 
     for k in range(len(pts) - 1):
         if pts[k] == pts[k + 1]:
             raise GeometryError(f"trajectory: zero-length segment between vertices {k} and {k + 1}")
-        sat.append(bool(getattr(LineString(pts[k:k + 2]), predicate)(g)))
+        sat.append(holds({"type": "LineString", "coords": pts[k:k + 2]}, geometry, predicate))
     runs, k = [], 0
     while k < len(sat):
         if sat[k]:

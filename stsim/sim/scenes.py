@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .shapes import MIN_CLEARANCE, GeometryError, holds, to_shapely
+from .shapes import MIN_CLEARANCE, GeometryError, holds, is_simple_line, to_shapely
 
 Geom = dict[str, Any]
 
@@ -400,9 +400,7 @@ def draw_scene(rng: np.random.Generator, a_type: str, b_type: str, decimals: int
             to_shapely(a), to_shapely(b)
         except GeometryError:
             continue
-        if a["type"] == "LineString" and not to_shapely(a).is_simple:
-            continue
-        if b["type"] == "LineString" and not to_shapely(b).is_simple:
+        if any(g["type"] == "LineString" and not is_simple_line(g) for g in (a, b)):
             continue
         return (b, a, name) if swap else (a, b, name)
     raise GeometryError(f"no valid {a_type}/{b_type} scene after 50 draws")
