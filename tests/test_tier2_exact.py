@@ -13,8 +13,8 @@ from shapely.geometry import LineString, Point, Polygon
 from stsim.sim.event_interval import satisfying_runs
 from stsim.sim.scenes import draw_scene
 from stsim.sim.shapes import (GEOMETRY_TYPES, PREDICATES, GeometryError, collinear, holds,
-                              incidences, is_simple_line, on_segment, orientation, relate,
-                              to_shapely)
+                              incidences, is_simple_line, near_misses, on_segment, orientation,
+                              relate, to_shapely)
 
 
 def L(*c):
@@ -149,3 +149,47 @@ def test_exact_and_plain_shapely_agree_without_incidences():
             assert holds(a, b, p) == getattr(ra, p)(rb), (a, b, p)
         checked += 1
     assert checked > 500
+
+
+# ------------------------------------------------------------------ near-miss clearance (item 2)
+def test_near_misses_measure_the_issue_item():
+    # stark.relation.spatial/000626 of stark-tier2 seed 5 as main (7f62a69) generated it: the
+    # "near" point beside the first segment (shapely distance 1.0514e-4)
+    pt = P((5.2257, 6.0095))
+    ln = L((5.2183, 6.0115), (5.8427, 5.8519), (6.3857, 5.5757))
+    gaps = near_misses(pt, ln)
+    assert len(gaps) == 1 and gaps[0] == pytest.approx(raw(pt).distance(raw(ln)), abs=1e-12)
+    assert gaps[0] == pytest.approx(1.0514e-4, abs=1e-8)
+    # exact contacts are not near misses; 0.005 apart is clear, 0.0049 is not
+    assert near_misses(A, P((0.7, 0.4))) == []
+    assert near_misses(L((0, 0), (1, 0)), P((0.5, 0.005))) == []
+    assert near_misses(L((0, 0), (1, 0)), P((0.5, 0.0049))) == [pytest.approx(0.0049)]
+    # exactly 0.005 apart (3-4-5 triangle) is clear, on the decimals (float hypot may round below)
+    assert near_misses(P((1.0, 1.0)), P((1.003, 1.004))) == []
+    assert near_misses(P((1.0, 1.0)), P((1.003, 1.0039))) == [pytest.approx(0.0049204, abs=1e-7)]
+
+
+GEOMETRY_FAMILIES = ("stark.relation.spatial", "stark.relation.de9im", "stark.relation.spatiotemporal")
+
+
+def _item_pairs(t):
+    i = t.inputs
+    if "a" in i:
+        return [(i["a"], i["b"])]
+    return [({"type": "LineString", "coords": i["trajectory"]}, i["geometry"])]
+
+
+def test_every_generated_item_keeps_the_clearance():
+    """Property over seeds 1-10 (15 items of each geometry family per seed, plus the issue's
+    item; scripts/tier2_edge_counts.py checks whole suites): no vertex of one geometry within
+    MIN_CLEARANCE of the other unless exactly on it."""
+    from stsim.registry import generate_task
+    jobs = [(f, i, s) for s in range(1, 11) for f in GEOMETRY_FAMILIES for i in range(0, 600, 40)]
+    jobs.append(("stark.relation.spatial", 626, 5))
+    bad = []
+    for fam, idx, seed in jobs:
+        t = generate_task(fam, idx, suite="stark-tier2", suite_seed=seed)
+        for a, b in _item_pairs(t):
+            if near_misses(a, b):
+                bad.append((t.id, seed, near_misses(a, b)[0]))
+    assert bad == []

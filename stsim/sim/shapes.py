@@ -29,8 +29,10 @@ Where ArcGIS differs from OGC (ArcGIS Pro "Select Layer By Location" documentati
    not, because the interiors do not meet.  Generated items never place a whole line or point
    on a polygon boundary when asking within/contains, so both readings agree on them.
 2. ArcGIS applies an XY tolerance (default 0.001 units) before testing; we do not.  Generated
-   near-misses keep a clearance of at least ``MIN_CLEARANCE`` so a tolerance below it does not
-   change a label; exact contacts are built on shared printed vertices.
+   items keep every vertex at least ``MIN_CLEARANCE`` from the other geometry unless it lies
+   on it exactly (:func:`near_misses` is empty), so a tolerance below it does not change a
+   label; exact contacts are built on the printed grid (shared vertices, or lattice points
+   inside segments).
 3. Boundaries follow the OGC mod-2 rule: a line's boundary is its two end points (a closed
    line has none), a point has none.  So a point at a line's end *touches* it and is not
    *within* it; a point at an interior vertex is within it and does not touch.
@@ -258,6 +260,50 @@ def incidences(a: dict[str, Any], b: dict[str, Any]) -> dict[str, int]:
                 min(Fraction(1), max(_seg_param(r, p, q), _seg_param(s, p, q)))
             n_co += hi > lo
     return {"vertex_in_segment": n_vs, "collinear_overlap": n_co}
+
+
+def _sq_dist(p, a, b) -> Fraction:
+    """Squared distance from point ``p`` to the closed segment ``a``-``b``, exact on the
+    printed decimals (plane units squared)."""
+    P, A, B = _q(p), _q(a), _q(b)
+    dx, dy = B[0] - A[0], B[1] - A[1]
+    L2 = dx * dx + dy * dy
+    t = Fraction(0) if L2 == 0 else min(Fraction(1), max(Fraction(0), ((P[0] - A[0]) * dx + (P[1] - A[1]) * dy) / L2))
+    ex, ey = P[0] - A[0] - t * dx, P[1] - A[1] - t * dy
+    return ex * ex + ey * ey
+
+
+def _parts(kind: str, coords: list[Pt]) -> list[tuple[Pt, Pt]]:
+    """Segments of a geometry; a Point is the zero-length segment (p, p)."""
+    return [(coords[0], coords[0])] if kind == "Point" else _segments(kind, coords)
+
+
+def near_misses(a: dict[str, Any], b: dict[str, Any], clearance: float = MIN_CLEARANCE) -> list[float]:
+    """Distinct distances below ``clearance`` (plane units) between a vertex of one geometry
+    and a segment (or the point) of the other that do not touch exactly: ``0 < d < clearance``
+    on the printed decimals, smallest first.  Empty when a tolerance-based engine (ArcGIS's XY
+    tolerance, default 0.001) below ``clearance`` cannot snap anything the exact rules keep
+    apart.  Since the shortest distance between two segments that do not meet is attained at
+    an end point of one of them, this covers every segment-segment near miss, including a
+    line ending just short of (or just past) another geometry."""
+    ca, cb = _coords(a), _coords(b)
+    c2 = dec(clearance) ** 2
+    out = []
+    for (ka, xa), (kb, xb) in (((a["type"], ca), (b["type"], cb)), ((b["type"], cb), (a["type"], ca))):
+        verts, segs = _vertices(ka, xa), _parts(kb, xb)
+        if not segs:
+            continue
+        V, S = np.asarray(verts, float).reshape(-1, 2), np.asarray(segs, float).reshape(-1, 2, 2)
+        ab = S[:, 1] - S[:, 0]
+        L2 = np.maximum(np.sum(ab * ab, axis=1), 1e-300)
+        ap = V[:, None, :] - S[None, :, 0, :]
+        t = np.clip(np.sum(ap * ab[None], axis=2) / L2[None], 0.0, 1.0)
+        d = np.hypot(*(ap - t[..., None] * ab[None]).transpose(2, 0, 1))
+        for vi, si in np.argwhere(d < clearance + 1e-9):
+            d2 = _sq_dist(verts[vi], *segs[si])
+            if 0 < d2 < c2:
+                out.append(math.sqrt(d2))
+    return sorted(set(out))
 
 
 def to_shapely(geom: dict[str, Any], where: str = "geometry") -> BaseGeometry:
