@@ -59,6 +59,7 @@ strings, unclosed or self-intersecting polygon rings, too few coordinates, non-f
 """
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from typing import Any
@@ -119,7 +120,12 @@ Pt = tuple[float, float]
 def dec(v) -> Fraction:
     """The printed decimal value of a coordinate as an exact rational: ``Fraction`` of the
     shortest decimal ``repr`` of the float (``2.1`` -> 21/10, not the binary double near it)."""
-    return Fraction(repr(float(v)))
+    return _dec(float(v))
+
+
+@functools.lru_cache(maxsize=65536)
+def _dec(v: float) -> Fraction:
+    return Fraction(repr(v))
 
 
 def _q(p) -> tuple[Fraction, Fraction]:
@@ -200,6 +206,8 @@ def node(kind: str, coords: list[Pt], others: list[Pt], self_node: bool = False)
     extra: dict[int, list[Pt]] = {}
     for vi, si in cand:
         v, (a, b) = pool[vi], segs[si]
+        if v == a or v == b:  # equal floats <=> equal printed decimals
+            continue
         if on_segment(v, a, b, interior=True):
             extra.setdefault(si, []).append(v)
     if not extra:
@@ -232,6 +240,23 @@ def exact_pair(a: dict[str, Any], b: dict[str, Any]) -> tuple[BaseGeometry, Base
     ca, cb = _coords(a), _coords(b)
     va, vb = _vertices(a["type"], ca), _vertices(b["type"], cb)
     return (_build(a["type"], node(a["type"], ca, vb)), _build(b["type"], node(b["type"], cb, va)))
+
+
+def exact_segments(positions, geometry: dict[str, Any]) -> tuple[list[BaseGeometry], BaseGeometry]:
+    """:func:`exact_pair` for every segment ``[p_k, p_{k+1}]`` of a path against one geometry
+    at once: ``(segment geometries (n-1), geometry)``.  The geometry is noded with every path
+    vertex lying inside one of its segments (a vertex inserted where it lies does not change
+    the point set, so one noded geometry serves every segment); the geometry is validated once.
+
+    Raises:
+        GeometryError: as :func:`to_shapely` for the geometry ("event geometry").
+    """
+    to_shapely(geometry, "event geometry")
+    pts = [(float(x), float(y)) for x, y in positions]
+    cg = _coords(geometry)
+    vg = _vertices(geometry["type"], cg)
+    g = _build(geometry["type"], node(geometry["type"], cg, pts))
+    return [LineString(node("LineString", pts[k:k + 2], vg)) for k in range(len(pts) - 1)], g
 
 
 def incidences(a: dict[str, Any], b: dict[str, Any]) -> dict[str, int]:
