@@ -140,6 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--trim", type=_trim_fraction, default=0.10, help="trim fraction each side (default 0.10)")
     s.add_argument("--tolerance", type=float, default=None, metavar="X",
                    help="numeric items count as correct when their error is at most X")
+    s.add_argument("--rubric", choices=("default", "stark-legacy"), default="default",
+                   help="how reply texts are read: default (our strict readers, docs/answer-formats.md) or "
+                        "stark-legacy (STARK's released reader: first block, signs dropped, unreadable -> "
+                        "[5, 5] guess), for STARK-rubric tasks")
 
     c = sub.add_parser("calculus", help="list the qualitative calculi or print one's tables")
     c.add_argument("action", choices=["list", "show", "witness"],
@@ -362,6 +366,15 @@ def _cmd_score(args) -> int:
     tasks = read_tasks(args.tasks)
     for t in tasks:
         validate_task(t)
+    legacy = args.rubric != "default"
+    if legacy:
+        from .answers import LEGACY_RUBRICS
+        base = LEGACY_RUBRICS[args.rubric]
+        mine = [t for t in tasks if t.meta.get("rubric", "stark") == base]
+        if not mine:
+            raise CLIError(f"--rubric {args.rubric} reads replies to {base!r}-rubric tasks; {args.tasks} has none")
+        for t in mine:
+            t.meta["rubric"] = args.rubric
     answers, warnings = read_answers(args.answers, {t.id: t for t in tasks})
     if args.out is not None:          # inputs are read first: a bad one leaves no folder behind
         _out_dir(args.out)
@@ -375,15 +388,24 @@ def _cmd_score(args) -> int:
     counts = outcome_counts(scores)
     for fam, row in fams.items():
         row["outcomes"] = counts[fam]
+    from .benchmarks.stark_metric import stark_item, summarise_stark
+    steps = None if args.max_steps == 0 else args.max_steps
+    stark_items = [it for t in tasks if (it := stark_item(t, answers, steps, legacy=legacy)) is not None]
+    for fam, row in summarise_stark(stark_items, args.trim).items():
+        fams.setdefault(fam, {}).update(row)
     extra, qstr_table = _qstr_breakdown(tasks, answers)
     analyses = run_analyses(tasks, answers, args.out)
     if args.out is not None:  # files first, so a closed pipe on the report loses nothing
         write_jsonl(args.out / "scores.jsonl", scores)
         summary = {"tasks": str(args.tasks), "answers": str(args.answers), "tolerance": args.tolerance,
+                   "rubric": args.rubric,
                    "families": fams, "outcomes": counts["all"], "warnings": warnings, **extra}
         if analyses:
             summary["analyses"] = analyses
         (args.out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    print(f"rubric: {args.rubric}" + (" (STARK's released reader: signs dropped, unreadable replies "
+                                      "scored as its [5, 5] guess)" if args.rubric == "stark-legacy" else
+                                      " (strict readers, docs/answer-formats.md)"))
     print(format_table(fams))
     print("\nOutcomes per item" + (f" (numeric: correct if error <= {args.tolerance})" if args.tolerance is not None
                                    else " ('scored': numeric, see the error metrics above)") + ":")

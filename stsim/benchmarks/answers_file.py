@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..answers import ParseError, RUBRICS, get_format, parse_answer
+from ..answers import LEGACY_RUBRICS, ParseError, RUBRICS, get_format, parse_answer
 from ..records import ANSWER_STATUSES, Answer, RecordError, Score, Task, iter_jsonl
 
 OUTCOMES = ("correct", "wrong", "scored", "format_failure", "refusal", "missing", "no_answer")
@@ -117,7 +117,7 @@ def _answer_of(obj: dict[str, Any], task: Task, step: int | None, where: str) ->
     solver = obj.get("solver") or "answers-file"
     if "text" in obj:
         rubric = task.meta.get("rubric", "stark")
-        if rubric not in RUBRICS:
+        if rubric not in RUBRICS and rubric not in LEGACY_RUBRICS:
             raise RecordError(f"{where}: task {task.id} asks for rubric {rubric!r}; known: {', '.join(RUBRICS)}")
         return parse_answer(obj["text"], task_id=task.id, step=step, answer_format=task.answer_format,
                             rubric=rubric, spec=task.meta.get("answer_spec"), solver=solver)
