@@ -740,3 +740,31 @@ def _flatten(x: Any) -> list[float]:
     if isinstance(x, list):
         return [v for item in x for v in _flatten(item)]
     return [x]
+
+
+_BRACKETED = re.compile(r"\[[^\[\]]*\]")
+
+
+def lenient_read(text: Any, answer_format: str, spec: dict[str, Any] | None = None) -> Any:
+    """What a lenient reader would make of a reply our strict reader rejects; ``None`` if
+    nothing.  Used only to *count* what strictness costs (``stsim score`` prints the count);
+    never to score.
+
+    The block's body (or, without a block, the last bracketed group, else the whole reply) with
+    every word dropped: "4.49 s", "x = 9.2, y = 1.6", "approximately [0.43, 1.46] units" are read
+    when they hold exactly as many numbers as the format needs (point 2, time/scalar 1, vector
+    its ``answer_spec`` length).  Numeric formats only.
+    """
+    if not isinstance(text, str) or answer_format not in ("point", "time", "scalar", "vector"):
+        return None
+    n = {"point": 2, "time": 1, "scalar": 1}.get(answer_format) or (spec or {}).get("length")
+    body = stark_rubric(text)
+    if body is None:
+        groups = _BRACKETED.findall(normalise_typography(text))
+        body = groups[-1] if groups else text
+    if ambiguous_dash(body) is not None:
+        return None
+    nums = [v for v in numbers_in(body) if math.isfinite(v)]
+    if not nums or (n is not None and len(nums) != int(n)):
+        return None
+    return nums[0] if answer_format in ("time", "scalar") else nums

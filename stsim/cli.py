@@ -388,6 +388,9 @@ def _cmd_score(args) -> int:
     counts = outcome_counts(scores)
     for fam, row in fams.items():
         row["outcomes"] = counts[fam]
+    lenient = _lenient_counts(tasks, answers)
+    for fam, k in lenient.items():
+        fams.setdefault(fam, {})["lenient_recoverable"] = k
     from .benchmarks.stark_metric import stark_item, summarise_stark
     steps = None if args.max_steps == 0 else args.max_steps
     stark_items = [it for t in tasks if (it := stark_item(t, answers, steps, legacy=legacy)) is not None]
@@ -414,10 +417,30 @@ def _cmd_score(args) -> int:
         print(qstr_table)
     for result in analyses.values():
         print(result["headline"])
+    fails = sum(1 for a in answers if a.status == "format_failure" and a.text is not None)
+    if fails:
+        print(f"\nstrictness: a lenient reader (words dropped: '4.49 s', 'x = 9.2, y = 1.6', 'approximately "
+              f"[0.43, 1.46] units') would have read {sum(lenient.values())} of the {fails} format failure(s) "
+              "with reply text (per family: 'lenient_recoverable' in summary.json); they stay failures.")
     print("\n" + legend(fams))
     if args.out is not None:
         print(f"Wrote {args.out}/ (scores.jsonl, summary.json)")
     return 0
+
+
+def _lenient_counts(tasks, answers) -> dict[str, int]:
+    """Per family: format failures (with reply text, numeric formats) that
+    :func:`stsim.answers.lenient_read` would have read."""
+    from .answers import lenient_read
+    by_id = {t.id: t for t in tasks}
+    out: dict[str, int] = {}
+    for a in answers:
+        t = by_id.get(a.task_id)
+        if t is None or a.status != "format_failure" or a.text is None:
+            continue
+        if lenient_read(a.text, t.answer_format, t.meta.get("answer_spec")) is not None:
+            out[t.family] = out.get(t.family, 0) + 1
+    return out
 
 
 def _qstr_breakdown(tasks, answers) -> tuple[dict, str]:

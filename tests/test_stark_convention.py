@@ -221,3 +221,47 @@ def test_legacy_reader_drops_signs_and_takes_the_first_block():
     assert stark_legacy_array("[results_start] [1, 2] [results_end]") is None  # exact markers only
     a = parse_answer("no block at all", task_id="t", step=None, answer_format="point", rubric="stark-legacy")
     assert a.status == "ok" and a.value == [5.0, 5.0] and "guess" in a.detail
+
+
+# ------------------------------------------------------------------ stsim score, both rubrics
+def test_score_with_default_and_stark_legacy_rubrics(tmp_path, capsys):
+    from stsim.cli import main
+    from stsim.records import read_tasks
+    tasks = tmp_path / "tasks.jsonl"
+    assert main(["generate", "stark-mini", "--family", "stark.localization.range", "-o", str(tasks)]) == 0
+    ts = read_tasks(tasks)
+    assert len(ts) == 3
+    (g0, g1, g2) = (t.answer for t in ts)
+    replies = [f"[RESULTS_START] [{g0[0] + 3}, {g0[1] + 4}] [RESULTS_END]",   # Euclidean 5, STARK 5/sqrt2
+               "I cannot determine the position.",                             # refusal / STARK guess [5, 5]
+               f"approximately [{g2[0]}, {g2[1]}] units"]                      # no block: lenient would read it
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"task_id": t.id, "text": r}) + "\n" for t, r in zip(ts, replies)))
+    out = tmp_path / "default"
+    assert main(["score", str(tasks), str(answers), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    fam = json.loads((out / "summary.json").read_text())["families"]["stark.localization.range"]
+    assert fam["trimmed_rmse"] == pytest.approx(5.0)
+    assert (fam["stark_trimmed"], fam["stark_n"], fam["stark_failures"]) == (pytest.approx(5 / math.sqrt(2)), 1, 2)
+    assert fam["lenient_recoverable"] == 1
+    assert "rubric: default" in printed and "would have read 1 of the 1 format failure" in printed
+
+    out = tmp_path / "legacy"
+    assert main(["score", str(tasks), str(answers), "--out", str(out), "--rubric", "stark-legacy"]) == 0
+    printed = capsys.readouterr().out
+    summ = json.loads((out / "summary.json").read_text())
+    fam = summ["families"]["stark.localization.range"]
+    guess = [math.sqrt(((5 - g[0]) ** 2 + (5 - g[1]) ** 2) / 2) for g in (g1, g2)]
+    assert fam["stark_n"] == 3 and fam["stark_failures"] == 0
+    assert fam["stark_trimmed"] == pytest.approx((5 / math.sqrt(2) + sum(guess)) / 3, abs=1e-6)
+    assert summ["rubric"] == "stark-legacy" and "rubric: stark-legacy" in printed
+
+
+def test_score_rubric_needs_matching_tasks(tmp_path, capsys):
+    from stsim.cli import main
+    tasks = tmp_path / "tasks.jsonl"
+    assert main(["generate", "cardinal", "--n", "1", "-o", str(tasks)]) == 0
+    answers = tmp_path / "a.jsonl"
+    answers.write_text("")
+    assert main(["score", str(tasks), str(answers), "--rubric", "stark-legacy"]) == 2
+    assert "reads replies to 'stark'-rubric tasks" in capsys.readouterr().err
