@@ -684,6 +684,19 @@ def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: st
     if rubric == "stark-legacy":
         return _parse_stark_legacy(text, task_id=task_id, step=step, answer_format=answer_format,
                                    spec=spec, solver=solver)
+    if rubric == "qstrbench-published":
+        names = qstrbench_published_relations(text)
+        if not names:
+            return Answer(task_id, step, "format_failure", text=text, solver=solver,
+                          detail="qstrbench-published: no relation on the answer line")
+        if answer_format == "relation_set":
+            return Answer(task_id, step, "ok", value=sorted(set(names)), text=text,
+                          detail="qstrbench-published", solver=solver)
+        if len(set(names)) != 1:
+            return Answer(task_id, step, "format_failure", text=text, solver=solver,
+                          detail=f"qstrbench-published: {len(set(names))} relations for a one-relation question")
+        return Answer(task_id, step, "ok", value=names[0], text=text, detail="qstrbench-published",
+                      solver=solver)
     body = RUBRICS[rubric](text)
     note = RUBRIC_NOTES[rubric](text) if rubric in RUBRIC_NOTES else None
     if body is None:
@@ -701,7 +714,7 @@ def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: st
 
 #: Named legacy rubrics: a paper's own reply reader, to reproduce published numbers from
 #: published replies (``stsim score --rubric NAME``) -> the default rubric it stands in for.
-LEGACY_RUBRICS: dict[str, str] = {"stark-legacy": "stark"}
+LEGACY_RUBRICS: dict[str, str] = {"stark-legacy": "stark", "qstrbench-published": "qstrbench"}
 #: STARK's substitute for an unreadable answer, per answer format (``distance.py``
 #: ``handle_nan_values``: ``[5, 5]`` for localisation/tracking, ``[5]`` for the temporal tasks;
 #: field tasks have none).
@@ -768,3 +781,45 @@ def lenient_read(text: Any, answer_format: str, spec: dict[str, Any] | None = No
     if not nums or (n is not None and len(nums) != int(n)):
         return None
     return nums[0] if answer_format in ("time", "scalar") else nums
+
+
+def _qstrbench_answer_line(text: str) -> str:
+    marks = list(re.finditer(r"answer:", text, re.IGNORECASE))
+    if marks:
+        lines = [ln.strip() for ln in text[marks[-1].end():].splitlines()]
+        line = next((ln for ln in lines if ln), "")
+    else:
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        line = lines[-1] if lines else ""
+    return re.sub(r"^[^a-zA-Z0-9<>=]+|[^a-zA-Z0-9<>=)]+$", "", line)
+
+
+def _qstrbench_relation(item: str) -> str:
+    item = item.strip()
+    m = re.match(r"^\s*\S+\s*([<>]=?|!=|==|=)\s*\S+\s*$", item.rstrip(")];,"))
+    if m:
+        return "=" if m.group(1) == "==" else m.group(1)
+    tokens = item.split()
+    return tokens[1] if len(tokens) == 3 else item
+
+
+def qstrbench_published_relations(text: Any) -> list[str]:
+    """QSTRBench's released reply reader, rebuilt from its description (``bin/process.py``
+    ``clean_answer`` + ``parse_answers``, RobBlackwell/QSTRBench; facts only).
+
+    The first non-blank line after the last ``answer:`` (any case, with or without ``###``),
+    else the reply's last non-blank line; leading characters other than letters, digits,
+    ``<``, ``>``, ``=`` and trailing ones other than those and ``)`` removed; every ``(...)``
+    group deleted; split at ``,`` and ``;``; runs of two or more ``*`` deleted; an item
+    ``a OP b`` with OP one of ``< > <= >= != == =`` reads as OP (``==`` as ``=``), an item of
+    three words as the middle one, anything else as itself (case kept: names are compared
+    exactly).  Returns the names in order (repeats kept); never raises.
+
+    >>> qstrbench_published_relations("TPPi(x, y), x NTPP y")
+    ['TPPi', 'NTPP']
+    """
+    if not isinstance(text, str):
+        return []
+    line = re.sub(r"\([^)]*\)", "", _qstrbench_answer_line(text))
+    items = [a.strip() for a in re.split(r"[;,]", line) if a.strip()]
+    return [_qstrbench_relation(re.sub(r"\*{2,}", "", a)) for a in items]

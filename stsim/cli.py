@@ -140,10 +140,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--trim", type=_trim_fraction, default=0.10, help="trim fraction each side (default 0.10)")
     s.add_argument("--tolerance", type=float, default=None, metavar="X",
                    help="numeric items count as correct when their error is at most X")
-    s.add_argument("--rubric", choices=("default", "stark-legacy"), default="default",
-                   help="how reply texts are read: default (our strict readers, docs/answer-formats.md) or "
+    s.add_argument("--rubric", choices=("default", "stark-legacy", "qstrbench-published"), default="default",
+                   help="how reply texts are read: default (our strict readers, docs/answer-formats.md); "
                         "stark-legacy (STARK's released reader: first block, signs dropped, unreadable -> "
-                        "[5, 5] guess), for STARK-rubric tasks")
+                        "[5, 5] guess) for STARK tasks; qstrbench-published (QSTRBench's bin/process.py: "
+                        "strict, Jaccard and guess-normalised scores) for QSTRBench tasks")
 
     c = sub.add_parser("calculus", help="list the qualitative calculi or print one's tables")
     c.add_argument("action", choices=["list", "show", "witness"],
@@ -398,6 +399,11 @@ def _cmd_score(args) -> int:
         fams.setdefault(fam, {}).update(row)
     extra, qstr_table = _qstr_breakdown(tasks, answers)
     analyses = run_analyses(tasks, answers, args.out)
+    published = None
+    if args.rubric == "qstrbench-published":
+        from .benchmarks.qstrbench_published import summarise_published
+        published = summarise_published(tasks, answers)
+        extra["qstrbench_published"] = published
     if args.out is not None:  # files first, so a closed pipe on the report loses nothing
         write_jsonl(args.out / "scores.jsonl", scores)
         summary = {"tasks": str(args.tasks), "answers": str(args.answers), "tolerance": args.tolerance,
@@ -415,6 +421,11 @@ def _cmd_score(args) -> int:
     print(format_outcomes(counts))
     if qstr_table:
         print(qstr_table)
+    if published:
+        from .benchmarks.qstrbench_published import format_published
+        print("\n" + format_published(published))
+        print("(QSTRBench's released scorer bin/process.py: strict = exact set, names compared as written; "
+              "jaccard = |X & A| / |X | A|; norm.* = (score - guess) / (1 - guess), seed 000 §4)")
     for result in analyses.values():
         print(result["headline"])
     fails = sum(1 for a in answers if a.status == "format_failure" and a.text is not None)
