@@ -81,19 +81,35 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="only families matching this pattern, e.g. 'stark.localization.*'")
 
 
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose ``run`` / ``generate`` help ends with the known suites, looked
+    up only when help is shown (loading every suite costs about a second)."""
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        if self.prog.split()[-1] in ("run", "generate"):
+            import textwrap
+            from .benchmarks.suites import all_suites
+            text += "\n" + textwrap.fill("suites: " + ", ".join(sorted(all_suites())) +
+                                         " (`stsim list` describes them)", 78, subsequent_indent="  ",
+                                         break_on_hyphens=False) + "\n"
+        return text
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="stsim", description="Generate, solve and score verified "
+    ap = _Parser(prog="stsim", description="Generate, solve and score verified "
                                  "spatial and temporal reasoning benchmarks.")
     ap.add_argument("--version", action="version", version=f"stsim {__version__}")
-    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
     ls = sub.add_parser("list", help="list suites, families and solvers")
     ls.add_argument("--families", metavar="GLOB", nargs="?", const="*", default=None,
                     help="list every family matching GLOB (default: all) instead of the grouped view")
 
+    suites_help = "the suite to run (the known suites are listed at the end of --help)"
     r = sub.add_parser("run", help="generate (or load), solve, score and report a suite")
-    r.add_argument("suite")
+    r.add_argument("suite", help=suites_help)
     r.add_argument("--solver", default="baseline", help="solver spec (default: baseline)")
     _add_common(r)
     r.add_argument("--out", type=Path, default=None, help="output folder (default runs/<suite>-<time>/)")
@@ -123,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="response cache JSONL (default OUT/llm_cache.jsonl); rerun to resume")
 
     g = sub.add_parser("generate", help="write a suite's tasks as JSONL")
-    g.add_argument("suite")
+    g.add_argument("suite", help=suites_help.replace("run", "write"))
     _add_common(g)
     g.add_argument("--data", type=Path, default=None, help="data folder or archive for data suites")
     g.add_argument("-o", "--out", default="-", help="output file (default: standard output)")
@@ -153,7 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("relations", nargs="*", metavar="R S T", help="for `witness`: three relation names")
     c.add_argument("--format", choices=["json", "gqr"], default=None, help="for `show` (default json)")
     c.add_argument("--out", type=Path, default=None,
-                   help="with --format gqr: write NAME.comp, NAME.conv and NAME.spec into this directory")
+                   help="with --format gqr: write a GQR data folder: DIR/NAME.spec and "
+                        "DIR/NAME/calculus/NAME.comp, NAME.conv")
     a = sub.add_parser("audit", help="check every gold answer against its readings and noise model, "
                        "or (relation tasks) against shapely / Allen on the printed numbers")
     a.add_argument("tasks", type=Path)
@@ -249,13 +266,15 @@ def _cmd_list(args) -> int:
         from fnmatch import fnmatch
         if not any(fnmatch(n, pattern) for n in FAMILIES):
             raise CLIError(f"no family matches {pattern!r}")
-    suites = all_suites()
-    w = max(len(n) for n in suites)
-    print("Suites:")
-    for name, s in sorted(suites.items()):
-        print(f"  {name:<{w}}  {s.description}")
-    print("\nFamilies" + (f" matching {pattern!r}:" if pattern else
-                          " (grouped; `stsim list --families GLOB` lists them one by one):"))
+    if not pattern:
+        suites = all_suites()
+        w = max(len(n) for n in suites)
+        print("Suites:")
+        for name, s in sorted(suites.items()):
+            print(f"  {name:<{w}}  {s.description}")
+        print()
+    print("Families" + (f" matching {pattern!r}:" if pattern else
+                        " (grouped; `stsim list --families GLOB` lists them one by one):"))
     if pattern:
         from fnmatch import fnmatch
         chosen = {n: f for n, f in FAMILIES.items() if fnmatch(n, pattern)}
@@ -272,6 +291,8 @@ def _cmd_list(args) -> int:
             shown = ", ".join(n[len(g) + 1:] or n for n in sorted(names)[:6])
             more = f", ... ({len(names)} in all)" if len(names) > 6 else ""
             print(f"  {g + '.*':<{gw + 2}}  {shown}{more}")
+    if pattern:
+        return 0
     print("\nSolvers: " + ", ".join(sorted(SOLVERS)))
     variants: dict[str, set[str]] = {}
     for fam, alts in ALTERNATIVES.items():
@@ -299,7 +320,8 @@ def _cmd_run(args) -> int:
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
                   only=args.family, solver_options=options or None)
-    print(f"suite {summary['suite']}  solver {summary['solver']}  seed {summary['seed']}  "
+    seed = f"seed {summary['seed']}" if summary.get("data") is None else f"data {summary['data']}"
+    print(f"suite {summary['suite']}  solver {summary['solver']}  {seed}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
     print(format_table(summary["families"]))
     for result in summary.get("analyses", {}).values():
@@ -313,8 +335,16 @@ def _cmd_run(args) -> int:
     if summary["solver"] == "baseline":
         print("'baseline' is the first-principle solver of each family (methods and their sources: "
               "docs/stark-tier1.md, docs/qstr.md, docs/cardinal.md; `stsim list` names the variants).")
-    print(f"Wrote {summary['out_dir']}/ (tasks.jsonl, answers.jsonl, scores.jsonl, summary.json)")
+    print(f"Wrote {summary['out_dir']}/ ({', '.join(_written(Path(summary['out_dir'])))})")
     return 0
+
+
+def _written(out: Path) -> list[str]:
+    """Every file and folder in a run's output folder, sorted (folders with a trailing /)."""
+    try:
+        return sorted(p.name + ("/" if p.is_dir() else "") for p in out.iterdir())
+    except OSError:
+        return []
 
 
 def _open_output(path: Path):
@@ -435,7 +465,7 @@ def _cmd_score(args) -> int:
               "with reply text (per family: 'lenient_recoverable' in summary.json); they stay failures.")
     print("\n" + legend(fams))
     if args.out is not None:
-        print(f"Wrote {args.out}/ (scores.jsonl, summary.json)")
+        print(f"Wrote {args.out}/ ({', '.join(_written(args.out))})")
     return 0
 
 
@@ -473,6 +503,16 @@ def _qstr_breakdown(tasks, answers) -> tuple[dict, str]:
     return {"qstr": rows}, "\n".join(lines)
 
 
+def _source_of(task) -> str:
+    """`` [source: ...]`` naming where a task came from (``meta.source`` and ``meta.instance``,
+    e.g. the released STARK folder and instance number), or ``""`` for generated tasks."""
+    src = task.meta.get("source")
+    if not src:
+        return ""
+    inst = task.meta.get("instance")
+    return f" [source: {src}" + (f", instance {inst}" if inst is not None else "") + "]"
+
+
 def _cmd_audit(args) -> int:
     from .benchmarks.audit import audit_tasks
     from .records import read_tasks
@@ -493,8 +533,9 @@ def _cmd_audit(args) -> int:
     bad = [r for r in report if not r.ok]
     skipped = sum(1 for r in report if r.skipped)
     checked = len(report) - skipped
+    where = {t.id: _source_of(t) for t in tasks}
     for r in bad[: args.limit]:
-        print(f"FAIL {r.task_id}" + (f" step {r.step}" if r.step is not None else "") +
+        print(f"FAIL {r.task_id}" + (f" step {r.step}" if r.step is not None else "") + where.get(r.task_id, "") +
               f": {r.reason} (violation {r.violation:.6g})")
     if len(bad) > args.limit:
         print(f"... and {len(bad) - args.limit} more")
