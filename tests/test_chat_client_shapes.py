@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from stsim.benchmarks.chat_client import ChatClient, ChatConfig, EndpointUnreachable, retry_after_s
-from stsim.benchmarks.openai_solver import OpenAISolver
+from stsim.solvers.chat_client import ChatClient, ChatConfig, EndpointUnreachable, retry_after_s
+from stsim.solvers.live_model import OpenAISolver
 from stsim.cli import main
 from stsim.records import Task
 from tests.fake_openai import FakeChatServer, WithHeaders, message_body
@@ -70,7 +70,7 @@ def test_non_answers_take_one_request_and_have_an_outcome(body, outcome, status,
 
 
 def solver_system(solver):
-    from stsim.benchmarks.openai_solver import MODES
+    from stsim.solvers.live_model import MODES
     return MODES[solver.mode]
 
 
@@ -115,7 +115,7 @@ def test_unreachable_endpoint_stops_the_run_non_zero(tmp_path, capsys):
 def test_connection_failures_are_counted_across_requests():
     c = ChatClient(ChatConfig("m", f"http://127.0.0.1:{_closed_port()}/v1", max_retries=1,
                               max_connection_failures=3), sleep=lambda s: None)
-    from stsim.benchmarks.chat_client import ChatError
+    from stsim.solvers.chat_client import ChatError
     with pytest.raises(ChatError) as first:
         c.complete(MSG)  # two attempts, both fail: not yet 3
     assert not isinstance(first.value, EndpointUnreachable)

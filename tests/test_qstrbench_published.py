@@ -9,7 +9,7 @@ from itertools import chain, combinations
 import pytest
 
 from stsim.answers import parse_answer, qstrbench_published_relations
-from stsim.benchmarks.qstrbench_published import jaccard, jaccard_guess_rate
+from stsim.scoring.qstrbench_published import jaccard, jaccard_guess_rate
 
 
 @pytest.mark.parametrize("text, names", [  # the examples process.py checks itself against

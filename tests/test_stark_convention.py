@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from stsim.answers import parse_answer, stark_legacy_array
-from stsim.benchmarks.stark_metric import (STARK_DATASETS, StarkItem, Unusable, stark_item, stark_item_error,
+from stsim.scoring.stark_metric import (STARK_DATASETS, StarkItem, Unusable, stark_item, stark_item_error,
                                            stark_track_error, stark_trimmed_mean, summarise_stark)
 from stsim.records import Answer, Step, Task
 
@@ -160,8 +160,8 @@ def _same(ours, theirs):
 
 @pytest.fixture(scope="module")
 def released(stark_data):
-    from stsim.benchmarks.stark_published import load_published
-    from stsim.benchmarks.stark_published_fields import load_published_fields
+    from stsim.benchmarks.stark_release.tier1 import load_published
+    from stsim.benchmarks.stark_release.fields import load_published_fields
     tier1 = [t for t in load_published(stark_data, n=3) if t.family in STARK_DATASETS]
     return tier1 + list(load_published_fields(stark_data, n=3))
 

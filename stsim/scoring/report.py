@@ -2,7 +2,7 @@
 
 Numeric families show our physical errors (Euclidean distance, absolute time difference, or a
 relative L2 error for field families) and, for STARK families, STARK's own per-item convention
-(``stark_trimmed``, :mod:`stsim.benchmarks.stark_metric`) with STARK Table 3's best model figure
+(``stark_trimmed``, :mod:`stsim.scoring.stark_metric`) with STARK Table 3's best model figure
 beside it: the paper's figure is only comparable with the STARK-convention column."""
 from __future__ import annotations
 
