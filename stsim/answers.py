@@ -270,11 +270,12 @@ def qstrbench_rubric(text: str) -> str | None:
 
 def _geoqa_rubric(text: str) -> str | None:
     """:func:`~stsim.answers_geo.geoqa_rubric`, except that a whole one-line reply that reads
-    as a refusal ("I cannot determine that.") is no answer, so it counts as a refusal."""
+    as a refusal ("I cannot determine that.") is no answer, so it counts as a refusal; numbers
+    are spelled in ASCII (:func:`normalise_typography`: a Unicode minus stays a minus)."""
     body = geoqa_rubric(text)
     if body is not None and body == text.strip() and looks_like_refusal(text):
         return None
-    return body
+    return None if body is None else normalise_typography(body)
 
 
 #: name -> function(reply text) -> answer text or None when the rubric finds no answer.

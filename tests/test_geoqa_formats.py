@@ -113,6 +113,8 @@ def test_rubric_and_failures():
     a = parse_answer("I cannot determine that.", task_id="t", step=None, answer_format="geo_boolean",
                      rubric="geoqa")
     assert a.status == "refusal"
+    a = parse_answer("Answer: \u221233.9, 151.2", task_id="t", step=None, answer_format="geo_point", rubric="geoqa")
+    assert a.value == [-33.9, 151.2]  # a Unicode minus is a minus
     a = parse_answer("Yes.", task_id="t", step=None, answer_format="geo_boolean", rubric="geoqa")
     assert (a.status, a.value) == ("ok", True)
 
