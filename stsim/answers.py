@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .refusal import REJECTION_FORMAT, looks_like_refusal as _refusal_reader
 from .answers_geo import GEO_FORMATS, GeoFormat, ParseError, geoqa_rubric
 from .records import Answer, UnknownName
 
@@ -98,13 +99,6 @@ def numbers_in(text: str) -> list[float]:
 _MARK = r"(?:\[\s*(?i:RESULTS?[ _]?{w})\s*\]|(?<![A-Za-z_])RESULTS?_{w}(?![A-Za-z_]))"
 _START, _END = _MARK.format(w="START"), _MARK.format(w="END")
 _STARK_BLOCK = re.compile(_START + r"(?P<body>(?:(?!" + _START + r").)*?)" + _END, re.DOTALL)
-_REFUSAL = re.compile(
-    r"\b(I\s+(?:cannot|can't|can not|am unable to|won't|will not)|unable to (?:determine|answer|comply)"
-    r"|as an ai|I'm sorry, but|I refuse)\b",
-    re.IGNORECASE,
-)
-
-
 def stark_rubric(text: str) -> str | None:
     """Return the body of the last ``[RESULTS_START] ... [RESULTS_END]`` block, or ``None``.
 
@@ -310,8 +304,10 @@ RUBRIC_NOTES: dict[str, Callable[[str], str | None]] = {"cardinal": cardinal_not
 
 
 def looks_like_refusal(text: str) -> bool:
-    """True if ``text`` reads as an explicit refusal (used only when no answer was found)."""
-    return bool(_REFUSAL.search(text))
+    """True if ``text`` reads as an explicit refusal or a premise rejection (used only when no
+    answer was found, or when the answer line does not parse); the shared reader
+    :func:`stsim.refusal.looks_like_refusal`."""
+    return _refusal_reader(text)
 
 
 # -------------------------------------------------------------------------------------- formats
@@ -644,7 +640,7 @@ class DE9IMFormat(AnswerFormat):
 FORMATS: dict[str, AnswerFormat] = {f.name: f for f in (
     PointFormat(), ScalarFormat(), TimeFormat(), VectorFormat(), BinaryFormat(), RelationFormat(),
     RelationSetFormat(), DirectionFormat(), CellFormat(), GeometryFormat(), EntitySetFormat(),
-    DE9IMFormat(), *GEO_FORMATS)}
+    DE9IMFormat(), *GEO_FORMATS, REJECTION_FORMAT)}
 
 
 def get_format(name: str) -> AnswerFormat:
@@ -730,15 +726,20 @@ def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: st
                       solver=solver)
     body = RUBRICS[rubric](text)
     note = RUBRIC_NOTES[rubric](text) if rubric in RUBRIC_NOTES else None
+    fmt = get_format(answer_format)
     if body is None:
         if looks_like_refusal(text):
+            if getattr(fmt, "reads_refusals", False):  # geo_rejection: a refusal is its answer
+                return Answer(task_id, step, "ok", value=fmt.parse(text, spec), text=text,
+                              detail="explicit refusal", solver=solver)
             return Answer(task_id, step, "refusal", text=text, detail="explicit refusal", solver=solver)
         return Answer(task_id, step, "format_failure", text=text,
                       detail=note or f"no answer found by the {rubric!r} rubric", solver=solver)
-    fmt = get_format(answer_format)
     try:
         value = fmt.normalise(fmt.parse(body, spec), spec)
     except ParseError as exc:
+        if looks_like_refusal(body):  # "Answer: I cannot tell, there is no such city"
+            return Answer(task_id, step, "refusal", text=text, detail="explicit refusal", solver=solver)
         return Answer(task_id, step, "format_failure", text=text, detail=str(exc), solver=solver)
     return Answer(task_id, step, "ok", value=value, text=text, detail=note, solver=solver)
 

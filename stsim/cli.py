@@ -350,7 +350,7 @@ def _cmd_run(args) -> int:
     # a benchmark whose own table covers every task (geoqa: EM / NE per SFID and format) prints
     # that table instead of the per-family one
     own_table = bool(analyses) and all(r.get("replaces_family_table") for r in analyses) and \
-        sum(r["overall"]["n"] for r in analyses) == summary["n_tasks"]
+        sum(r["n_tasks"] if "n_tasks" in r else r["overall"]["n"] for r in analyses) == summary["n_tasks"]
     if not own_table:
         print(format_table(summary["families"]))
     for result in analyses:

@@ -93,6 +93,11 @@ def _items() -> Iterator[tuple[str, BaselineFn, str | None]]:
     yield "qstrx.", solve_qstr, None
     from . import geoqa as _geoqa
     yield "geoqa.", _geoqa.solve_oracle, None
+    from . import geoqa_premise as _geoqa_premise
+    yield "geoqa.fp.", _geoqa_premise.solve_premise, None
+    for fam, alts in _geoqa_premise.ALTERNATIVES.items():
+        for name, fn in alts.items():
+            yield fam, fn, name
     for fam, alts in _geoqa.ALTERNATIVES.items():
         for name, fn in alts.items():
             yield fam, fn, name

@@ -23,6 +23,8 @@ def geoqa_table(tasks: list[Task], answers: list[Answer]) -> dict[str, Any]:
     overall = []
     for s in scores:
         t = by_task[s.task_id]
+        if t.inputs.get("premise") == "false":
+            continue  # EM / NE / Cov are over true-premise questions (seed 003 §4); see premise_table
         em = int(s.correct or 0) if s.status == "ok" else 0
         ne = float(s.extra.get("ne", 1.0 - em)) if s.status == "ok" else 1.0
         row = (em, ne, s.status == "ok")
@@ -38,6 +40,9 @@ def geoqa_table(tasks: list[Task], answers: list[Answer]) -> dict[str, Any]:
                 "coverage": round(cov / n, 6), "em_cov": round(em / cov, 6) if cov else None}
     out = {k: {label: stats(rows) for label, rows in sorted(g.items())} for k, g in groups.items()}
     out["overall"] = stats(overall) if overall else None
+    from .geoqa_premise import premise_table
+    out["premise"] = premise_table(tasks, answers)
+    out["n_tasks"] = len(tasks)
     return out
 
 
@@ -57,7 +62,11 @@ def format_geoqa_table(result: dict[str, Any]) -> str:
     lines.append(head.replace(" " * w, "answer format".ljust(w), 1))
     lines += [row(k, r) for k, r in result["format"].items()]
     lines.append("")
-    lines.append(row("all", result["overall"]))
+    if result["overall"] is not None:
+        lines.append(row("all", result["overall"]))
+    from .geoqa_premise import format_premise
+    if result.get("premise"):
+        lines.append(format_premise(result["premise"]))
     lines.append("EM, NE, Cov, EM_cov in % (seed 003 §4): EM exact match under each format's tolerance, "
                  "NE normalised error (0 best; 1 for refusals and format errors), Cov share of parseable "
                  "answers, EM_cov = EM / Cov. Tolerances: docs/answer-formats.md.")
