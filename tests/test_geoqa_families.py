@@ -120,3 +120,17 @@ def test_oracle_is_exact_by_construction(capsys, tmp_path):
                  "--out", str(tmp_path / "o"), "--quiet"]) == 0
     report = json.loads((tmp_path / "o" / "geoqa_report.json").read_text())
     assert report["overall"]["em"] == 1.0 and report["overall"]["ne"] == 0.0
+
+
+def test_subtemplates_do_not_give_the_answer_away(templates):
+    # the majority baseline answers per sub-template: a sub-template that is a function of the
+    # gold (e.g. 'own country' / 'other country') would hand it the answer
+    for tid, t in templates.items():
+        if t.answer_format != "geo_boolean":
+            continue
+        by_sub: dict[str, set] = {}
+        for k in range(30):
+            inst = ex.instance(tid, k)
+            by_sub.setdefault(inst.subtemplate, set()).add(inst.gold)
+        leaking = [s for s, g in by_sub.items() if len(g) == 1 and len(by_sub) > 1]
+        assert len(leaking) < len(by_sub), (tid, by_sub)

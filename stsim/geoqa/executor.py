@@ -48,7 +48,7 @@ class Result:
         gold: the gold answer in the template's answer format.
         triples: ``[[subject, predicate, object], ...]`` facts the answer rests on.
         subtemplate: the parameter-bound variant (e.g. ``"unit=mi"``); majority baselines
-            are per sub-template.
+            are per sub-template, so it must never depend on the answer.
         spec: extra ``answer_spec`` (tolerances, aliases, compass points).
         text: extra placeholder values for the question (beyond entity names and params).
     """

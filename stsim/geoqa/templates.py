@@ -376,7 +376,7 @@ def _pip(ctx, b):
         raise Degenerate("too close to the generalised boundary")
     from shapely.geometry import Point
     inside = bool(g.contains(Point(lon, lat)))
-    return Result(inside, loc_triples(ctx, a) + _poly_triples(c), "own" if iso(c) == ctx.city(a)["iso3"] else "other")
+    return Result(inside, loc_triples(ctx, a) + _poly_triples(c))
 
 
 def _s_pip(ctx, rng):
@@ -600,8 +600,7 @@ T("admin.admin1", "geo_entity",
 def _in_country(ctx, b):
     r = ctx.city(b["ids"]["a"])
     target = b["params"]["country_name"]
-    return Result(r["country_name"] == target, _admin_triples(ctx, b["ids"]["a"]),
-                  "own" if r["country_name"] == target else "other")
+    return Result(r["country_name"] == target, _admin_triples(ctx, b["ids"]["a"]))
 
 
 def _s_in_country(ctx, rng):
@@ -1664,7 +1663,7 @@ T("routing.arrival", "geo_datetime",
 def _passes(ctx, b):
     net, path, _, tr = _route(ctx, b)
     w = b["params"]["w"]
-    return Result(w in path, tr, "on" if w in path else "off")
+    return Result(w in path, tr)
 
 
 def _s_passes(ctx, rng):
