@@ -87,3 +87,48 @@ def test_published_run_says_data_not_seed_and_announces_the_unpack(tmp_path, cap
     head = cap.out.splitlines()[0]
     assert "seed" not in head and f"data {archive}" in head
     assert "unpacking" in cap.err and "MB" in cap.err
+
+
+@pytest.mark.parametrize("rubric, fmt", [("stark", "point"), ("cardinal", "direction"),
+                                         ("qstrbench", "relation_set")])
+@pytest.mark.parametrize("text", ["I don't know.", "I don\u2019t know", "I cannot determine the direction.",
+                                  "There is not enough information to tell."])
+def test_one_refusal_reader_for_every_rubric(rubric, fmt, text):
+    from stsim.answers import parse_answer
+    a = parse_answer(text, task_id="t", step=None, answer_format=fmt, rubric=rubric)
+    assert a.status == "refusal", (rubric, text, a.status, a.detail)
+
+
+def test_refusal_words_do_not_hide_an_answer():
+    from stsim.answers import parse_answer
+    a = parse_answer("I'm not sure, but north.", task_id="t", step=None, answer_format="direction",
+                     rubric="cardinal")
+    assert a.status == "ok" and a.value == "north"
+
+
+def test_baseline_variant_labels_only_the_families_it_ran_on(tmp_path):
+    out = tmp_path / "run"
+    assert main(["run", "stark-mini", "--solver", "baseline:ls", "--family", "stark.*.range", "--out", str(out),
+                 "--quiet"]) == 0
+    by_family = {}
+    for line in (out / "answers.jsonl").read_text().splitlines():
+        a = json.loads(line)
+        by_family.setdefault(a["task_id"].split("/")[1], set()).add(a["solver"])
+    assert by_family["stark.localization.range"] == {"baseline:ls"}
+    assert by_family["stark.tracking.range"] == {"baseline"}  # no ls variant: the default baseline ran
+
+
+def test_a_family_without_any_solver_answer_has_accuracy_na(capsys):
+    from stsim.records import Answer, Task
+    from stsim.scoring.report import format_table, legend
+    from stsim.scoring.score import score_answers, summarise
+    tasks = [Task(f"t/k/{i}", "stark.knowledge.poi", "q", {}, 1, "binary", [], {}) for i in range(3)]
+    answers = [Answer(t.id, None, "no_estimate", detail="needs world knowledge") for t in tasks]
+    fams = summarise(score_answers(tasks, answers))
+    assert fams["stark.knowledge.poi"]["accuracy"] is None
+    table = format_table(fams)
+    assert "n/a" in table.splitlines()[1] and "0.0000" not in table.splitlines()[1].split()[2]
+    assert "accuracy n/a" in legend(fams)
+    # one wrong answer among them: a real 0.0
+    answers[0] = Answer(tasks[0].id, None, "ok", value=0)
+    assert summarise(score_answers(tasks, answers))["stark.knowledge.poi"]["accuracy"] == 0.0
