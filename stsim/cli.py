@@ -500,13 +500,15 @@ def _qstr_breakdown(tasks, answers) -> tuple[dict, str]:
         return {}, ""
     from .qstr.scoring import score_replies, summarise_scores
     rows = summarise_scores(score_replies(qt, replies))
-    lines = [f"\n{'calculus/question':<20} {'n':>5} {'acc':>7} {'TP':>6} {'FP':>6} {'FN':>6} "
+    lines = [f"\n{'calculus/question':<20} {'n':>5} {'acc':>7} {'unans.':>6} {'TP':>6} {'FP':>6} {'FN':>6} "
              f"{'invalid':>7} {'guess':>9}"]
     for key, r in rows.items():
-        lines.append(f"{key:<20} {r['n']:>5} {r['accuracy']:>7.4f} {r['tp']:>6} {r['fp']:>6} {r['fn']:>6} "
-                     f"{r['invalid_names']:>7} {r['guess_rate']:>9.2e}")
-    lines.append("(TP/FP/FN: relations correctly given / wrongly given / missed; invalid: names that are "
-                 "not relations of the calculus; guess: chance of the exact set by uniform guessing)")
+        lines.append(f"{key:<20} {r['n']:>5} {r['accuracy']:>7.4f} {r['unanswered']:>6} {r['tp']:>6} {r['fp']:>6} "
+                     f"{r['fn']:>6} {r['invalid_names']:>7} {r['guess_rate']:>9.2e}")
+    lines.append("(unans.: questions with no reply or no answer in it, wrong in 'acc' and left out of TP/FP/FN; "
+                 "TP/FP/FN: relations correctly given / wrongly given / missed in the answered questions; "
+                 "invalid: names that are not relations of the calculus; guess: chance of the exact set by "
+                 "uniform guessing)")
     return {"qstr": rows}, "\n".join(lines)
 
 

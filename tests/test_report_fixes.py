@@ -132,3 +132,12 @@ def test_a_family_without_any_solver_answer_has_accuracy_na(capsys):
     # one wrong answer among them: a real 0.0
     answers[0] = Answer(tasks[0].id, None, "ok", value=0)
     assert summarise(score_answers(tasks, answers))["stark.knowledge.poi"]["accuracy"] == 0.0
+
+
+def test_zero_error_on_spatial_impute_is_explained():
+    from stsim.scoring.report import legend
+    fams = {"stark.field.spatial_impute": {"n": 50, "failures": 0, "trimmed_rmse": 0.0, "rmse": 0.0,
+                                           "median_error": 0.0, "metric": "rmspe"}}
+    note = legend(fams)
+    assert "inverse-distance weighting" in note and "does not leak" in note
+    assert "spatial_impute" not in legend({"stark.localization.range": {"n": 1, "failures": 0}})

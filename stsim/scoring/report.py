@@ -120,6 +120,10 @@ def legend(families: dict[str, dict[str, Any]]) -> str:
     if any(f.endswith("event_xyt") for f in numeric):
         notes.append("event_xyt families answer [x, y, t0]; our error is the Euclidean norm of "
                      "(dx km, dy km, dt s or min) together, so it mixes units.")
+    if "stark.field.spatial_impute" in numeric:
+        notes.append("stark.field.spatial_impute: STARK's prompt states the rule (inverse-distance weighting of "
+                     "the shown readings) and its gold follows that rule, so a solver applying it scores 0 "
+                     "(Table 3: o3, 0.000); the gold is computed from the inputs, it does not leak into them.")
     if any("stark_n" in families[f] for f in numeric):
         notes.append("'STARK trim' is STARK's own convention (its released distance.py/main.py): per item the "
                      "root mean square over the coordinates (a 2-D point: Euclidean error / sqrt 2), one value per "
