@@ -141,3 +141,20 @@ def test_zero_error_on_spatial_impute_is_explained():
     note = legend(fams)
     assert "inverse-distance weighting" in note and "does not leak" in note
     assert "spatial_impute" not in legend({"stark.localization.range": {"n": 1, "failures": 0}})
+
+
+def test_field_columns_say_what_they_measure_and_trims_are_named():
+    from stsim.scoring.compare import format_comparison
+    from stsim.scoring.report import format_table, legend
+    fams = {"stark.field.temporal_impute": {"n": 2, "failures": 0, "trimmed_rmse": 0.1, "rmse": 0.1,
+                                            "median_error": 0.1, "metric": "rmspe"},
+            "stark.localization.range": {"n": 2, "failures": 0, "trimmed_rmse": 0.2, "rmse": 0.2,
+                                         "median_error": 0.2}}
+    table = format_table(fams)
+    head, field, point = table.splitlines()[:3]
+    assert "trim.RMSE" not in head and "trim.err" in head and "measure" in head
+    assert field.split()[2] == "rel.L2" and point.split()[2] == "eucl"
+    assert "rel.L2 = ||pred - gold|| / ||gold||" in legend(fams)
+    rows = {"f": {"kind": "numeric", "n_a": 1, "n_b": 1, "failures_a": 0, "failures_b": 0,
+                  "trimmed_rmse_a": 1.0, "trimmed_rmse_b": 1.0, "relative_change": 0.0, "ci95": None}}
+    assert "RMSE t25% A" in format_comparison(rows, 0.25)
