@@ -183,6 +183,23 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--trim", type=_trim_fraction, default=0.25, help="fraction trimmed each side (STARK §4.4: 0.25)")
     c.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
+    fi = sub.add_parser("fidelity", help="compare a generated suite's tasks with the released ones, "
+                        "feature by feature (two-sample KS, Benjamini-Hochberg)",
+                        description="Generate N tasks per family of SUITE, load the released counterparts "
+                        "from --data, and compare per-task features (sensor geometry, gold position, noise, "
+                        "readings per step, trajectory shape, feasible region, emission times) with "
+                        "two-sample Kolmogorov-Smirnov tests; a feature is flagged (*) when its "
+                        "Benjamini-Hochberg adjusted p is below --alpha. Exit 1 when any feature is "
+                        "flagged. See docs/stark-tier1.md, 'Fidelity report'.")
+    fi.add_argument("suite", help="a generated suite with released counterparts (stark-tier1, quickstart)")
+    fi.add_argument("--data", type=Path, required=True, help="released data: folder or data_final.tar.gz")
+    fi.add_argument("--n", type=_int_at_least(2), default=200, metavar="N",
+                    help="generated tasks per family (default 200)")
+    fi.add_argument("--seed", type=_int_at_least(0), default=0, help="suite seed (default 0)")
+    fi.add_argument("--family", default=None, metavar="GLOB", help="only families matching this pattern")
+    fi.add_argument("--alpha", type=float, default=0.05, help="flag when the BH-adjusted p < ALPHA (default 0.05)")
+    fi.add_argument("--json", action="store_true", help="print JSON instead of tables")
+
     sb = sub.add_parser("sandbox", help="run a model-written solver() program in the sandbox")
     sbs = sb.add_subparsers(dest="sandbox_command", metavar="ACTION")
     sbs.required = True
@@ -556,6 +573,16 @@ def _cmd_audit(args) -> int:
     return 1 if bad else 0
 
 
+def _cmd_fidelity(args) -> int:
+    from .benchmarks.fidelity import fidelity_report, format_report
+    if not 0 < args.alpha < 1:  # also false for NaN
+        raise CLIError(f"--alpha must be in (0, 1), got {args.alpha}")
+    rep = fidelity_report(args.suite, args.data, n=args.n, seed=args.seed, only=args.family,
+                          alpha=args.alpha)
+    print(json.dumps(rep, indent=1) if args.json else format_report(rep))
+    return 1 if rep["flagged"] else 0
+
+
 def _cmd_calculus(args) -> int:
     from .qstr import all_calculi, get_calculus
     from .qstr.calculus import CalculusError
@@ -638,7 +665,8 @@ def _calculus_witness(name: str, relations: list[str]) -> int:
 
 
 COMMANDS = {"calculus": _cmd_calculus, "list": _cmd_list, "run": _cmd_run, "generate": _cmd_generate,
-            "score": _cmd_score, "audit": _cmd_audit, "sandbox": _cmd_sandbox, "compare": _cmd_compare}
+            "score": _cmd_score, "audit": _cmd_audit, "sandbox": _cmd_sandbox, "compare": _cmd_compare,
+            "fidelity": _cmd_fidelity}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
