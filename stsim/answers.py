@@ -39,7 +39,7 @@ _INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
 _TYPO = str.maketrans({**{c: " " for c in _SPACES}, **{c: None for c in _INVISIBLE},
                        **{chr(0xFF10 + i): str(i) for i in range(10)},  # full-width digits
                        "\uff0e": ".", "\uff0c": ",", "\uff3b": "[", "\uff3d": "]", "\uff08": "(",
-                       "\uff09": ")", "\uff0b": "+", "\u3001": ",", "\u2024": ".", "\u00d7": "\u00d7"})
+                       "\uff09": ")", "\uff0b": "+", "\u3001": ",", "\u2024": "."})
 _SUPERSCRIPT = str.maketrans("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u207b\u207a",
                              "0123456789-+")
 _MANTISSA = r"(?P<m>[-+]?(?:\d+(?:\.\d*)?|\.\d+))"

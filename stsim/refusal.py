@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 
-_DECLINE = (r"I\s+(?:cannot|can't|can not|am unable to|won't|will not)|unable to (?:determine|answer|comply)"
+_DECLINE = (r"I\s+(?:cannot|can't|can not|am unable to|won't|will not|do not know|don't know|have no idea"
+            r"|am not (?:sure|able to))|I'm (?:not sure|unable to)|unable to (?:determine|answer|comply|tell)"
+            r"|(?:cannot|can't) be determined|not enough information|insufficient information"
             r"|as an ai|I'm sorry, but|I refuse")
 _PREMISE = (r"false premise|(?:the |this |its |your )?premise (?:is|seems|appears|looks) (?:to be )?"
             r"(?:false|incorrect|wrong|invalid|mistaken|not true)"
@@ -24,13 +26,14 @@ _PREMISE_ONLY = re.compile(rf"\b(?:{_PREMISE})\b", re.IGNORECASE)
 
 
 def looks_like_refusal(text: str) -> bool:
-    """True if ``text`` declines to answer or rejects the question's premise (any case)."""
-    return bool(_REFUSAL.search(text))
+    """True if ``text`` declines to answer, says it does not know, or rejects the question's
+    premise (any case; a typographic apostrophe U+2019 counts as an apostrophe)."""
+    return bool(_REFUSAL.search(text.replace("\u2019", "'")))
 
 
 def rejects_premise(text: str) -> bool:
     """True if ``text`` says the premise is false (a subset of :func:`looks_like_refusal`)."""
-    return bool(_PREMISE_ONLY.search(text))
+    return bool(_PREMISE_ONLY.search(text.replace("\u2019", "'")))
 
 
 #: The gold answer of every false-premise question (seed 003 §3.4): the question must be rejected.
