@@ -120,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--trim", type=_trim_fraction, default=0.10, help="trim fraction each side (default 0.10)")
     r.add_argument("--workers", type=_int_at_least(1), default=1, help="solver processes (default 1)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--context", choices=("none", "triples-raw", "triples-json", "triples-prose"), default="none",
+                   help="geoqa evaluation condition: the gold triples before each question as N-Triples, "
+                        "JSON or prose (default none; docs/geoqa.md)")
     r.add_argument("--sandbox", choices=("fresh", "zygote"), default="fresh",
                    help="for code: and openai --mode ci: a fresh sandbox per program (default), or "
                         "reused pre-imported zygote sandboxes (much faster; jobs share a sandbox one "
@@ -144,6 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(g)
     g.add_argument("--data", type=Path, default=None, help="data folder or archive for data suites")
     g.add_argument("-o", "--out", default="-", help="output file (default: standard output)")
+    g.add_argument("--context", choices=("none", "triples-raw", "triples-json", "triples-prose"), default="none",
+                   help="geoqa evaluation condition (as for run)")
     g.add_argument("--prompts-only", action="store_true",
                    help="write only what a model is shown (id, family, prompt, answer format, step "
                         "prompts): no gold answers, inputs or metadata; score replies against the full file")
@@ -333,6 +338,14 @@ def _cmd_list(args) -> int:
     return 0
 
 
+def _context(mode: str):
+    """The task transform of ``--context MODE`` (None for ``none``)."""
+    if mode == "none":
+        return None
+    from .generators.geoqa_conditions import with_context
+    return lambda t: with_context(t, mode)
+
+
 def _cmd_run(args) -> int:
     from .scoring.report import format_table, legend
     from .benchmarks.runner import run
@@ -349,7 +362,7 @@ def _cmd_run(args) -> int:
         options["sandbox_reuse"] = args.sandbox == "zygote"
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
-                  only=args.family, solver_options=options or None)
+                  only=args.family, solver_options=options or None, transform=_context(args.context))
     seed = f"seed {summary['seed']}" if summary.get("data") is None else f"data {summary['data']}"
     print(f"suite {summary['suite']}  solver {summary['solver']}  {seed}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
@@ -409,6 +422,8 @@ def _cmd_generate(args) -> int:
         raise CLIError("--n must be at least 1")
     suite = get_suite(args.suite)
     tasks = suite.tasks(n=args.n, seed=args.seed, data=args.data, only=args.family)
+    if _context(args.context) is not None:
+        tasks = map(_context(args.context), tasks)
     fh = sys.stdout if args.out == "-" else _open_output(Path(args.out))
     count = 0
     try:

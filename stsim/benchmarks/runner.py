@@ -26,7 +26,7 @@ import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from tqdm import tqdm
 
@@ -123,7 +123,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         out_dir: str | Path | None = None, data: str | Path | None = None,
         max_steps: int | None = -1, trim: float = 0.10, workers: int = 1,
         progress: bool = True, only: str | None = None,
-        solver_options: dict[str, Any] | None = None) -> dict[str, Any]:
+        solver_options: dict[str, Any] | None = None,
+        transform: Callable[[Task], Task] | None = None) -> dict[str, Any]:
     """Generate (or load), solve, score and summarise a suite; return the summary dict.
 
     Args:
@@ -132,6 +133,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         only: run only the families matching this glob pattern.
         solver_options: run-level solver settings (e.g. ``base_url``, ``mode``); ``out_dir`` and
             ``max_steps`` are added.
+        transform: applied to every task before it is written and solved (an evaluation
+            condition, e.g. geoqa's ``--context``).
     Raises:
         SuiteError / SolverError: unknown suite or solver, a data suite without data or with
             bad data, or a family filter matching nothing.
@@ -165,6 +168,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     # the first task is made before the run folder: a missing or bad --data, or a --family
     # matching nothing, fails here and leaves nothing behind
     pending = suite.tasks(n=n, seed=seed, data=data, only=only)
+    if transform is not None:
+        pending = map(transform, pending)
     first = next(pending, None)
     if first is None:
         what = f"matches --family {only!r}" if only is not None else "was found"
