@@ -46,6 +46,7 @@ def make_prompt(tid: str, inst, k: int) -> str:
 def _make(tid: str):
     def make(rng, cfg: dict[str, Any], index: int) -> TaskBody:
         from ..geoqa.executor import instance
+        from ..geoqa.strata import stratum
         t = _templates()[tid]
         inst = instance(tid, index)
         k = int(rng.integers(len(t.paraphrases)))
@@ -53,7 +54,7 @@ def _make(tid: str):
                     for role, eid in inst.binding.get("ids", {}).items()}
         inputs = {"template": tid, "sfid": t.sfid, "subtemplate": inst.subtemplate, "paraphrase": k,
                   "question": inst.question(t, k), "binding": inst.binding, "entities": entities,
-                  "triples": inst.triples}
+                  "triples": inst.triples, "stratum": stratum(inst.binding)}
         meta = {"answer_spec": inst.spec, "sfid": t.sfid, "template": tid, "subtemplate": inst.subtemplate}
         return TaskBody(prompt=make_prompt(tid, inst, k), inputs=inputs, answer=inst.gold, meta=meta)
     return make

@@ -31,6 +31,7 @@ def _make(tid: str):
     def make(rng, cfg: dict[str, Any], index: int) -> TaskBody:
         from ..geoqa.executor import load_templates
         from ..geoqa.premise import FORMAT, false_instance
+        from ..geoqa.strata import stratum
         t = load_templates()[tid]
         fi = false_instance(tid, index)
         k = int(rng.integers(len(t.paraphrases)))
@@ -39,7 +40,7 @@ def _make(tid: str):
         inputs = {"template": tid, "sfid": t.sfid, "subtemplate": fi.subtemplate, "paraphrase": k,
                   "question": fi.question(t, k), "binding": fi.binding, "entities": entities,
                   "triples": fi.triples, "premise": "false", "perturbation": fi.kind,
-                  "base_index": fi.base_index}
+                  "base_index": fi.base_index, "stratum": stratum(fi.binding)}
         meta = {"answer_spec": {}, "sfid": t.sfid, "template": tid, "subtemplate": fi.subtemplate,
                 "premise": "false", "answer_type": t.answer_format}
         body = TaskBody(prompt=make_prompt(tid, fi, k), inputs=inputs, answer=REJECT, meta=meta)

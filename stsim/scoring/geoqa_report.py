@@ -42,6 +42,8 @@ def geoqa_table(tasks: list[Task], answers: list[Answer]) -> dict[str, Any]:
     out["overall"] = stats(overall) if overall else None
     from .geoqa_premise import premise_table
     out["premise"] = premise_table(tasks, answers)
+    from .geoqa_strata import strata_table
+    out["strata"] = strata_table(tasks, scores)
     out["n_tasks"] = len(tasks)
     return out
 
@@ -67,6 +69,9 @@ def format_geoqa_table(result: dict[str, Any]) -> str:
     from .geoqa_premise import format_premise
     if result.get("premise"):
         lines.append(format_premise(result["premise"]))
+    from .geoqa_strata import format_strata
+    if result.get("strata"):
+        lines.append(format_strata(result["strata"]))
     lines.append("EM, NE, Cov, EM_cov in % (seed 003 §4): EM exact match under each format's tolerance, "
                  "NE normalised error (0 best; 1 for refusals and format errors), Cov share of parseable "
                  "answers, EM_cov = EM / Cov. Tolerances: docs/answer-formats.md.")
