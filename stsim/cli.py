@@ -123,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--context", choices=("none", "triples-raw", "triples-json", "triples-prose"), default="none",
                    help="geoqa evaluation condition: the gold triples before each question as N-Triples, "
                         "JSON or prose (default none; docs/geoqa.md)")
+    r.add_argument("--language", default="en", metavar="CODE",
+                   help="geoqa questions in this language (default en; codes: docs/geoqa.md)")
     r.add_argument("--sandbox", choices=("fresh", "zygote"), default="fresh",
                    help="for code: and openai --mode ci: a fresh sandbox per program (default), or "
                         "reused pre-imported zygote sandboxes (much faster; jobs share a sandbox one "
@@ -149,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("-o", "--out", default="-", help="output file (default: standard output)")
     g.add_argument("--context", choices=("none", "triples-raw", "triples-json", "triples-prose"), default="none",
                    help="geoqa evaluation condition (as for run)")
+    g.add_argument("--language", default="en", metavar="CODE",
+                   help="geoqa questions in this language, or 'all' (each task once per language); "
+                        "default en; codes: docs/geoqa.md")
     g.add_argument("--prompts-only", action="store_true",
                    help="write only what a model is shown (id, family, prompt, answer format, step "
                         "prompts): no gold answers, inputs or metadata; score replies against the full file")
@@ -338,12 +343,17 @@ def _cmd_list(args) -> int:
     return 0
 
 
-def _context(mode: str):
-    """The task transform of ``--context MODE`` (None for ``none``)."""
-    if mode == "none":
+def _context(mode: str, language: str = "en"):
+    """The task transform of ``--context MODE`` and ``--language CODE`` (None when neither
+    changes anything).  CLIError on an unknown language."""
+    from .geoqa.languages import LANGUAGES
+    if language not in LANGUAGES:
+        raise CLIError(f"--language {language!r}: unknown; known: {', '.join(LANGUAGES)} (or 'all' for generate)")
+    if mode == "none" and language == "en":
         return None
     from .generators.geoqa_conditions import with_context
-    return lambda t: with_context(t, mode)
+    from .generators.geoqa_languages import with_language
+    return lambda t: with_context(with_language(t, language), mode)
 
 
 def _cmd_run(args) -> int:
@@ -362,7 +372,7 @@ def _cmd_run(args) -> int:
         options["sandbox_reuse"] = args.sandbox == "zygote"
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
-                  only=args.family, solver_options=options or None, transform=_context(args.context))
+                  only=args.family, solver_options=options or None, transform=_context(args.context, args.language))
     seed = f"seed {summary['seed']}" if summary.get("data") is None else f"data {summary['data']}"
     print(f"suite {summary['suite']}  solver {summary['solver']}  {seed}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
@@ -421,9 +431,16 @@ def _cmd_generate(args) -> int:
     if args.n is not None and args.n < 1:
         raise CLIError("--n must be at least 1")
     suite = get_suite(args.suite)
+    langs = None
+    if args.language == "all":
+        from .geoqa.languages import LANGUAGES
+        langs = list(LANGUAGES)
+    transforms = [_context(args.context, lang) for lang in (langs or [args.language])]
     tasks = suite.tasks(n=args.n, seed=args.seed, data=args.data, only=args.family)
-    if _context(args.context) is not None:
-        tasks = map(_context(args.context), tasks)
+    if langs is not None:  # every task once per language, languages together per task
+        tasks = (f(t) if f is not None else t for t in tasks for f in transforms)
+    elif transforms[0] is not None:
+        tasks = map(transforms[0], tasks)
     fh = sys.stdout if args.out == "-" else _open_output(Path(args.out))
     count = 0
     try:
