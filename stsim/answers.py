@@ -17,6 +17,7 @@ is an :class:`~stsim.records.Answer` with status ``format_failure`` (or ``refusa
 from __future__ import annotations
 
 import math
+import json
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -262,12 +263,27 @@ def qstrbench_rubric(text: str) -> str | None:
     return "; ".join(names) if names else None
 
 
+def _json_abstains(text: str) -> bool:
+    """Whether ``text`` is a structured-output object whose ``answer`` is null (an abstention;
+    its ``note`` is then read by the refusal reader)."""
+    t = text.strip()
+    if not t.startswith("{"):
+        return False
+    try:
+        obj = json.loads(t)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and "answer" in obj and obj["answer"] is None
+
+
 def _geoqa_rubric(text: str) -> str | None:
     """:func:`~stsim.answers_geo.geoqa_rubric`, except that a whole one-line reply that reads
     as a refusal ("I cannot determine that.") is no answer, so it counts as a refusal; numbers
     are spelled in ASCII (:func:`normalise_typography`: a Unicode minus stays a minus)."""
     body = geoqa_rubric(text)
     if body is not None and body == text.strip() and looks_like_refusal(text):
+        return None
+    if _json_abstains(text):  # structured output {"answer": null, "note": ...}: no answer
         return None
     return None if body is None else normalise_typography(body)
 

@@ -141,6 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--max-tokens", type=int, default=None)
     m.add_argument("--request-timeout", type=float, default=120.0, metavar="S")
     m.add_argument("--max-turns", type=int, default=5, help="model replies per answer in CI mode")
+    m.add_argument("--structured", action="store_true",
+                   help="send each task's answer JSON Schema as response_format (structured output; "
+                        "geoqa tasks, direct-answer mode)")
     m.add_argument("--cache", type=Path, default=None, metavar="FILE",
                    help="response cache JSONL (default OUT/llm_cache.jsonl); rerun to resume")
 
@@ -367,7 +370,7 @@ def _cmd_run(args) -> int:
         options.update(base_url=args.base_url, mode=args.mode, api_key_env=args.api_key_env,
                        temperature=args.temperature, seed=args.model_seed, max_tokens=args.max_tokens,
                        timeout_s=args.request_timeout, max_turns=args.max_turns, cache=args.cache,
-                       concurrency=max(1, args.workers))
+                       concurrency=max(1, args.workers), structured=args.structured)
     if args.solver.startswith(("openai", "code")):
         options["sandbox_reuse"] = args.sandbox == "zygote"
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,

@@ -47,3 +47,62 @@ def test_live_run_triples_prose(tmp_path):
     assert (p["n_answerable"], p["frr"]) == (4, 0.25)
     written = [json.loads(x) for x in (out / "tasks.jsonl").read_text().splitlines()]
     assert all(t["inputs"]["context"] == "triples-prose" for t in written)
+
+
+def test_live_run_structured_output(tmp_path):
+    """--structured sends each task's JSON Schema as response_format (the false-premise tasks get
+    their template's own answer type); JSON replies -- right, wrong, abstain with a note, and
+    for false premises three rejecting notes and one answer -- give the same hand-derived
+    EM / NE / Cov / FRR / NRR as the free-text mix."""
+    import jsonschema
+    from stsim.geoqa.schema import json_value
+    tasks = list(get_suite("geoqa-small").tasks(n=4, seed=0, only=FAMILY))
+    by_prompt = {t.prompt: t for t in tasks}
+    schemas = {json.dumps(t.meta["answer_schema"], sort_keys=True) for t in tasks}
+    assert len(schemas) == 1  # true and false premise: one schema (a string name)
+
+    def reply(task) -> str:
+        i = int(task.id.rsplit("/", 1)[1])
+        if task.inputs.get("premise") == "false":
+            obj = [{"answer": None, "note": "I cannot answer this."},
+                   {"answer": None, "note": "The premise is false: the city has no such place."},
+                   {"answer": None, "note": "That kind of place does not exist there."},
+                   {"answer": "Cafe 1", "note": ""}][i]
+        else:
+            gold = json_value(task.answer_format, task.answer)
+            obj = [{"answer": gold, "note": ""}, {"answer": "Nowhere Plaza", "note": ""},
+                   {"answer": None, "note": "I don't know."}, {"answer": gold, "note": "sure"}][i]
+        jsonschema.validate(obj, task.meta["answer_schema"])
+        return json.dumps(obj, ensure_ascii=False)
+
+    def script(body, n):
+        rf = body["response_format"]
+        assert rf["type"] == "json_schema" and rf["json_schema"]["strict"] is True
+        task = by_prompt[body["messages"][-1]["content"]]
+        assert rf["json_schema"]["schema"] == task.meta["answer_schema"]
+        return 200, reply(task)
+    out = tmp_path / "run"
+    with FakeChatServer(script) as srv:
+        assert main(["run", "geoqa-small", "--solver", "openai:fake-model", "--base-url", srv.url, "--structured",
+                     "--family", FAMILY, "--n", "4", "--out", str(out), "--quiet"]) == 0
+        assert len(srv.requests) == 8
+    rep = json.loads((out / "geoqa_report.json").read_text())
+    o, p = rep["overall"], rep["premise"]
+    assert (o["n"], o["em"], o["ne"], o["coverage"]) == (4, 0.5, 0.5, 0.75)
+    assert (p["nrr"], p["frr"]) == (0.75, 0.25)
+
+
+def test_schemas_accept_every_gold():
+    """For the first questions of every template: the gold as JSON validates against the task's
+    schema and the rubric reads it back to EM 1."""
+    import jsonschema
+    from stsim.answers import parse_answer
+    from stsim.geoqa.schema import json_value
+    from stsim.scoring.score import score_answers
+    for t in get_suite("geoqa-mini").tasks(n=1, seed=0):
+        obj = {"answer": json_value(t.answer_format, t.answer), "note": ""}
+        jsonschema.validate(obj, t.meta["answer_schema"])
+        a = parse_answer(json.dumps(obj), task_id=t.id, step=None, answer_format=t.answer_format,
+                         rubric="geoqa", spec=t.meta.get("answer_spec"))
+        (s,) = score_answers([t], [a])
+        assert s.status == "ok" and s.correct == 1, (t.family, obj, a.detail)

@@ -55,7 +55,9 @@ def _make(tid: str):
         inputs = {"template": tid, "sfid": t.sfid, "subtemplate": inst.subtemplate, "paraphrase": k,
                   "question": inst.question(t, k), "binding": inst.binding, "entities": entities,
                   "triples": inst.triples, "stratum": stratum(inst.binding)}
-        meta = {"answer_spec": inst.spec, "sfid": t.sfid, "template": tid, "subtemplate": inst.subtemplate}
+        from ..geoqa.schema import answer_schema
+        meta = {"answer_spec": inst.spec, "sfid": t.sfid, "template": tid, "subtemplate": inst.subtemplate,
+                "answer_schema": answer_schema(t.answer_format, inst.spec)}
         return TaskBody(prompt=make_prompt(tid, inst, k), inputs=inputs, answer=inst.gold, meta=meta)
     return make
 

@@ -41,8 +41,12 @@ def _make(tid: str):
                   "question": fi.question(t, k), "binding": fi.binding, "entities": entities,
                   "triples": fi.triples, "premise": "false", "perturbation": fi.kind,
                   "base_index": fi.base_index, "stratum": stratum(fi.binding)}
+        from ..geoqa.executor import instance
+        from ..geoqa.schema import answer_schema
+        # the schema of the template's own answer type: it must not give the premise away
         meta = {"answer_spec": {}, "sfid": t.sfid, "template": tid, "subtemplate": fi.subtemplate,
-                "premise": "false", "answer_type": t.answer_format}
+                "premise": "false", "answer_type": t.answer_format,
+                "answer_schema": answer_schema(t.answer_format, instance(tid, fi.base_index).spec)}
         body = TaskBody(prompt=make_prompt(tid, fi, k), inputs=inputs, answer=REJECT, meta=meta)
         assert FORMAT == "geo_rejection"
         return body

@@ -167,14 +167,15 @@ class ChatClient:
             self._trans_w = JsonlWriter(transcript_path, mode="a")
 
     # -- public -------------------------------------------------------------------------
-    def complete(self, messages: list[dict[str, str]]) -> ChatReply:
-        """The assistant's reply to ``messages`` (from the cache when already paid for).
+    def complete(self, messages: list[dict[str, str]], extra: dict[str, Any] | None = None) -> ChatReply:
+        """The assistant's reply to ``messages`` (from the cache when already paid for);
+        ``extra`` request fields (e.g. ``response_format``) are sent and keyed in the cache.
 
         Raises:
             ChatError: a non-retryable HTTP status, or every attempt failed.
         """
         cfg = self.config
-        key = cache_key(cfg.model, cfg.params(), messages)
+        key = cache_key(cfg.model, {**cfg.params(), **(extra or {})}, messages)
         with self._lock:
             hit = self._cache.get(key)
         if hit is not None:
@@ -182,7 +183,7 @@ class ChatClient:
                        "outcome": hit.get("outcome", "ok")})
             return ChatReply(hit["text"], hit.get("usage", {}), True, 0.0, key,
                              hit.get("outcome", "ok"), hit.get("detail"))
-        body = {"model": cfg.model, "messages": messages, **cfg.params()}
+        body = {"model": cfg.model, "messages": messages, **cfg.params(), **(extra or {})}
         last, retry_after = "no attempt", None
         for attempt in range(cfg.max_retries + 1):
             if attempt:

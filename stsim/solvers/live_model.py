@@ -88,11 +88,12 @@ class OpenAISolver:
     threaded = True  # waits on the network: the runner solves tasks in threads
 
     def __init__(self, client: ChatClient, mode: str = "da", max_turns: int = 5,
-                 max_steps: int | None = 10, sandbox: Sandbox | None = None) -> None:
+                 max_steps: int | None = 10, sandbox: Sandbox | None = None, structured: bool = False) -> None:
         if mode not in MODES:
             raise SolverError(f"unknown mode {mode!r}; known: {', '.join(MODES)}")
         self.client, self.mode, self.max_turns, self.max_steps = client, mode, max_turns, max_steps
         self._sandbox = sandbox
+        self.structured = structured
         self.name = f"openai:{client.config.model}" + (":ci" if mode == "ci" else "")
 
     @property
@@ -107,11 +108,11 @@ class OpenAISolver:
         if self._sandbox is not None:
             self._sandbox.close()
 
-    def _turn(self, messages: list[dict[str, str]]) -> ChatReply:
+    def _turn(self, messages: list[dict[str, str]], extra: dict[str, Any] | None = None) -> ChatReply:
         """Get the final reply for the last user turn (running CI code as the model asks); a
         refusal, an empty or a tool-call-only reply ends the turn at once."""
         for _ in range(self.max_turns if self.mode == "ci" else 1):
-            got = self.client.complete(messages)
+            got = self.client.complete(messages, extra) if extra else self.client.complete(messages)
             reply = got.text
             messages.append({"role": "assistant", "content": reply})
             if got.outcome != "ok" or self.mode == "da" or _RESULTS.search(reply):
@@ -150,8 +151,13 @@ class OpenAISolver:
         messages = [{"role": "system", "content": MODES[self.mode]}]
         if not task.steps:
             messages.append({"role": "user", "content": task.prompt})
+            extra = None
+            if self.structured and self.mode == "da" and task.meta.get("answer_schema"):
+                # OpenAI-compatible structured output: the JSON Schema of the task's answer type
+                extra = {"response_format": {"type": "json_schema", "json_schema": {
+                    "name": "answer", "strict": True, "schema": task.meta["answer_schema"]}}}
             try:
-                return [self._answer(task, None, self._turn(messages))]
+                return [self._answer(task, None, self._turn(messages, extra))]
             except EndpointUnreachable:
                 raise
             except ChatError as exc:
@@ -179,7 +185,8 @@ def _openai_factory(arg: str | None, *, base_url: str | None = None, mode: str =
                     temperature: float | None = 0.0, seed: int | None = 0, max_tokens: int | None = None,
                     timeout_s: float = 120.0, max_retries: int = 5, concurrency: int = 4,
                     api_key_env: str = "OPENAI_API_KEY", max_steps: int | None = 10,
-                    max_turns: int = 5, sandbox_reuse: bool = False, **_: Any) -> OpenAISolver:
+                    max_turns: int = 5, sandbox_reuse: bool = False, structured: bool = False,
+                    **_: Any) -> OpenAISolver:
     if not arg:
         raise SolverError("--solver openai:MODEL needs a model name")
     why = needs_api_key(base_url or ChatConfig.base_url, api_key_env)
@@ -193,7 +200,7 @@ def _openai_factory(arg: str | None, *, base_url: str | None = None, mode: str =
     transcript = out / "transcript.jsonl" if out else None
     sandbox = Sandbox(Limits(), reuse=True, warm=max(1, concurrency)) if sandbox_reuse and mode == "ci" else None
     return OpenAISolver(ChatClient(cfg, cache_path, transcript), mode=mode, max_turns=max_turns,
-                        max_steps=max_steps, sandbox=sandbox)
+                        max_steps=max_steps, sandbox=sandbox, structured=structured)
 
 
 register_solver("openai", _openai_factory)
