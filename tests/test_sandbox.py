@@ -26,7 +26,8 @@ def _sandbox_processes() -> list[int]:
             cmd = Path(d, "cmdline").read_bytes()
         except OSError:
             continue
-        if (b"stsim-sandbox/harness.py" in cmd or b"sandbox_harness.py" in cmd) and b"--serve" not in cmd:
+        if (b"stsim-sandbox/harness.py" in cmd or b"sandbox_harness.py" in cmd) and b"--serve" not in cmd \
+                and f"--stsim-host={os.getpid()}".encode() in cmd:  # ours, not another checkout's
             found.append(int(d.rsplit("/", 1)[1]))
     return found
 
@@ -39,8 +40,9 @@ def _zygote_processes(sandbox) -> int:
 
 def _leftovers() -> set[str]:
     procs = {f"pid {p}" for p in _sandbox_processes()}
-    return procs | set(glob.glob(os.path.join(tempfile.gettempdir(), "stsim-sandbox-*"))) \
-        | set(glob.glob("/sys/fs/cgroup/pids/stsim-*"))
+    me = os.getpid()  # other checkouts on this machine may be running their sandboxes now
+    return procs | set(glob.glob(os.path.join(tempfile.gettempdir(), f"stsim-sandbox-{me}-*"))) \
+        | set(glob.glob(f"/sys/fs/cgroup/pids/stsim-{me}-*"))
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -93,7 +95,7 @@ GUARDED = [
     ("read the checkout", prog(f"return len(open({str(REPO / 'pyproject.toml')!r}).read())"), "forbidden", "reading"),
     ("import not allowed", "import os\n" + prog("return 1"), "forbidden", "'os'"),
     ("memory bomb", prog("return bytearray(4 * 1024 ** 3)"), "memory", "MemoryError"),
-    ("memory creep", prog("import numpy as np\nkeep = []\nwhile True:\n    keep.append(np.ones(10 ** 7))"),
+    ("memory creep", prog("import numpy as np\nkeep = []\nwhile True:\n    keep.append(np.ones(4 * 10 ** 7))"),
      "memory", "MemoryError"),
     ("infinite loop", prog("while True:\n    pass"), "timeout", "time limit"),  # CPU or wall, by load
     ("deep recursion", "def f(n):\n    return f(n + 1)\n" + prog("return f(0)"), "crashed", "RecursionError"),

