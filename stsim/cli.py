@@ -107,6 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="for code: and openai --mode ci: a fresh sandbox per program (default), or "
                         "reused pre-imported zygote sandboxes (much faster; jobs share a sandbox one "
                         "after another, with every leftover process killed and /tmp emptied in between)")
+    r.add_argument("--isolation", choices=("bwrap", "process"), default="bwrap",
+                   help="for code: and openai --mode ci: namespace isolation with bubblewrap (default; "
+                        "refuses to start where it is unavailable), or the explicit, weaker process "
+                        "mode (recorded in answers.jsonl, summary.json and the report)")
     m = r.add_argument_group("live models (--solver openai:MODEL)")
     m.add_argument("--base-url", default=None, metavar="URL",
                    help="OpenAI-compatible endpoint root (default https://api.openai.com/v1)")
@@ -171,7 +175,9 @@ def build_parser() -> argparse.ArgumentParser:
     sr.add_argument("--args", default=None, metavar="JSON",
                     help='call arguments, a JSON file or inline JSON: {"inputs": ...} for solver(inputs) '
                          'or {"readings", "coordinate", "timestamp"} for solver(readings, coordinate, timestamp)')
-    sr.add_argument("--isolation", choices=("auto", "bwrap", "process"), default="auto")
+    sr.add_argument("--isolation", choices=("bwrap", "process"), default="bwrap",
+                    help="namespace isolation with bubblewrap (default; refuses to run where it is "
+                         "unavailable, saying why), or the explicit, weaker process mode")
     return ap
 
 
@@ -291,12 +297,16 @@ def _cmd_run(args) -> int:
                        concurrency=max(1, args.workers))
     if args.solver.startswith(("openai", "code")):
         options["sandbox_reuse"] = args.sandbox == "zygote"
+        options["isolation"] = args.isolation
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
                   only=args.family, solver_options=options or None)
     print(f"suite {summary['suite']}  solver {summary['solver']}  seed {summary['seed']}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
     print(format_table(summary["families"]))
+    if summary.get("isolation"):
+        print(f"sandbox isolation: {summary['isolation']}"
+              + (f"\nwarning: {summary['isolation_note']}" if summary.get("isolation_note") else ""))
     for result in summary.get("analyses", {}).values():
         print(result["headline"])
     dead = [f for f, r in summary["families"].items() if r["n"] and r["failures"] == r["n"]]

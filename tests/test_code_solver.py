@@ -79,6 +79,42 @@ def test_single_program_for_every_task_and_cli(tmp_path, capsys):
     assert t0[0]["status"] == "bad_shape" and "one number" in t0[0]["detail"]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["families"]["stark.tracking.range"]["failure_kinds"] == {"bad_shape": 10}
+    # every answer and the run say how the code was isolated: namespaces by default
+    assert {a["isolation"].split("+")[0] for a in answers} == {"bwrap"}
+    assert summary["isolation"].startswith("bwrap") and "isolation_note" not in summary
+    assert "sandbox isolation: bwrap" in capsys.readouterr().out
+
+
+def test_weaker_process_mode_is_explicit_and_recorded(tmp_path, capsys):
+    prog = tmp_path / "one.py"
+    prog.write_text("def solver():\n    return 1.0\n")
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--n", "1", "--family", "stark.temporal_localization.event",
+                 "--solver", f"code:{prog}", "--out", str(out), "--quiet", "--isolation", "process"]) == 0
+    answers = [json.loads(l) for l in (out / "answers.jsonl").read_text().splitlines()]
+    assert answers and all(a["status"] == "ok" and a["isolation"].startswith("process") for a in answers)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["isolation"].startswith("process") and "no filesystem" in summary["isolation_note"]
+    assert "warning: code ran with --isolation process" in capsys.readouterr().out
+
+
+def test_fail_closed_without_namespaces(tmp_path, monkeypatch, capsys):
+    """Where namespaces cannot be had, code: solvers and `sandbox run` refuse to start (exit 2,
+    nothing written) instead of falling back to the weaker process mode."""
+    from stsim.benchmarks import sandbox
+    monkeypatch.setattr(sandbox, "_PROBE", dict(sandbox._PROBE, bwrap=(False, "simulated: no user namespaces")))
+    prog = tmp_path / "one.py"
+    prog.write_text("def solver():\n    return 1.0\n")
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--n", "1", "--solver", f"code:{prog}", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "refusing to run untrusted code without namespace isolation" in err and "--isolation process" in err
+    assert "simulated: no user namespaces" in err and not out.exists()
+    assert main(["sandbox", "run", str(prog)]) == 2
+    assert "simulated: no user namespaces" in capsys.readouterr().err
+    assert main(["run", "quickstart", "--n", "1", "--solver", "openai:m", "--mode", "ci", "--out", str(out),
+                 "--quiet"]) == 2
+    assert "refusing" in capsys.readouterr().err and not out.exists()
 
 
 def test_folder_of_programs_tracking_form_and_missing(tmp_path):

@@ -19,12 +19,13 @@ no_result) on every item of the task.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..answers import get_format
 from ..records import Answer, RecordError, Task, iter_jsonl
-from .sandbox import Limits, Sandbox, SandboxResult
+from .sandbox import Limits, Sandbox, SandboxError, SandboxResult, require_isolation
 from .solvers import SolverError, register_solver
 
 
@@ -80,6 +81,10 @@ def call_args(task: Task) -> dict[str, Any]:
 
 def answers_from_result(task: Task, res: SandboxResult, solver: str) -> list[Answer]:
     """One :class:`Answer` per item of ``task`` from a sandbox result."""
+    return [replace(a, isolation=res.isolation) for a in _answers(task, res, solver)]
+
+
+def _answers(task: Task, res: SandboxResult, solver: str) -> list[Answer]:
     keys = [s.index for s in task.steps] or [None]
     if res.status != "ok":
         return [Answer(task.id, k, res.status, detail=res.detail, solver=solver) for k in keys]
@@ -111,9 +116,11 @@ class CodeSolver:
 
     Args:
         path: ``FILE.py``, ``DIR`` or ``FILE.jsonl`` (see the module docstring).
-        limits: sandbox limits; ``sandbox_options`` go to :class:`Sandbox` (e.g. ``share_stsim``).
+        limits: sandbox limits; ``sandbox_options`` go to :class:`Sandbox` (e.g. ``share_stsim``,
+            ``isolation``: ``"bwrap"`` by default, ``"process"`` only when asked for).
     Raises:
-        SolverError: the path does not exist or a JSONL line is malformed.
+        SolverError: the path does not exist, a JSONL line is malformed, or the isolation asked
+            for cannot be had here (fail closed: checked before any program runs).
     """
 
     def __init__(self, path: str | Path, limits: Limits | None = None, **sandbox_options: Any) -> None:
@@ -135,6 +142,10 @@ class CodeSolver:
             self._single = self.path.read_text(encoding="utf-8")
         elif not self.path.is_dir():
             raise SolverError(f"code solver: {self.path} is neither a .py file, a .jsonl file nor a folder")
+        try:
+            require_isolation(sandbox_options.get("isolation", "bwrap"))
+        except (SandboxError, ValueError) as exc:
+            raise SolverError(f"{self.name}: {exc}") from None
         self._limits = limits
         self._options = sandbox_options
         self._sandbox: Sandbox | None = None
@@ -171,10 +182,11 @@ class CodeSolver:
         return answers_from_result(task, self.run_program(task, source), self.name)
 
 
-def _code_factory(arg: str | None, *, sandbox_reuse: bool = False, **_options) -> CodeSolver:
+def _code_factory(arg: str | None, *, sandbox_reuse: bool = False, isolation: str = "bwrap",
+                  **_options) -> CodeSolver:
     if not arg:
         raise SolverError("--solver code:PATH needs a .py file, a folder of programs or a .jsonl file")
-    return CodeSolver(arg, reuse=sandbox_reuse)
+    return CodeSolver(arg, reuse=sandbox_reuse, isolation=isolation)
 
 
 register_solver("code", _code_factory)

@@ -23,7 +23,7 @@ from typing import Any
 from ..answers import parse_answer
 from ..records import Answer, Task
 from .chat_client import ChatClient, ChatConfig, ChatError
-from .sandbox import Limits, Sandbox
+from .sandbox import Limits, Sandbox, SandboxError, require_isolation
 from .solvers import SolverError, register_solver
 
 #: STARK Table 5, direct-answer mode (same content, our wording).
@@ -124,9 +124,12 @@ class OpenAISolver:
         return reply
 
     def _answer(self, task: Task, step: int | None, reply: str) -> Answer:
-        return parse_answer(reply, task_id=task.id, step=step, answer_format=task.answer_format,
-                            rubric=task.meta.get("rubric", "stark"), spec=task.meta.get("answer_spec"),
-                            solver=self.name)
+        a = parse_answer(reply, task_id=task.id, step=step, answer_format=task.answer_format,
+                         rubric=task.meta.get("rubric", "stark"), spec=task.meta.get("answer_spec"),
+                         solver=self.name)
+        if self.mode == "ci":  # the model could run code: say how it was isolated
+            a.isolation = self.sandbox.isolation_label
+        return a
 
     def solve(self, task: Task) -> list[Answer]:
         messages = [{"role": "system", "content": MODES[self.mode]}]
@@ -157,16 +160,25 @@ def _openai_factory(arg: str | None, *, base_url: str | None = None, mode: str =
                     temperature: float | None = 0.0, seed: int | None = 0, max_tokens: int | None = None,
                     timeout_s: float = 120.0, max_retries: int = 5, concurrency: int = 4,
                     api_key_env: str = "OPENAI_API_KEY", max_steps: int | None = 10,
-                    max_turns: int = 5, sandbox_reuse: bool = False, **_: Any) -> OpenAISolver:
+                    max_turns: int = 5, sandbox_reuse: bool = False, isolation: str = "bwrap",
+                    **_: Any) -> OpenAISolver:
     if not arg:
         raise SolverError("--solver openai:MODEL needs a model name")
+    if mode == "ci":  # fail closed before the first request
+        try:
+            require_isolation(isolation)
+        except (SandboxError, ValueError) as exc:
+            raise SolverError(f"--solver openai:{arg} --mode ci: {exc}") from None
     cfg = ChatConfig(model=arg, base_url=base_url or ChatConfig.base_url, api_key_env=api_key_env,
                      temperature=temperature, seed=seed, max_tokens=max_tokens, timeout_s=timeout_s,
                      max_retries=max_retries, concurrency=concurrency)
     out = Path(out_dir) if out_dir is not None else None
     cache_path = Path(cache) if cache is not None else (out / "llm_cache.jsonl" if out else None)
     transcript = out / "transcript.jsonl" if out else None
-    sandbox = Sandbox(Limits(), reuse=True, warm=max(1, concurrency)) if sandbox_reuse and mode == "ci" else None
+    sandbox = None
+    if mode == "ci":
+        sandbox = Sandbox(Limits(), isolation=isolation, reuse=sandbox_reuse,
+                          warm=max(1, concurrency) if sandbox_reuse else 0)
     return OpenAISolver(ChatClient(cfg, cache_path, transcript), mode=mode, max_turns=max_turns,
                         max_steps=max_steps, sandbox=sandbox)
 

@@ -547,8 +547,9 @@ class Sandbox:
 
     Args:
         limits: resource limits (:class:`Limits`).
-        isolation: ``"auto"`` (bubblewrap when it works here, else ``"process"``), ``"bwrap"``
-            (raise :class:`SandboxError` if unavailable) or ``"process"``.
+        isolation: ``"bwrap"`` (namespaces; the default: raises :class:`SandboxError` with the
+            reason when they cannot be created here, never falls back) or ``"process"`` (the
+            weaker process mode, only when asked for explicitly; recorded in every result).
         guard: install the in-sandbox audit hook and import allow-list (messages, not isolation).
         allowed_imports: top-level modules the program may import when ``guard`` is on.
         share_stsim: make the ``stsim`` package importable (read-only) inside the sandbox; used
@@ -566,17 +567,12 @@ class Sandbox:
             say ``+zygote`` in ``isolation``.  Zygotes are started by the constructor's thread.
     """
 
-    def __init__(self, limits: Limits | None = None, *, isolation: str = "auto", guard: bool = True,
+    def __init__(self, limits: Limits | None = None, *, isolation: str = "bwrap", guard: bool = True,
                  allowed_imports=DEFAULT_ALLOWED_IMPORTS, share_stsim: bool = False, warm: int = 0,
                  preimport: tuple[str, ...] = ("numpy",), use_cgroup: bool = True,
                  reuse: bool = False) -> None:
         self.limits = limits or Limits()
-        if isolation == "auto":
-            isolation = "bwrap" if bwrap_available() else "process"
-        elif isolation == "bwrap" and not bwrap_available():
-            raise SandboxError(f"no namespace isolation: {bwrap_status()[1]}")
-        elif isolation not in ("bwrap", "process"):
-            raise ValueError(f"isolation must be auto, bwrap or process, got {isolation!r}")
+        require_isolation(isolation)
         self.isolation = isolation
         self.isolation_detail = bwrap_status()[1] if isolation == "bwrap" else "process: no namespaces"
         self.guard = guard
@@ -603,6 +599,12 @@ class Sandbox:
                 self._zygotes.put(_Worker(self, serve=True))
         else:
             self._fill()
+
+    @property
+    def isolation_label(self) -> str:
+        """The isolation level of this sandbox's runs, as results record it (without the
+        per-run ``+pids-cgroup``)."""
+        return self.isolation + ("+zygote" if self.reuse else "")
 
     def _fill(self) -> None:
         with self._lock:
@@ -659,6 +661,27 @@ class Sandbox:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+ISOLATION_LEVELS = ("bwrap", "process")
+
+
+def require_isolation(isolation: str) -> None:
+    """Fail closed: check that ``isolation`` can be had here before any program runs.
+
+    Raises:
+        ValueError: ``isolation`` is not one of :data:`ISOLATION_LEVELS`.
+        SandboxError: ``"bwrap"`` was asked for (the default) and namespaces cannot be created
+            here; the message says why, how to allow them, and names ``--isolation process``.
+    """
+    if isolation not in ISOLATION_LEVELS:
+        raise ValueError(f"isolation must be one of {', '.join(ISOLATION_LEVELS)}, got {isolation!r}")
+    if isolation == "bwrap":
+        ok, why = bwrap_status()
+        if not ok:
+            raise SandboxError(f"refusing to run untrusted code without namespace isolation: {why}. "
+                               "To run it anyway in a resource-limited process with no filesystem or "
+                               "network isolation, pass --isolation process (recorded with every result)")
 
 
 def with_limits(limits: Limits, **changes: Any) -> Limits:
