@@ -305,16 +305,21 @@ def _pids_cgroup_root() -> Path | None:
 
 # ------------------------------------------------------------------------------------ workers
 class _Drain(threading.Thread):
-    """Read a pipe to the end, keeping the first ``cap`` bytes and counting the rest."""
+    """Read a pipe to the end, keeping the first ``cap`` bytes and counting the rest.
+
+    The thread reads the raw descriptor and closes the pipe itself at end of file: the host
+    never closes (nor waits without a time limit for) a pipe that a leftover process of the
+    program might still hold, so such a process cannot make the host hang."""
 
     def __init__(self, fh, cap: int) -> None:
         super().__init__(daemon=True)
         self.fh, self.cap, self.kept, self.total = fh, cap, bytearray(), 0
 
     def run(self) -> None:
+        fd = self.fh.fileno()
         try:
             while True:
-                chunk = self.fh.read1(1 << 16)
+                chunk = os.read(fd, 1 << 16)
                 if not chunk:
                     break
                 self.total += len(chunk)
@@ -323,9 +328,14 @@ class _Drain(threading.Thread):
                     self.kept += chunk[:room]
         except (OSError, ValueError):
             pass
+        finally:
+            try:
+                self.fh.close()
+            except OSError:
+                pass
 
     def text(self) -> tuple[str, bool]:
-        return self.kept.decode("utf-8", "replace"), self.total > self.cap
+        return bytes(self.kept).decode("utf-8", "replace"), self.total > self.cap
 
 
 class _Worker:
@@ -354,7 +364,7 @@ class _Worker:
                     os.pathsep.join(sb.extra_paths)]
             self.workdir = _INNER_TMP
         else:
-            cmd = [py, "-I", harness, preimports, os.pathsep.join(sb.extra_paths)]
+            cmd = [py, "-I", harness, preimports, os.pathsep.join(sb.extra_paths), "--supervise"]
             self.workdir = self.tmp
         pass_fds: tuple[int, ...] = ()
         if serve:
@@ -415,7 +425,7 @@ class _Worker:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
-        for fh in (self.proc.stdin, self.proc.stdout, self.proc.stderr, getattr(self, "sock", None)):
+        for fh in (self.proc.stdin, getattr(self, "sock", None)):  # stdout/stderr: their drains close them
             try:
                 if fh is not None:
                     fh.close()
@@ -436,7 +446,10 @@ class _Worker:
 
     def run(self, job: dict[str, Any]) -> SandboxResult:
         lim = self.sb.limits
-        job = dict(job, workdir=self.workdir, limits=asdict(lim))
+        process = self.sb.isolation == "process"
+        # as root the kernel ignores RLIMIT_NPROC: without a pids cgroup, no process creation
+        job = dict(job, workdir=self.workdir, limits=asdict(lim), confine=process,
+                   no_fork=process and os.geteuid() == 0 and self.cgroup is None)
         started = time.perf_counter()
         timed_out = False
         try:
@@ -444,12 +457,17 @@ class _Worker:
             self.proc.stdin.close()
         except (BrokenPipeError, OSError):
             pass
+        # process mode: the harness supervises the wall time itself (and kills what the job
+        # left); this is the backstop should the supervisor be gone
+        grace = 0.0 if self.sb.isolation == "bwrap" else 5.0
         try:
-            rc = self.proc.wait(timeout=lim.wall_s)
+            rc = self.proc.wait(timeout=lim.wall_s + grace)
         except subprocess.TimeoutExpired:
             timed_out = True
             self.kill()
             rc = self.proc.wait()
+        if self.sb.isolation == "process" and rc == sandbox_harness.TIMEOUT_EXIT:
+            timed_out = True
         wall = time.perf_counter() - started
         self.kill()  # anything it started is gone before we read the result
         self.out.join(2.0)
@@ -458,7 +476,7 @@ class _Worker:
         stderr, err_trunc = self.err.text()
         res_path = Path(self.tmp) / sandbox_harness.RESULT_NAME
         status, value, detail = _classify(timed_out, rc, res_path, stderr, lim)
-        isolation = self.isolation
+        isolation = self.isolation + "".join("+" + c for c in _confinement(res_path))
         self.cleanup()
         return SandboxResult(status, value, stdout, stderr, isolation, round(wall, 4), detail,
                              out_trunc, err_trunc, asdict(lim), self.sb.isolation_detail)
@@ -519,6 +537,14 @@ class _Worker:
             pass
         return SandboxResult(status, value, stdout, stderr, isolation, round(wall, 4), detail,
                              out_trunc, err_trunc, asdict(lim), self.sb.isolation_detail)
+
+
+def _confinement(res_path: Path) -> list[str]:
+    """What the harness confined the job with (process mode: ``uid-65534``, ``landlock-*``)."""
+    try:
+        return [str(c) for c in json.loads(res_path.read_text()).get("confinement", [])]
+    except (OSError, ValueError, AttributeError):
+        return []
 
 
 def _classify(timed_out: bool, rc: int, res_path: Path, stderr: str, lim: Limits) -> tuple[str, Any, str | None]:
