@@ -167,8 +167,9 @@ def test_files_do_not_survive_into_the_next_run(raw):
 
 
 def test_fork_bomb_is_bounded(raw):
-    if "pids-cgroup" not in Sandbox(LIMITS, guard=False, warm=0).run(prog("return 1")).isolation \
-            and os.geteuid() == 0:
+    with Sandbox(LIMITS, guard=False) as probe:
+        capped = "pids-cgroup" in probe.run(prog("return 1")).isolation
+    if not capped and os.geteuid() == 0:
         pytest.skip("running as root without a writable pids cgroup: RLIMIT_NPROC is not enforced")
     r = raw.run("import os, time\n" + prog("for _ in range(64):\n    os.fork()\ntime.sleep(60)"))
     assert r.status in ("crashed", "timeout"), r.detail
@@ -246,3 +247,49 @@ def test_a_job_cannot_tamper_with_its_zygote(raw):
     r = raw.run("import os, signal\n" + prog("os.kill(-1, signal.SIGKILL)\nreturn 1"))
     assert r.status in ("ok", "crashed")  # killing the zygote only costs this sandbox ...
     assert raw.run(prog("return 3")).value == 3  # ... a fresh one takes its place
+
+
+FIRST_RUN = """
+import os, threading, time
+import numpy as np
+def solver():
+    np.sum = lambda *a, **k: 42                      # monkeypatched module state
+    np.STSIM_MARK = 1
+    os.environ["STSIM_LEAK"] = "1"
+    open("/tmp/note", "w").write("secret")           # work folder
+    open("/dev/shm/note", "w").write("secret")       # shared memory
+    def tick():
+        while True:
+            open("/tmp/tick", "a").write(".")
+            time.sleep(0.01)
+    threading.Thread(target=tick, daemon=True).start()
+    if os.fork() == 0:                               # a process that would outlive the run
+        time.sleep(60)
+    time.sleep(0.05)
+    return 1
+"""
+SECOND_RUN = """
+import os, threading, time
+import numpy as np
+def solver():
+    time.sleep(0.1)                                  # a surviving ticker would write meanwhile
+    others = sorted(int(p) for p in os.listdir("/proc") if p.isdigit()
+                    and int(p) not in (1, os.getpid(), os.getppid()))
+    return [int(np.sum([1, 2])), int(hasattr(np, "STSIM_MARK")), int("STSIM_LEAK" in os.environ),
+            len(os.listdir("/tmp")), len(os.listdir("/dev/shm")), threading.active_count(), len(others)]
+"""
+
+
+@needs_bwrap
+def test_nothing_of_one_run_reaches_the_next():
+    """Default mode (one zygote forking each run): module state, threads, files in /tmp and
+    /dev/shm, environment and processes of a run are gone when the next run starts."""
+    with Sandbox(LIMITS, guard=False) as s:
+        assert s.reuse and s.isolation == "bwrap"
+        first = s.run(FIRST_RUN)
+        assert first.status == "ok", first.detail
+        second = s.run(SECOND_RUN)
+        assert second.status == "ok", second.detail
+        # np.sum([1, 2]) = 3, no mark, no variable, empty /tmp and /dev/shm, one thread, no other process
+        assert second.value == [3, 0, 0, 0, 0, 1, 0]
+        assert first.isolation == second.isolation and first.isolation.endswith("+zygote")

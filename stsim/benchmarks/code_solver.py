@@ -182,7 +182,7 @@ class CodeSolver:
         return answers_from_result(task, self.run_program(task, source), self.name)
 
 
-def _code_factory(arg: str | None, *, sandbox_reuse: bool = False, isolation: str = "bwrap",
+def _code_factory(arg: str | None, *, sandbox_reuse: bool = True, isolation: str = "bwrap",
                   **_options) -> CodeSolver:
     if not arg:
         raise SolverError("--solver code:PATH needs a .py file, a folder of programs or a .jsonl file")

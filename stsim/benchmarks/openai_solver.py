@@ -160,7 +160,7 @@ def _openai_factory(arg: str | None, *, base_url: str | None = None, mode: str =
                     temperature: float | None = 0.0, seed: int | None = 0, max_tokens: int | None = None,
                     timeout_s: float = 120.0, max_retries: int = 5, concurrency: int = 4,
                     api_key_env: str = "OPENAI_API_KEY", max_steps: int | None = 10,
-                    max_turns: int = 5, sandbox_reuse: bool = False, isolation: str = "bwrap",
+                    max_turns: int = 5, sandbox_reuse: bool = True, isolation: str = "bwrap",
                     **_: Any) -> OpenAISolver:
     if not arg:
         raise SolverError("--solver openai:MODEL needs a model name")

@@ -233,7 +233,7 @@ def _bwrap_base() -> list[str]:
     args = [found[0], "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
             "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
             "--cap-drop", "ALL", "--hostname", "sandbox", "--uid", "65534", "--gid", "65534",
-            "--proc", "/proc", "--dev", "/dev"]
+            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     for d in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"):
         if os.path.islink(d):
             args += ["--symlink", os.readlink(d), d]
@@ -586,17 +586,20 @@ class Sandbox:
             long-lived threads.
         preimport: modules each interpreter imports before its job (warm start).
         use_cgroup: cap processes with a pids cgroup when one is writable.
-        reuse: (bubblewrap only) keep ``max(1, warm)`` pre-imported *zygotes* that fork one child
-            per job instead of starting an interpreter per job: much faster, and jobs share a
-            sandbox only one after another (every leftover process is killed and the work
-            directory emptied between jobs; a timeout discards the whole sandbox).  Results
-            say ``+zygote`` in ``isolation``.  Zygotes are started by the constructor's thread.
+        reuse: (bubblewrap only; the default) keep ``max(1, warm)`` pre-imported *zygotes* that
+            fork one child per job instead of starting a sandbox per job: about 10x faster
+            (``perf/sandbox_bench.py``).  Jobs share a sandbox only one after another, and
+            nothing of one reaches the next: the job is a forked child (module state and threads
+            die with it), every other process of the sandbox is killed and the work folder
+            (``/tmp``) and ``/dev/shm`` are emptied between jobs; a timeout discards the whole
+            sandbox.  Results say ``+zygote`` in ``isolation``.  Zygotes are started by the
+            constructor's thread.  ``False``: a fresh sandbox per run.
     """
 
     def __init__(self, limits: Limits | None = None, *, isolation: str = "bwrap", guard: bool = True,
                  allowed_imports=DEFAULT_ALLOWED_IMPORTS, share_stsim: bool = False, warm: int = 0,
                  preimport: tuple[str, ...] = ("numpy",), use_cgroup: bool = True,
-                 reuse: bool = False) -> None:
+                 reuse: bool = True) -> None:
         self.limits = limits or Limits()
         require_isolation(isolation)
         self.isolation = isolation

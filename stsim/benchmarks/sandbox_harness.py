@@ -483,6 +483,38 @@ def _kill_others():
         time.sleep(0.01)
 
 
+def _empty(folder, keep=None):
+    """Remove everything inside ``folder`` (a job's work folder or /dev/shm) but ``keep``,
+    whatever permissions the job left on it."""
+    import shutil
+    try:
+        os.chmod(folder, 0o700 if folder != "/dev/shm" else 0o1777)
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if name == keep:
+            continue
+        p = os.path.join(folder, name)
+        if os.path.isdir(p) and not os.path.islink(p):
+            try:
+                os.chmod(p, 0o700)
+            except OSError:
+                pass
+            for root, dirs, _ in os.walk(p):  # top-down: each folder is opened before its children
+                for d in dirs:
+                    try:
+                        os.chmod(os.path.join(root, d), 0o700)
+                    except OSError:
+                        pass
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+
+
 def serve(sock_fd):
     """Zygote mode: for each job received on the socket (8-byte length, JSON, and the job's
     stdout and stderr pipe ends as SCM_RIGHTS), fork a child that runs it, wait for it, kill
@@ -521,14 +553,8 @@ def serve(sock_fd):
         _, status = os.waitpid(pid, 0)
         rc = os.waitstatus_to_exitcode(status)
         _kill_others()
-        workdir = job["workdir"]
-        for name in os.listdir(workdir):
-            if name != RESULT_NAME:
-                p = os.path.join(workdir, name)
-                try:
-                    shutil.rmtree(p) if os.path.isdir(p) and not os.path.islink(p) else os.unlink(p)
-                except OSError:
-                    pass
+        _empty(job["workdir"], keep=RESULT_NAME)
+        _empty("/dev/shm")
         sock.sendall(json.dumps({"rc": rc}).encode() + b"\n")
 
 
