@@ -20,7 +20,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from stsim.benchmarks.sandbox import Limits, Sandbox
+from stsim.sandbox.isolation import Limits, Sandbox
 
 PROGRAM = "import numpy as np\ndef solver():\n    return np.array([1.0, 2.0]) * 2\n"
 PLAIN = "import numpy as np; print((np.array([1.0, 2.0]) * 2).tolist())"

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from stsim.benchmarks.code_solver import CodeSolver, answers_from_result, program_name, typed_value
-from stsim.benchmarks.sandbox import Limits, SandboxResult
-from stsim.benchmarks.scoring import score_answers, summarise
-from stsim.benchmarks.solvers import get_solver
+from stsim.solvers.code import CodeSolver, answers_from_result, program_name, typed_value
+from stsim.sandbox.isolation import Limits, SandboxResult
+from stsim.scoring.score import score_answers, summarise
+from stsim.solvers.base import get_solver
 from stsim.benchmarks.suites import get_suite
 from stsim.cli import main
 
@@ -101,7 +101,7 @@ def test_weaker_process_mode_is_explicit_and_recorded(tmp_path, capsys):
 def test_fail_closed_without_namespaces(tmp_path, monkeypatch, capsys):
     """Where namespaces cannot be had, code: solvers and `sandbox run` refuse to start (exit 2,
     nothing written) instead of falling back to the weaker process mode."""
-    from stsim.benchmarks import sandbox
+    from stsim.sandbox import isolation as sandbox
     monkeypatch.setattr(sandbox, "_PROBE", dict(sandbox._PROBE, bwrap=(False, "simulated: no user namespaces")))
     prog = tmp_path / "one.py"
     prog.write_text("def solver():\n    return 1.0\n")

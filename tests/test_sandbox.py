@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stsim.benchmarks.sandbox import Limits, Sandbox, bwrap_available
+from stsim.sandbox.isolation import Limits, Sandbox, bwrap_available
 from stsim.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -26,7 +26,7 @@ def _sandbox_processes() -> list[int]:
             cmd = Path(d, "cmdline").read_bytes()
         except OSError:
             continue
-        if (b"stsim-sandbox/harness.py" in cmd or b"sandbox_harness.py" in cmd) and b"--serve" not in cmd \
+        if b"sandbox/harness.py" in cmd and b"--serve" not in cmd \
                 and f"--stsim-host={os.getpid()}".encode() in cmd:  # ours, not another checkout's
             found.append(int(d.rsplit("/", 1)[1]))
     return found

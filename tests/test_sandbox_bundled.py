@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stsim.benchmarks import sandbox
+from stsim.sandbox import isolation as sandbox
 
 #: the masking of ../shared/tools/without-system-bwrap: a private mount namespace in which every
 #: bwrap on the usual system paths is /dev/null (needs root, as on CI)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from stsim.benchmarks.sandbox import Limits, Sandbox, bwrap_available
+from stsim.sandbox.isolation import Limits, Sandbox, bwrap_available
 
 LIMITS = Limits(wall_s=4.0, cpu_s=2.0, memory_mb=512, output_bytes=1 << 16, processes=24, open_files=32)
 MODES = (["bwrap"] if bwrap_available() else []) + ["process"]
@@ -111,7 +111,7 @@ def test_host_environment_of_ancestors_is_unreadable(isolation, guard, tmp_path)
     prog.write_text(ANCESTORS)
     host = textwrap.dedent(f"""
         import json, sys
-        from stsim.benchmarks.sandbox import Limits, Sandbox
+        from stsim.sandbox.isolation import Limits, Sandbox
         with Sandbox(Limits(wall_s=10, cpu_s=5), isolation={isolation!r}, guard={guard!r}) as sb:
             print(json.dumps(sb.run(open({str(prog)!r}).read()).to_dict()))
         """)

@@ -25,8 +25,8 @@ from typing import Any
 
 from ..answers import get_format
 from ..records import Answer, RecordError, Task, iter_jsonl
-from .sandbox import Limits, Sandbox, SandboxError, SandboxResult, require_isolation
-from .solvers import SolverError, register_solver
+from ..sandbox.isolation import Limits, Sandbox, SandboxError, SandboxResult, require_isolation
+from .base import SolverError, register_solver
 
 
 def program_name(task_id: str) -> str:
@@ -112,7 +112,7 @@ def _answers(task: Task, res: SandboxResult, solver: str) -> list[Answer]:
 
 
 class CodeSolver:
-    """Solve tasks by running their programs in a :class:`~stsim.benchmarks.sandbox.Sandbox`.
+    """Solve tasks by running their programs in a :class:`~stsim.sandbox.isolation.Sandbox`.
 
     Args:
         path: ``FILE.py``, ``DIR`` or ``FILE.jsonl`` (see the module docstring).
