@@ -62,8 +62,9 @@ MODES = ([("bwrap", False), ("bwrap", True)] if bwrap_available() else []) + [("
 
 @pytest.fixture(scope="module", params=MODES, ids=lambda m: m[0] + ("-zygote" if m[1] else ""))
 def sb(request):
-    """Guarded sandbox, at every isolation level this machine offers."""
-    with Sandbox(LIMITS, isolation=request.param[0], reuse=request.param[1]) as s:
+    """Guarded sandbox (the guard turned on explicitly in every mode: its messages are
+    tested), at every isolation level this machine offers."""
+    with Sandbox(LIMITS, isolation=request.param[0], reuse=request.param[1], guard=True) as s:
         yield s
 
 
@@ -293,3 +294,47 @@ def test_nothing_of_one_run_reaches_the_next():
         # np.sum([1, 2]) = 3, no mark, no variable, empty /tmp and /dev/shm, one thread, no other process
         assert second.value == [3, 0, 0, 0, 0, 1, 0]
         assert first.isolation == second.isolation and first.isolation.endswith("+zygote")
+
+
+# Programs as models write them (STARK's harness refused no import): inside namespaces the
+# namespaces are the boundary, so each runs ok in the default mode.  Expected values by hand.
+TYPICAL = [
+    ("sys and math", "import sys, math\ndef solver():\n    sys.setrecursionlimit(2000)\n"
+                     "    return [math.hypot(3, 4), float(sys.maxsize > 2 ** 31)]\n", None, [5.0, 1.0]),
+    ("os.path and itertools", "import os.path, itertools\ndef solver(inputs):\n"
+     "    assert os.path.join('a', 'b') == 'a/b'\n"
+     "    pairs = itertools.combinations(inputs['sensors'], 2)\n"
+     "    return max(abs(a[0] - b[0]) + abs(a[1] - b[1]) for a, b in pairs)\n",
+     {"inputs": {"sensors": [[0, 0], [3, 4], [1, 1]]}}, 7),  # |3-0| + |4-0|
+    ("scipy.optimize multilateration", "import numpy as np\nfrom scipy.optimize import least_squares\n"
+     "def solver(inputs):\n    s = np.array(inputs['sensors'], float)\n    d = np.array(inputs['ranges'])\n"
+     "    r = least_squares(lambda p: np.hypot(*(s - p).T) - d, s.mean(axis=0))\n"
+     "    return np.round(r.x, 6)\n",
+     # ranges from (3, 4) to (0, 0), (6, 0), (0, 8): 5, 5, 5
+     {"inputs": {"sensors": [[0, 0], [6, 0], [0, 8]], "ranges": [5.0, 5.0, 5.0]}}, [3.0, 4.0]),
+    ("filterpy tracking form", "import numpy as np\nfrom filterpy.kalman import KalmanFilter\n"
+     "def solver(readings, coordinate, timestamp):\n    kf = KalmanFilter(dim_x=1, dim_z=1)\n"
+     "    kf.x[:] = 0.0; kf.F[:] = 1.0; kf.H[:] = 1.0; kf.P *= 1e6; kf.R *= 1e-9; kf.Q *= 1e6\n"
+     "    out = []\n    for row in readings:\n        kf.predict(); kf.update(np.nanmean(np.array(row, float)))\n"
+     "        out.append(round(float(kf.x[0, 0]), 3))\n    return out\n",
+     # near-exact measurements: the estimate follows the row means 2 and 4
+     {"readings": [[1.0, 3.0], [4.0, None]], "coordinate": [[0, 0], [1, 0]], "timestamp": [0, 1]}, [2.0, 4.0]),
+    ("stdlib grab bag", "import json, re, time, random, collections, os, subprocess\n"
+     "def solver():\n    sys_ok = os.getcwd() == '/tmp'\n"
+     "    n = len(re.findall(r'\\d', json.dumps({'a': [1, 2, 3]})))\n"
+     "    c = collections.Counter('abca')['a']\n"
+     "    return [n, c, int(sys_ok), len(subprocess.run(['true']).args)]\n", None, [3, 2, 1, 1]),
+]
+
+
+@needs_bwrap
+def test_typical_model_solvers_run_ok_inside_namespaces():
+    with Sandbox(Limits(wall_s=60, cpu_s=60)) as s:
+        assert not s.guard  # no import guard inside namespaces
+        for name, src, args, expected in TYPICAL:
+            r = s.run(src, args)
+            assert r.status == "ok", (name, r.detail, r.stderr[-300:])
+            assert r.value == expected, (name, r.value)
+    with Sandbox(LIMITS, isolation="process") as s:  # the explicit process mode keeps the guard
+        r = s.run(TYPICAL[0][1])
+        assert s.guard and r.status == "forbidden" and "'sys'" in r.detail

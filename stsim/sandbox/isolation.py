@@ -576,7 +576,10 @@ class Sandbox:
         isolation: ``"bwrap"`` (namespaces; the default: raises :class:`SandboxError` with the
             reason when they cannot be created here, never falls back) or ``"process"`` (the
             weaker process mode, only when asked for explicitly; recorded in every result).
-        guard: install the in-sandbox audit hook and import allow-list (messages, not isolation).
+        guard: install the in-sandbox audit hook and import allow-list.  ``None`` (default): in
+            the process mode only.  Inside namespaces the namespaces are the boundary, so the
+            whole standard library (``sys``, ``os``, ``subprocess`` ...) and the scientific
+            stack are allowed, as in STARK's own harness.
         allowed_imports: top-level modules the program may import when ``guard`` is on.
         share_stsim: make the ``stsim`` package importable (read-only) inside the sandbox; used
             to run stsim's own baselines as code.  Only the package is visible, not the checkout.
@@ -596,7 +599,7 @@ class Sandbox:
             constructor's thread.  ``False``: a fresh sandbox per run.
     """
 
-    def __init__(self, limits: Limits | None = None, *, isolation: str = "bwrap", guard: bool = True,
+    def __init__(self, limits: Limits | None = None, *, isolation: str = "bwrap", guard: bool | None = None,
                  allowed_imports=DEFAULT_ALLOWED_IMPORTS, share_stsim: bool = False, warm: int = 0,
                  preimport: tuple[str, ...] = ("numpy",), use_cgroup: bool = True,
                  reuse: bool = True) -> None:
@@ -604,7 +607,7 @@ class Sandbox:
         require_isolation(isolation)
         self.isolation = isolation
         self.isolation_detail = bwrap_status()[1] if isolation == "bwrap" else "process: no namespaces"
-        self.guard = guard
+        self.guard = isolation == "process" if guard is None else bool(guard)
         self.allowed_imports = sorted(set(allowed_imports) | ({"stsim"} if share_stsim else set()))
         self.share_stsim = share_stsim
         self.preimport = tuple(preimport)
