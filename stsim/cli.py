@@ -11,10 +11,12 @@
     stsim calculus list | show NAME [--format json|gqr] [--out DIR] | witness rcc22 R S T
     stsim compare RUN_A RUN_B [--trim 0.25]
     stsim sandbox run FILE.py [--timeout S] [--memory MB] [--args JSON_FILE|JSON]
+                              [--isolation bwrap|process]
 
-Exit codes: 0 success (``sandbox run``: whatever the program did; its status is in the JSON);
-1 the audit found violations; 2 bad input (message on stderr, no
-traceback); 130 interrupted (files written so far are kept).
+Exit codes: 0 success; 1 the audit found violations, or ``sandbox run``'s outcome is not
+``ok`` (the JSON printed says which); 2 bad input, or no namespace isolation without
+``--isolation process`` (message on stderr, no traceback); 130 interrupted (files written so
+far are kept).
 """
 from __future__ import annotations
 
@@ -199,7 +201,7 @@ def _cmd_compare(args) -> int:
 
 def _cmd_sandbox(args) -> int:
     from .sandbox.isolation import Limits, Sandbox, SandboxError
-    from .sandbox.call import check_call_args, check_solver_form
+    from .sandbox.call import check_call_args, check_solver_form, solver_parameters
     try:
         source = args.file.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -228,7 +230,14 @@ def _cmd_sandbox(args) -> int:
     try:
         check_solver_form(source, call)
     except ValueError as exc:
-        raise CLIError(f"{args.file}: {exc}") from None
+        hint = ""
+        if call is None:
+            params = solver_parameters(source) or []
+            example = ('\'{"inputs": {...}}\'' if len(params) == 1 else
+                       '\'{"readings": [[...], ...], "coordinate": [[x, y], ...], "timestamp": [t, ...]}\'')
+            hint = (f"; pass them with --args {example} or --args FILE.json "
+                    f"(a JSON object; see docs/sandbox.md for the three call forms)")
+        raise CLIError(f"{args.file}: {exc}{hint}") from None
     try:
         limits = Limits(wall_s=args.timeout, cpu_s=args.cpu or args.timeout, memory_mb=args.memory)
         with Sandbox(limits, isolation=args.isolation) as sandbox:
@@ -236,7 +245,7 @@ def _cmd_sandbox(args) -> int:
     except (ValueError, SandboxError) as exc:
         raise CLIError(str(exc)) from None
     print(json.dumps(result.to_dict(), sort_keys=True))
-    return 0
+    return 0 if result.status == "ok" else 1
 
 
 def _cmd_list(args) -> int:

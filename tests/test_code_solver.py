@@ -3,6 +3,7 @@ baselines run *as code through the sandbox* score exactly as they do in-process.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -83,6 +84,22 @@ def test_single_program_for_every_task_and_cli(tmp_path, capsys):
     assert {a["isolation"].split("+")[0] for a in answers} == {"bwrap"}
     assert summary["isolation"].startswith("bwrap") and "isolation_note" not in summary
     assert "sandbox isolation: bwrap" in capsys.readouterr().out
+
+
+def test_code_runs_keep_each_programs_output_truncated(tmp_path):
+    prog = tmp_path / "chatty.py"
+    # 100 000 bytes to stdout (more than the 64 KiB kept), 6 bytes to stderr
+    prog.write_text("import sys\ndef solver():\n    sys.stdout.write('x' * 100000)\n"
+                    "    sys.stderr.write('hello\\n')\n    return 1.0\n")
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--n", "1", "--family", "stark.temporal_localization.event",
+                 "--solver", f"code:{prog}", "--out", str(out), "--quiet"]) == 0
+    (tid,) = [json.loads(l)["id"] for l in (out / "tasks.jsonl").read_text().splitlines()]
+    stem = out / "program_output" / program_name(tid)[:-3]
+    kept = Path(f"{stem}.stdout.txt").read_text()
+    assert kept.startswith("x" * 65536) and kept.count("x") == 65536
+    assert kept.endswith(f"[stsim: {100000 - 65536} more bytes dropped]\n")
+    assert Path(f"{stem}.stderr.txt").read_text() == "hello\n"
 
 
 def test_weaker_process_mode_is_explicit_and_recorded(tmp_path, capsys):

@@ -232,7 +232,7 @@ def test_ok_value_numpy_and_tracking_form(sb):
 def test_cli_sandbox_run_prints_one_json_object(tmp_path, capsys):
     f = tmp_path / "p.py"
     f.write_text("def solver():\n    while True:\n        pass\n")
-    assert main(["sandbox", "run", str(f), "--timeout", "1", "--memory", "256"]) == 0
+    assert main(["sandbox", "run", str(f), "--timeout", "1", "--memory", "256"]) == 1  # not ok: exit 1
     out = json.loads(capsys.readouterr().out)
     assert set(out) >= {"status", "value", "stdout", "stderr", "isolation", "wall_s"}
     assert out["status"] == "timeout" and out["value"] is None

@@ -15,6 +15,8 @@ everything it finished)::
                     variant (the others ran the default baseline);
                     "isolation": the sandbox isolation level(s) of code-computed answers
                     (None when no code ran), "isolation_note" when it was the weaker process mode
+    program_output/ ``<task>.stdout.txt`` / ``.stderr.txt``: what each ``code:`` program printed
+                    (truncated at the sandbox's output limit, the dropped byte count noted)
     cardinal/       report.json, confusion.csv, confusion.png (cardinal-direction tasks only)
 """
 from __future__ import annotations

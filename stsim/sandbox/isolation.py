@@ -116,7 +116,22 @@ class Limits:
 
 @dataclass
 class SandboxResult:
-    """The outcome of one sandboxed run (``to_dict`` is what ``stsim sandbox run`` prints)."""
+    """The outcome of one sandboxed run (``to_dict`` is what ``stsim sandbox run`` prints).
+
+    Attributes:
+        status: one of :data:`SANDBOX_STATUSES`.
+        value: the solver's value (numbers, nested lists of numbers) when ``ok``, else None.
+        stdout, stderr: what the program printed, the first ``Limits.output_bytes`` of each.
+        isolation: ``bwrap[+pids-cgroup][+zygote]`` (namespaces) or ``process[+...]`` with
+            the confinement applied (``landlock-fs``, ``landlock-net``, ``landlock-scope``,
+            ``seccomp-nofork``).
+        wall_s: wall-clock seconds of the run.
+        detail: why the status is not ``ok`` (exception text, limit reached ...).
+        stdout_truncated, stderr_truncated: more was printed than kept.
+        limits: the :class:`Limits` of the run as a dict.
+        isolation_detail: the bubblewrap used (version, bundled or system, absolute path).
+        stdout_bytes, stderr_bytes: bytes the program wrote to each (kept or not).
+    """
 
     status: str
     value: Any
@@ -129,6 +144,8 @@ class SandboxResult:
     stderr_truncated: bool = False
     limits: dict[str, Any] = field(default_factory=dict)
     isolation_detail: str | None = None
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -479,8 +496,8 @@ class _Worker:
         isolation = self.isolation + "".join("+" + c for c in _confinement(res_path))
         self.cleanup()
         return SandboxResult(status, value, stdout, stderr, isolation, round(wall, 4), detail,
-                             out_trunc, err_trunc, asdict(lim), self.sb.isolation_detail)
-
+                             out_trunc, err_trunc, asdict(lim), self.sb.isolation_detail,
+                             self.out.total, self.err.total)
 
     def run_forked(self, job: dict[str, Any]) -> SandboxResult:
         """Run a job in a child forked by the zygote, with its own stdout/stderr pipes.
@@ -536,7 +553,8 @@ class _Worker:
         except OSError:
             pass
         return SandboxResult(status, value, stdout, stderr, isolation, round(wall, 4), detail,
-                             out_trunc, err_trunc, asdict(lim), self.sb.isolation_detail)
+                             out_trunc, err_trunc, asdict(lim), self.sb.isolation_detail,
+                             out.total, err.total)
 
 
 def _confinement(res_path: Path) -> list[str]:

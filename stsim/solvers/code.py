@@ -116,6 +116,8 @@ class CodeSolver:
 
     Args:
         path: ``FILE.py``, ``DIR`` or ``FILE.jsonl`` (see the module docstring).
+        output_dir: where each program's stdout and stderr are kept (see :meth:`keep_output`);
+            ``stsim run`` passes ``OUT/program_output``.  None: not kept.
         limits: sandbox limits; ``sandbox_options`` go to :class:`Sandbox` (e.g. ``share_stsim``,
             ``isolation``: ``"bwrap"`` by default, ``"process"`` only when asked for).
     Raises:
@@ -123,8 +125,10 @@ class CodeSolver:
             for cannot be had here (fail closed: checked before any program runs).
     """
 
-    def __init__(self, path: str | Path, limits: Limits | None = None, **sandbox_options: Any) -> None:
+    def __init__(self, path: str | Path, limits: Limits | None = None, *,
+                 output_dir: str | Path | None = None, **sandbox_options: Any) -> None:
         self.path = Path(path)
+        self.output_dir = Path(output_dir) if output_dir is not None else None
         self.name = f"code:{path}"
         self._single: str | None = None
         self._programs: dict[str, str] | None = None
@@ -179,14 +183,33 @@ class CodeSolver:
             keys = [s.index for s in task.steps] or [None]
             return [Answer(task.id, k, "missing", detail=f"no program for this task in {self.path}",
                            solver=self.name) for k in keys]
-        return answers_from_result(task, self.run_program(task, source), self.name)
+        res = self.run_program(task, source)
+        self.keep_output(task, res)
+        return answers_from_result(task, res, self.name)
+
+    def keep_output(self, task: Task, res: SandboxResult) -> None:
+        """Write what the program printed to ``output_dir/<task>.stdout.txt`` and
+        ``.stderr.txt`` (only when non-empty): the first ``Limits.output_bytes`` of each, and
+        when more was printed a last line ``[stsim: N more bytes dropped]``."""
+        if self.output_dir is None:
+            return
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        stem = program_name(task.id)[:-3]
+        for name, text, total in (("stdout", res.stdout, res.stdout_bytes), ("stderr", res.stderr, res.stderr_bytes)):
+            if not total and not text:
+                continue
+            dropped = total - min(total, int(res.limits.get("output_bytes", total)))
+            if dropped:
+                text += f"\n[stsim: {dropped} more bytes dropped]\n"
+            (self.output_dir / f"{stem}.{name}.txt").write_text(text, encoding="utf-8")
 
 
 def _code_factory(arg: str | None, *, sandbox_reuse: bool = True, isolation: str = "bwrap",
-                  **_options) -> CodeSolver:
+                  out_dir: str | Path | None = None, **_options) -> CodeSolver:
     if not arg:
         raise SolverError("--solver code:PATH needs a .py file, a folder of programs or a .jsonl file")
-    return CodeSolver(arg, reuse=sandbox_reuse, isolation=isolation)
+    return CodeSolver(arg, reuse=sandbox_reuse, isolation=isolation,
+                      output_dir=Path(out_dir) / "program_output" if out_dir is not None else None)
 
 
 register_solver("code", _code_factory)
