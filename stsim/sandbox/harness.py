@@ -41,7 +41,7 @@ _BLOCKED_EVENTS = {
     "os.spawn": "starting a process", "os.fork": "fork", "os.forkpty": "fork",
     "ctypes.dlopen": "loading a native library with ctypes", "ctypes.dlsym": "ctypes symbol lookup",
     "ctypes.addressof": "ctypes memory access", "os.kill": "sending a signal", "os.killpg": "sending a signal",
-    "shutil.rmtree": "removing a directory tree",
+    "shutil.rmtree": "removing a directory tree", "os.mknod": "creating a device node",
 }
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _READ_ROOTS = ("/usr/", "/lib", "/bin/", "/etc/ld.so", "/dev/null", "/dev/urandom",
@@ -53,7 +53,7 @@ _PROC_OK = ("/proc/self/stat", "/proc/self/statm", "/proc/self/status", "/proc/c
 #: (links followed) inside the work folder
 _PATH_EVENTS = {"os.symlink": (0, 1), "os.link": (0, 1), "os.rename": (0, 1), "os.remove": (0,),
                 "os.rmdir": (0,), "os.mkdir": (0,), "os.chmod": (0,), "os.chown": (0,),
-                "os.truncate": (0,), "os.utime": (0,), "os.mkfifo": (0,), "os.mknod": (0,)}
+                "os.truncate": (0,), "os.utime": (0,), "os.mkfifo": (0,)}
 
 
 def _inside(path, root):
@@ -281,7 +281,7 @@ def _landlock(workdir, read_paths):
     for p in read_paths:
         allow(p, _LL_READ)
     allow("/dev/null", _LL_READ | (1 << 1))
-    allow(workdir, fs)
+    allow(workdir, fs & ~((1 << 6) | (1 << 11) | (1 << 15)))  # no device nodes, no device ioctls
     if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS, required by landlock_restrict_self
         os.close(rs)
         return []
