@@ -351,6 +351,7 @@ def _cmd_run(args) -> int:
     if args.solver.startswith(("openai", "code")):
         options["sandbox_reuse"] = args.sandbox == "zygote"
         options["isolation"] = args.isolation
+        options["concurrency"] = max(1, args.workers)
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
                   only=args.family, solver_options=options or None)

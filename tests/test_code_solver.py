@@ -149,6 +149,7 @@ def test_folder_of_programs_tracking_form_and_missing(tmp_path):
     c = [sum(s[i] for s in trk.inputs["sensors"]) / len(trk.inputs["sensors"]) for i in (0, 1)]
     assert ans[3].value == pytest.approx(c)
     assert [a.status for a in solver.solve(loc)] == ["missing"]
+    solver.close()
 
 
 def test_typed_value_and_failures_map_to_items():

@@ -153,6 +153,14 @@ class CodeSolver:
         self._limits = limits
         self._options = sandbox_options
         self._sandbox: Sandbox | None = None
+        if sandbox_options.get("reuse", True):
+            # zygotes are started now, by this (the run's) thread: they live as long as it does
+            # (bubblewrap's --die-with-parent), and threads solving tasks share them
+            self._sandbox = Sandbox(self._limits, **self._options)
+
+    #: the work happens in sandboxes: the runner solves tasks in threads sharing this solver
+    #: (one zygote per worker thread, ``warm``) instead of one solver per worker process
+    threaded = True
 
     def program_for(self, task: Task) -> str | None:
         if self._single is not None:
@@ -205,10 +213,10 @@ class CodeSolver:
 
 
 def _code_factory(arg: str | None, *, sandbox_reuse: bool = True, isolation: str = "bwrap",
-                  out_dir: str | Path | None = None, **_options) -> CodeSolver:
+                  out_dir: str | Path | None = None, concurrency: int = 1, **_options) -> CodeSolver:
     if not arg:
         raise SolverError("--solver code:PATH needs a .py file, a folder of programs or a .jsonl file")
-    return CodeSolver(arg, reuse=sandbox_reuse, isolation=isolation,
+    return CodeSolver(arg, reuse=sandbox_reuse, isolation=isolation, warm=max(1, int(concurrency)),
                       output_dir=Path(out_dir) / "program_output" if out_dir is not None else None)
 
 
