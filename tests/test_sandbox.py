@@ -338,3 +338,17 @@ def test_typical_model_solvers_run_ok_inside_namespaces():
     with Sandbox(LIMITS, isolation="process") as s:  # the explicit process mode keeps the guard
         r = s.run(TYPICAL[0][1])
         assert s.guard and r.status == "forbidden" and "'sys'" in r.detail
+
+
+@needs_bwrap
+def test_no_nested_user_namespaces():
+    """Defence in depth (bubblewrap >= 0.8 --disable-userns): a program cannot create a user
+    namespace of its own, where it would gain capabilities to reach more of the kernel."""
+    from stsim.sandbox.isolation import find_bwrap
+    if find_bwrap()[2] < (0, 8):
+        pytest.skip("bubblewrap older than 0.8 has no --disable-userns")
+    with Sandbox(LIMITS) as s:
+        r = s.run("import subprocess\ndef solver():\n"
+                  "    p = subprocess.run(['unshare', '--user', 'true'], capture_output=True, text=True)\n"
+                  "    print(p.stderr)\n    return p.returncode\n")
+    assert r.status == "ok" and r.value != 0 and "unshare failed" in r.stdout, (r.value, r.stdout)

@@ -1,19 +1,30 @@
 """The program that runs *inside* the sandbox (see :mod:`stsim.sandbox.isolation`).
 
-It is started as ``python -I harness.py PREIMPORTS [EXTRA_PATHS]`` by the host (both
-lists comma / ``os.pathsep`` separated), imports the listed libraries while it waits (a warm worker), then reads one job as a JSON line on standard input::
+It is started as ``python -I harness.py PREIMPORTS EXTRA_PATHS [--serve FD | --supervise]
+--stsim-host=PID`` by the host (both lists comma / ``os.pathsep`` separated; the last argument
+only names the host process), imports the listed libraries, then:
+
+* ``--serve FD`` (namespace mode, the zygote): receives jobs on the socket ``FD`` and forks
+  one child per job (:func:`serve`);
+* ``--supervise`` (process mode): reads one job on standard input, forks it into a child
+  confined with Landlock (and seccomp as root without a pids cgroup) and supervises it as a
+  child subreaper (:func:`supervise`);
+* neither (a fresh namespace sandbox): reads one job on standard input and runs it itself.
+
+A job is one JSON object::
 
     {"source": str, "args": {...}, "limits": {...}, "guard": bool, "allowed_imports": [...],
-     "read_roots": [...], "workdir": str}
+     "read_roots": [...], "workdir": str, "confine": bool, "no_fork": bool}
 
-applies the resource limits to itself (they are inherited by every process it starts), runs
-the program's ``solver`` once and writes ``{"status", "value", "detail"}`` to
-``WORKDIR/.stsim_result.json``.  Standard output and error stay the solver's own and are read
-(and capped) by the host.
+The job's process applies the resource limits to itself (inherited by every process it
+starts), runs the program's ``solver`` once and writes ``{"status", "value", "detail",
+"confinement"}`` to ``WORKDIR/.stsim_result.json``.  Standard output and error stay the
+solver's own and are read (and capped) by the host.
 
 This file must not import stsim: it runs where the project checkout is invisible.  The
-*guard* (an audit hook and an import allow-list) only turns forbidden operations into clear
-``forbidden`` messages; containment comes from the host's isolation and the resource limits.
+*guard* (an audit hook and an import allow-list, process mode only) turns forbidden
+operations into clear ``forbidden`` messages; containment comes from the isolation (the
+namespaces, or Landlock, seccomp and the supervisor) and the resource limits.
 """
 import errno
 import json
