@@ -96,7 +96,7 @@ GUARDED = [
     ("read the checkout", prog(f"return len(open({str(REPO / 'pyproject.toml')!r}).read())"), "forbidden", "reading"),
     ("import not allowed", "import os\n" + prog("return 1"), "forbidden", "'os'"),
     ("memory bomb", prog("return bytearray(4 * 1024 ** 3)"), "memory", "MemoryError"),
-    ("memory creep", prog("import numpy as np\nkeep = []\nwhile True:\n    keep.append(np.ones(4 * 10 ** 7))"),
+    ("memory creep", prog("import numpy as np\nkeep = []\nwhile True:\n    keep.append(np.zeros(4 * 10 ** 7))"),
      "memory", "MemoryError"),
     ("infinite loop", prog("while True:\n    pass"), "timeout", "time limit"),  # CPU or wall, by load
     ("deep recursion", "def f(n):\n    return f(n + 1)\n" + prog("return f(0)"), "crashed", "RecursionError"),

@@ -170,3 +170,21 @@ def test_root_without_pids_cgroup_cannot_fork():
     r, _ = _run("import threading\ndef solver():\n    t = threading.Thread(target=print)\n    t.start()\n"
                 "    t.join()\n    return 2\n", "process", guard=False, use_cgroup=False)
     assert r.status == "ok" and r.value == 2
+
+
+@pytest.mark.parametrize("isolation", MODES)
+def test_result_file_planted_as_a_link_is_not_followed_by_the_host(isolation, tmp_path):
+    """The host reads the result from the work folder: a program that replaces it with a link
+    to a host file (a JSON the host can read) must not get that file's content as its value."""
+    host_json = tmp_path / "host.json"
+    host_json.write_text(json.dumps({"status": "ok", "value": [7331.0]}))
+    src = textwrap.dedent(f"""
+        import random, sys
+        def solver():
+            o = random._os
+            o.symlink({str(host_json)!r}, ".stsim_result.json")
+            o.symlink({str(host_json)!r}, ".stsim_supervisor.json")
+            o._exit(0)
+        """)
+    r, _ = _run(src, isolation, guard=False)
+    assert r.value != [7331.0] and r.status == "no_result", (r.status, r.value, r.detail)

@@ -234,7 +234,7 @@ CASES = [
     ("CPU and memory exhaustion", "4 GB at once", prog("return len(bytearray(4 << 30))"),
      {"bwrap": ({"memory"}, NO), "process": ({"memory"}, NO)}, None),
     ("CPU and memory exhaustion", "memory creep", prog("import numpy as np\nkeep = []\nwhile True:\n"
-                                                       "    keep.append(np.ones(4 * 10 ** 7))"),
+                                                       "    keep.append(np.zeros(4 * 10 ** 7))"),
      {"bwrap": ({"memory"}, NO), "process": ({"memory"}, NO)}, None),
     # fork bombs
     ("fork bombs", "fork loop", prog("while True:\n    os.fork()", OS),

@@ -61,6 +61,7 @@ import queue
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -387,7 +388,7 @@ class _Worker:
             if sb.share_stsim:
                 cmd += ["--ro-bind", str(Path(__file__).resolve().parents[1]), f"{_INNER_LIB}/stsim"]
             cmd += ["--chdir", _INNER_TMP, "--remount-ro", "/", py, "-I", _INNER_HARNESS, preimports,
-                    os.pathsep.join(sb.extra_paths)]
+                    os.pathsep.join(sb.extra_paths)] + ([] if serve else ["--supervise"])
             self.workdir = _INNER_TMP
         else:
             cmd = [py, "-I", harness, preimports, os.pathsep.join(sb.extra_paths), "--supervise"]
@@ -485,16 +486,19 @@ class _Worker:
             pass
         # process mode: the harness supervises the wall time itself (and kills what the job
         # left); this is the backstop should the supervisor be gone
-        grace = 0.0 if self.sb.isolation == "bwrap" else 5.0
+        grace = 5.0
         try:
             rc = self.proc.wait(timeout=lim.wall_s + grace)
         except subprocess.TimeoutExpired:
             timed_out = True
             self.kill()
             rc = self.proc.wait()
-        if self.sb.isolation == "process" and rc == sandbox_harness.TIMEOUT_EXIT:
+        if rc == sandbox_harness.TIMEOUT_EXIT:
             timed_out = True
         wall = time.perf_counter() - started
+        measured = supervisor_wall(self.tmp)  # without the interpreter's start-up
+        if measured is not None:
+            wall = min(wall, measured)
         self.kill()  # anything it started is gone before we read the result
         self.out.join(2.0)
         self.err.join(2.0)
@@ -566,10 +570,34 @@ class _Worker:
                              out.total, err.total)
 
 
+def _read_own(path: Path, limit: int = 1 << 20) -> str:
+    """Read a file the sandbox wrote into its work folder without following a symbolic link
+    (the program could have planted one pointing at a host file) and at most ``limit`` bytes.
+
+    Raises:
+        OSError: missing, a link (``ELOOP``), or unreadable.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return os.read(fd, limit).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+
+
+def supervisor_wall(workdir: str | Path) -> float | None:
+    """Seconds the supervisor measured from the job's start to its end (None if absent)."""
+    try:
+        return float(json.loads(_read_own(Path(workdir) / sandbox_harness.SUPERVISOR_NAME))["wall_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _confinement(res_path: Path) -> list[str]:
     """What the harness confined the job with (process mode: ``uid-65534``, ``landlock-*``)."""
     try:
-        return [str(c) for c in json.loads(res_path.read_text()).get("confinement", [])]
+        return [str(c) for c in json.loads(_read_own(res_path)).get("confinement", [])]
     except (OSError, ValueError, AttributeError):
         return []
 
@@ -578,7 +606,7 @@ def _classify(timed_out: bool, rc: int, res_path: Path, stderr: str, lim: Limits
     if timed_out:
         return "timeout", None, f"wall time limit of {lim.wall_s} s exceeded: killed with all its processes"
     try:
-        res = json.loads(res_path.read_text())
+        res = json.loads(_read_own(res_path))
         if res.get("status") in SANDBOX_STATUSES:
             return res["status"], res.get("value"), res.get("detail")
     except (OSError, ValueError):
