@@ -423,7 +423,7 @@ def _cmd_run(args) -> int:
         print(f"\n{legend(summary['families'])}")
     if summary["solver"] == "baseline":
         print("'baseline' is the first-principle solver of each family (methods and their sources: "
-              "docs/stark-tier1.md, docs/qstr.md, docs/cardinal.md; `stsim list` names the variants).")
+              "docs/stark-tier1.md, docs/qstr.md, docs/cardinal.md, docs/geoqa.md; `stsim list` names the variants).")
     print(f"Wrote {summary['out_dir']}/ ({', '.join(_written(Path(summary['out_dir'])))})")
     return 0
 
