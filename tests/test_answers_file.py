@@ -149,3 +149,24 @@ def test_answers_of_another_suite_are_bad_input(tmp_path, capsys):
         fh.write(json.dumps({"task_id": first.id, "value": first.answer}) + "\n")
     assert main(["score", str(tasks), str(answers)]) == 0
     assert "ignored 2 answer(s) whose task_id is not in the tasks file" in capsys.readouterr().err
+
+
+def test_step_zero_on_single_answer_tasks_says_how_to_fix(tmp_path, capsys):
+    """README's '{"task_id", "step", "text"}' read literally gives "step": 0 for a single-answer
+    task. Every line ignored is bad input (exit 2) and the message says to omit the step; one
+    usable line among them is scored, with the hint as a warning."""
+    from stsim.cli import main
+    tasks = tmp_path / "t.jsonl"
+    assert main(["generate", "stark-mini", "--family", "stark.localization.range", "-o", str(tasks)]) == 0
+    ts = read_tasks(tasks)
+    answers = tmp_path / "a.jsonl"
+    answers.write_text("".join(json.dumps({"task_id": t.id, "step": 0, "text": "[RESULTS_START] [1, 2] [RESULTS_END]"})
+                               + "\n" for t in ts))
+    assert main(["score", str(tasks), str(answers)]) == 2
+    err = capsys.readouterr().err
+    assert f"none of its {len(ts)} answer(s) is usable; first: {answers}:1: ignored: task {ts[0].id} has a " \
+           "single answer, no steps (got step 0; omit 'step' or give null)" in err
+    with answers.open("a") as fh:
+        fh.write(json.dumps({"task_id": ts[0].id, "text": "[RESULTS_START] [1, 2] [RESULTS_END]"}) + "\n")
+    assert main(["score", str(tasks), str(answers)]) == 0
+    assert "(got step 0; omit 'step' or give null)" in capsys.readouterr().err
