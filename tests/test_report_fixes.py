@@ -87,3 +87,22 @@ def test_published_run_says_data_not_seed_and_announces_the_unpack(tmp_path, cap
     head = cap.out.splitlines()[0]
     assert "seed" not in head and f"data {archive}" in head
     assert "unpacking" in cap.err and "MB" in cap.err
+
+
+def test_scalar_family_error_is_called_abs_not_eucl():
+    """A numeric family answering one number (format scalar/time) reports 'abs', whatever its
+    name: a plug-in family 'my.line.distance' was labelled 'eucl' (Euclidean distance of
+    points) because only names containing '.temporal_' were recognised."""
+    from stsim.registry import FAMILIES, Family, TaskBody
+    from stsim.scoring.report import measure
+    name = "test_newcomer.line.distance"
+    FAMILIES[name] = Family(name, "scalar", lambda rng, cfg: TaskBody("p", {}, 0.0), {}, "test")
+    try:
+        assert measure(name, {"n": 1}) == "abs"
+    finally:
+        del FAMILIES[name]
+    assert measure("stark.localization.range", {"n": 1}) == "eucl"          # point
+    assert measure("stark.localization.event_xyt", {"n": 1}) == "eucl"      # vector
+    assert measure("stark.temporal_localization.event", {"n": 1}) == "abs"  # time
+    assert measure("stark.field.spatial_impute", {"metric": "rmspe"}) == "rel.L2"
+    assert measure("unregistered.family", {"n": 1}) == "eucl"
