@@ -93,7 +93,29 @@ class _Parser(argparse.ArgumentParser):
             text += "\n" + textwrap.fill("suites: " + ", ".join(sorted(all_suites())) +
                                          " (`stsim list` describes them)", 78, subsequent_indent="  ",
                                          break_on_hyphens=False) + "\n"
+        if self.prog.split()[-1] == "run":
+            import textwrap
+            text += textwrap.fill("solvers (--solver): " + ", ".join(_solver_forms()) +
+                                  " (`stsim list` says which families each variant serves)", 78,
+                                  subsequent_indent="  ", break_on_hyphens=False) + "\n"
         return text
+
+
+def _solver_forms() -> list[str]:
+    """Every ``--solver`` spec form, for ``stsim run --help``: the registered solvers, with the
+    argument each one takes, and the baseline variants."""
+    from .baselines import ALTERNATIVES
+    from .solvers.base import SOLVERS, load_builtin_solvers
+    load_builtin_solvers()
+    variants = sorted({v for alts in ALTERNATIVES.values() for v in alts})
+    forms = {"baseline": "baseline (default)", "code": "code:PROGRAM.py|DIR|PROGRAMS.jsonl",
+             "openai": "openai:MODEL"}
+    out = []
+    for name in sorted(SOLVERS):
+        out.append(forms.get(name, name))
+        if name == "baseline" and variants:
+            out.append("baseline:VARIANT (" + ", ".join(variants) + ")")
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,7 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     suites_help = "the suite to run (the known suites are listed at the end of --help)"
     r = sub.add_parser("run", help="generate (or load), solve, score and report a suite")
     r.add_argument("suite", help=suites_help)
-    r.add_argument("--solver", default="baseline", help="solver spec (default: baseline)")
+    r.add_argument("--solver", default="baseline",
+                   help="solver spec (default: baseline; the forms are listed at the end of --help)")
     _add_common(r)
     r.add_argument("--out", type=Path, default=None, help="output folder (default runs/<suite>-<time>/)")
     r.add_argument("--data", type=Path, default=None, help="data folder or archive for data suites")

@@ -106,3 +106,23 @@ def test_scalar_family_error_is_called_abs_not_eucl():
     assert measure("stark.temporal_localization.event", {"n": 1}) == "abs"  # time
     assert measure("stark.field.spatial_impute", {"metric": "rmspe"}) == "rel.L2"
     assert measure("unregistered.family", {"n": 1}) == "eucl"
+
+
+def test_run_help_lists_the_solver_forms(capsys):
+    """`stsim run --help` said only 'solver spec (default: baseline)': the choices (README's
+    baseline:VARIANT, oracle, random, code:PATH, openai:MODEL) were nowhere in --help."""
+    from stsim.baselines import ALTERNATIVES
+    from stsim.solvers.base import SOLVERS, load_builtin_solvers
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--help"])
+    assert exc.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    tail = text[text.index("solvers (--solver):"):]
+    load_builtin_solvers()
+    for name in SOLVERS:
+        assert name in tail
+    for form in ("baseline (default)", "code:PROGRAM.py|DIR|PROGRAMS.jsonl", "openai:MODEL", "oracle", "random"):
+        assert form in tail, form
+    variants = {v for alts in ALTERNATIVES.values() for v in alts}
+    assert {"ls", "grid", "bayes", "kriging", "persistence"} <= variants
+    assert "baseline:VARIANT (" + ", ".join(sorted(variants)) + ")" in tail
