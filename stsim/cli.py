@@ -372,6 +372,14 @@ def _cmd_run(args) -> int:
               f"{'y' if len(dead) == 1 else 'ies'} ({', '.join(dead[:4])}{', ...' if len(dead) > 4 else ''}); "
               "the reason of each is in answers.jsonl ('detail').")
     print(f"\n{legend(summary['families'])}")
+    if "solver_variant_families" in summary:
+        used = set(summary["solver_variant_families"])
+        others = sorted(f for f in summary["families"] if f not in used)
+        if others:
+            print(f"'{summary['solver']}' has no variant for {len(others)} famil"
+                  f"{'y' if len(others) == 1 else 'ies'} ({', '.join(others[:4])}{', ...' if len(others) > 4 else ''}): "
+                  f"{'it was' if len(others) == 1 else 'they were'} solved by the family's default baseline "
+                  "(summary.json: solver_variant_families).")
     if summary["solver"] == "baseline":
         print("'baseline' is the first-principle solver of each family (methods and their sources: "
               "docs/stark-tier1.md, docs/qstr.md, docs/cardinal.md; `stsim list` names the variants).")

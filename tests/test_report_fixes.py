@@ -126,3 +126,21 @@ def test_run_help_lists_the_solver_forms(capsys):
     variants = {v for alts in ALTERNATIVES.values() for v in alts}
     assert {"ls", "grid", "bayes", "kriging", "persistence"} <= variants
     assert "baseline:VARIANT (" + ", ".join(sorted(variants)) + ")" in tail
+
+
+def test_variant_run_names_the_families_it_did_not_serve(tmp_path, capsys):
+    """`stsim run quickstart --solver baseline:ls` printed every family under 'solver
+    baseline:ls' although proximity and tracking have no ls variant and used their default
+    baseline (only summary.json said so)."""
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--n", "1", "--solver", "baseline:ls", "--family", "stark.localization.*",
+                 "--out", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    served = set(summary["solver_variant_families"])
+    assert "stark.localization.range" in served and "stark.localization.proximity" not in served
+    assert ("'baseline:ls' has no variant for 1 family (stark.localization.proximity): it was solved by "
+            "the family's default baseline") in text
+    assert main(["run", "quickstart", "--n", "1", "--solver", "baseline", "--family", "stark.localization.range",
+                 "--out", str(tmp_path / "run2"), "--quiet"]) == 0
+    assert "has no variant" not in capsys.readouterr().out
