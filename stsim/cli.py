@@ -343,6 +343,24 @@ def _cmd_list(args) -> int:
     return 0
 
 
+def _keep_other_run(out: Path, this: dict) -> None:
+    """Refuse (exit 2) an ``--out`` folder that holds the run of another suite, solver, seed,
+    ``--n``, ``--family`` or ``--data``: its answers.jsonl, scores.jsonl and summary.json would
+    be overwritten.  The same run again (a live model resuming from its cache) is allowed."""
+    path = out / "summary.json"
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(old, dict):
+        return
+    differ = [k for k, v in this.items() if k in old and old[k] != v]
+    if differ:
+        what = ", ".join(f"{k} {old[k]!r} (now {this[k]!r})" for k in differ)
+        raise CLIError(f"--out {out}: holds another run ({what}); running here would overwrite its "
+                       "answers.jsonl, scores.jsonl and summary.json: give another --out, or remove the folder")
+
+
 def _cmd_run(args) -> int:
     from .scoring.report import format_table, legend
     from .benchmarks.runner import run
@@ -357,6 +375,10 @@ def _cmd_run(args) -> int:
                        concurrency=max(1, args.workers))
     if args.solver.startswith(("openai", "code")):
         options["sandbox_reuse"] = args.sandbox == "zygote"
+    if args.out is not None:
+        _keep_other_run(args.out, {"suite": args.suite, "solver": args.solver, "seed": args.seed,
+                                   "n_per_family": args.n, "families_filter": args.family,
+                                   "data": None if args.data is None else str(args.data)})
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
                   only=args.family, solver_options=options or None)

@@ -144,3 +144,25 @@ def test_variant_run_names_the_families_it_did_not_serve(tmp_path, capsys):
     assert main(["run", "quickstart", "--n", "1", "--solver", "baseline", "--family", "stark.localization.range",
                  "--out", str(tmp_path / "run2"), "--quiet"]) == 0
     assert "has no variant" not in capsys.readouterr().out
+
+
+def test_run_into_the_folder_of_another_run_is_refused(tmp_path, capsys):
+    """`stsim run cardinal --out D` then `stsim run cardinal --solver random --out D` silently
+    replaced the first run's answers, scores and summary. Now exit 2, nothing touched; the
+    same run again (a live model resuming from OUT/llm_cache.jsonl) still runs."""
+    out = tmp_path / "run"
+    assert main(["run", "cardinal", "--n", "1", "--out", str(out), "--quiet"]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    capsys.readouterr()
+    base = ["run", "cardinal", "--out", str(out), "--quiet"]
+    for extra, said in ((["--n", "1", "--solver", "random"], "solver 'baseline' (now 'random')"),
+                        (["--n", "1", "--seed", "1"], "seed 0 (now 1)"),
+                        (["--n", "2"], "n_per_family 1 (now 2)"),
+                        (["--n", "1", "--family", "cardinal.large"], "families_filter None (now 'cardinal.large')")):
+        assert main(base + extra) == 2, extra
+        err = capsys.readouterr().err
+        assert f"stsim: error: --out {out}: holds another run ({said})" in err and "give another --out" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert main(["run", "cardinal", "--n", "1", "--out", str(out), "--quiet"]) == 0  # same run: allowed
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name != "summary.json"} == \
+        {k: v for k, v in before.items() if k != "summary.json"}
