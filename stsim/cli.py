@@ -11,10 +11,12 @@
     stsim calculus list | show NAME [--format json|gqr] [--out DIR] | witness rcc22 R S T
     stsim compare RUN_A RUN_B [--trim 0.25]
     stsim sandbox run FILE.py [--timeout S] [--memory MB] [--args JSON_FILE|JSON]
+                              [--isolation bwrap|process]
 
-Exit codes: 0 success (``sandbox run``: whatever the program did; its status is in the JSON);
-1 the audit found violations; 2 bad input (message on stderr, no
-traceback); 130 interrupted (files written so far are kept).
+Exit codes: 0 success; 1 the audit found violations, or ``sandbox run``'s outcome is not
+``ok`` (the JSON printed says which); 2 bad input, or no namespace isolation without
+``--isolation process`` (message on stderr, no traceback); 130 interrupted (files written so
+far are kept).
 """
 from __future__ import annotations
 
@@ -142,10 +144,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--trim", type=_trim_fraction, default=0.10, help="trim fraction each side (default 0.10)")
     r.add_argument("--workers", type=_int_at_least(1), default=1, help="solver processes (default 1)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
-    r.add_argument("--sandbox", choices=("fresh", "zygote"), default="fresh",
-                   help="for code: and openai --mode ci: a fresh sandbox per program (default), or "
-                        "reused pre-imported zygote sandboxes (much faster; jobs share a sandbox one "
-                        "after another, with every leftover process killed and /tmp emptied in between)")
+    r.add_argument("--sandbox", choices=("fresh", "zygote"), default="zygote",
+                   help="for code: and openai --mode ci: reused pre-imported zygote sandboxes forking "
+                        "one child per program (default, about 10x faster; programs share a sandbox "
+                        "one after another, with every leftover process killed and /tmp emptied in "
+                        "between), or a fresh sandbox per program")
+    r.add_argument("--isolation", choices=("bwrap", "process"), default="bwrap",
+                   help="for code: and openai --mode ci: namespace isolation with bubblewrap (default; "
+                        "refuses to start where it is unavailable), or the explicit, weaker process "
+                        "mode (recorded in answers.jsonl, summary.json and the report)")
     m = r.add_argument_group("live models (--solver openai:MODEL)")
     m.add_argument("--base-url", default=None, metavar="URL",
                    help="OpenAI-compatible endpoint root (default https://api.openai.com/v1)")
@@ -199,7 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("tasks", type=Path)
     a.add_argument("--limit", type=_int_at_least(0), default=50, help="violations to print (default 50)")
 
-    c = sub.add_parser("compare", help="per-family relative change in trimmed RMSE of run B against run A")
+    c = sub.add_parser("compare", help="per family, run B against run A: relative change in trimmed RMSE "
+                       "or accuracy difference, each with a paired bootstrap 95% CI")
     c.add_argument("run_a", type=Path, help="run folder (or scores.jsonl), e.g. direct answer")
     c.add_argument("run_b", type=Path, help="run folder (or scores.jsonl), e.g. code interpreter")
     c.add_argument("--trim", type=_trim_fraction, default=0.25, help="fraction trimmed each side (STARK §4.4: 0.25)")
@@ -233,28 +241,36 @@ def build_parser() -> argparse.ArgumentParser:
     sr.add_argument("--args", default=None, metavar="JSON",
                     help='call arguments, a JSON file or inline JSON: {"inputs": ...} for solver(inputs) '
                          'or {"readings", "coordinate", "timestamp"} for solver(readings, coordinate, timestamp)')
-    sr.add_argument("--isolation", choices=("auto", "bwrap", "process"), default="auto")
+    sr.add_argument("--isolation", choices=("bwrap", "process"), default="bwrap",
+                    help="namespace isolation with bubblewrap (default; refuses to run where it is "
+                         "unavailable, saying why), or the explicit, weaker process mode")
     return ap
 
 
 def _cmd_compare(args) -> int:
-    from .scoring.compare import compare_runs, format_comparison
+    from .scoring.compare import compare_runs, family_keys, format_comparison, run_mismatches
     if not 0 <= args.trim < 0.5:
         raise CLIError(f"--trim must be in [0, 0.5), got {args.trim}")
     rows = compare_runs(args.run_a, args.run_b, args.trim)
+    for w in run_mismatches(args.run_a, args.run_b, family_keys(args.run_a, args.run_b)):
+        print(f"stsim: warning: {w}", file=sys.stderr)
     if args.json:
         print(json.dumps(rows, indent=2, sort_keys=True))
     else:
         print(f"A = {args.run_a}\nB = {args.run_b}\n")
-        print(format_comparison(rows))
-        print(f"\nchange = (trim.RMSE B - trim.RMSE A) / trim.RMSE A, {args.trim:.0%} trimmed each side "
-              "(STARK §4.4); negative: B is better.")
+        print(format_comparison(rows, args.trim))
+        if any(r["kind"] == "numeric" for r in rows.values()):
+            print(f"\nchange = (RMSE B - RMSE A) / RMSE A, with {args.trim:.0%} of each run's errors trimmed each "
+                  f"side (RMSE t{100 * args.trim:g}%; STARK §4.4; `stsim run` trims 10 %); negative: B is better.")
+        if any(r["kind"] == "categorical" for r in rows.values()):
+            print("\nacc = accuracy, failures counting as wrong; B - A > 0: B is better.")
+        print("95% CI: paired bootstrap percentile interval (1000 resamples of the items both runs scored).")
     return 0
 
 
 def _cmd_sandbox(args) -> int:
     from .sandbox.isolation import Limits, Sandbox, SandboxError
-    from .sandbox.call import check_call_args, check_solver_form
+    from .sandbox.call import check_call_args, check_solver_form, solver_parameters
     try:
         source = args.file.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -283,7 +299,14 @@ def _cmd_sandbox(args) -> int:
     try:
         check_solver_form(source, call)
     except ValueError as exc:
-        raise CLIError(f"{args.file}: {exc}") from None
+        hint = ""
+        if call is None:
+            params = solver_parameters(source) or []
+            example = ('\'{"inputs": {...}}\'' if len(params) == 1 else
+                       '\'{"readings": [[...], ...], "coordinate": [[x, y], ...], "timestamp": [t, ...]}\'')
+            hint = (f"; pass them with --args {example} or --args FILE.json "
+                    f"(a JSON object; see docs/sandbox.md for the three call forms)")
+        raise CLIError(f"{args.file}: {exc}{hint}") from None
     try:
         limits = Limits(wall_s=args.timeout, cpu_s=args.cpu or args.timeout, memory_mb=args.memory)
         with Sandbox(limits, isolation=args.isolation) as sandbox:
@@ -291,7 +314,7 @@ def _cmd_sandbox(args) -> int:
     except (ValueError, SandboxError) as exc:
         raise CLIError(str(exc)) from None
     print(json.dumps(result.to_dict(), sort_keys=True))
-    return 0
+    return 0 if result.status == "ok" else 1
 
 
 def _cmd_list(args) -> int:
@@ -375,6 +398,8 @@ def _cmd_run(args) -> int:
                        concurrency=max(1, args.workers))
     if args.solver.startswith(("openai", "code")):
         options["sandbox_reuse"] = args.sandbox == "zygote"
+        options["isolation"] = args.isolation
+        options["concurrency"] = max(1, args.workers)
     if args.out is not None:
         _keep_other_run(args.out, {"suite": args.suite, "solver": args.solver, "seed": args.seed,
                                    "n_per_family": args.n, "families_filter": args.family,
@@ -386,8 +411,16 @@ def _cmd_run(args) -> int:
     print(f"suite {summary['suite']}  solver {summary['solver']}  {seed}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
     print(format_table(summary["families"]))
+    if summary.get("isolation"):
+        print(f"sandbox isolation: {summary['isolation']}"
+              + (f"\nwarning: {summary['isolation_note']}" if summary.get("isolation_note") else ""))
     for result in summary.get("analyses", {}).values():
         print(result["headline"])
+    recoverable = sum(r.get("lenient_recoverable", 0) for r in summary["families"].values())
+    if recoverable:
+        print(f"strictness: a lenient reader (words dropped: '4.49 s', 'x = 9.2, y = 1.6') would have read "
+              f"{recoverable} of the format failures (per family: 'lenient_recoverable' in summary.json); "
+              "they stay failures.")
     dead = [f for f, r in summary["families"].items() if r["n"] and r["failures"] == r["n"]]
     if dead:
         print(f"\nnote: solver {summary['solver']} gave no usable answer for {len(dead)} famil"
@@ -563,13 +596,15 @@ def _qstr_breakdown(tasks, answers) -> tuple[dict, str]:
         return {}, ""
     from .qstr.scoring import score_replies, summarise_scores
     rows = summarise_scores(score_replies(qt, replies))
-    lines = [f"\n{'calculus/question':<20} {'n':>5} {'acc':>7} {'TP':>6} {'FP':>6} {'FN':>6} "
+    lines = [f"\n{'calculus/question':<20} {'n':>5} {'acc':>7} {'unans.':>6} {'TP':>6} {'FP':>6} {'FN':>6} "
              f"{'invalid':>7} {'guess':>9}"]
     for key, r in rows.items():
-        lines.append(f"{key:<20} {r['n']:>5} {r['accuracy']:>7.4f} {r['tp']:>6} {r['fp']:>6} {r['fn']:>6} "
-                     f"{r['invalid_names']:>7} {r['guess_rate']:>9.2e}")
-    lines.append("(TP/FP/FN: relations correctly given / wrongly given / missed; invalid: names that are "
-                 "not relations of the calculus; guess: chance of the exact set by uniform guessing)")
+        lines.append(f"{key:<20} {r['n']:>5} {r['accuracy']:>7.4f} {r['unanswered']:>6} {r['tp']:>6} {r['fp']:>6} "
+                     f"{r['fn']:>6} {r['invalid_names']:>7} {r['guess_rate']:>9.2e}")
+    lines.append("(unans.: questions with no reply or no answer in it, wrong in 'acc' and left out of TP/FP/FN; "
+                 "TP/FP/FN: relations correctly given / wrongly given / missed in the answered questions; "
+                 "invalid: names that are not relations of the calculus; guess: chance of the exact set by "
+                 "uniform guessing)")
     return {"qstr": rows}, "\n".join(lines)
 
 
