@@ -3,7 +3,7 @@ modes (§4.4, Appendix 7.1 Table 5):
 
 * **DA** (direct answer): the model must answer from its own reasoning, no code or tools.
 * **CI** (code interpreter): the model may reply with a Python block defining ``solver()``;
-  the block runs in :mod:`stsim.benchmarks.sandbox`, and what it printed (with its returned
+  the block runs in :mod:`stsim.sandbox.isolation`, and what it printed (with its returned
   value, or its failure) goes back to the model as the next user turn.  The exchange ends when
   the reply contains ``[RESULTS_START]`` or after ``max_turns`` model replies.
 
@@ -23,8 +23,8 @@ from typing import Any
 from ..answers import parse_answer
 from ..records import Answer, Task
 from .chat_client import ChatClient, ChatConfig, ChatError
-from .sandbox import Limits, Sandbox
-from .solvers import SolverError, register_solver
+from ..sandbox.isolation import Limits, Sandbox
+from .base import SolverError, register_solver
 
 #: STARK Table 5, direct-answer mode (same content, our wording).
 SYSTEM_DA = ("You are a helpful assistant. Answer from your own reasoning only: "
