@@ -26,7 +26,7 @@ import numpy as np
 from scipy.stats import ks_2samp
 
 from stsim.benchmarks.fidelity import bootstrap_median, trajectory_features
-from stsim.benchmarks.stark_published import load_published
+from stsim.benchmarks.stark_release.tier1 import load_published
 from stsim.sim.motion import DEFAULT_RANGES, STARK_RELEASE_RANGES, random_trajectory
 
 FAMILIES = ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",
@@ -61,16 +61,27 @@ def features(trajs):
     return {k: np.array([x[k] for x in f]) for k in f[0]}
 
 
+SHAPE = {"n_steps": 50, "duration": 10.0}
+
+
 def generated(ranges, n, seed):
     rng = np.random.default_rng(seed)
-    return features([random_trajectory(rng, ranges=ranges).positions for _ in range(n)])
+    return features([random_trajectory(rng, ranges=ranges, **SHAPE).positions for _ in range(n)])
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", required=True)
+    ap.add_argument("--families", default=",".join(FAMILIES),
+                    help="released families to fit (comma-separated; default the four 50-step ones)")
+    ap.add_argument("--n-steps", type=int, default=50)
+    ap.add_argument("--duration", type=float, default=10.0)
+    ap.add_argument("--no-search", action="store_true",
+                    help="only compare DEFAULT_RANGES and STARK_RELEASE_RANGES (how the proximity "
+                         "tracking family's table was chosen)")
     args = ap.parse_args()
-    tasks = list(load_published(args.data, options={"families": FAMILIES}))
+    tasks = list(load_published(args.data, options={"families": args.families.split(",")}))
+    SHAPE.update(n_steps=args.n_steps, duration=args.duration)
     traj = [(t.meta["instance"], np.array([s.answer[:2] for s in t.steps])) for t in tasks]
     fit = features([p for i, p in traj if i % 2 == 0])
     held = features([p for i, p in traj if i % 2 == 1])
@@ -85,7 +96,7 @@ def main() -> None:
 
     choice = {k: v[0] for k, v in KNOBS.items()}
     best = objective(choice)
-    for rnd in range(6):
+    for rnd in range(0 if args.no_search else 6):
         changed = False
         for k, opts in KNOBS.items():
             for o in opts:
@@ -97,9 +108,17 @@ def main() -> None:
         print(f"round {rnd}: objective {best:.3f}")
         if not changed:
             break
+    for name, ranges in (("DEFAULT_RANGES", DEFAULT_RANGES), ("STARK_RELEASE_RANGES", STARK_RELEASE_RANGES)):
+        g = generated(ranges, 500, 1)
+        d = [ks_2samp(fit[k], g[k]).statistic for k in fit]
+        gap = sum(abs(np.median(g[k]) - np.median(fit[k])) / iqr[k] for k in fit)
+        print(f"objective of {name} on the fitting half: {max(d) + 0.2 * sum(d) + gap:.3f}")
+    if args.no_search:
+        choice = {k: v[0] for k, v in KNOBS.items()}
     print("chosen:", {f"{a}.{b}": v for (a, b), v in choice.items()})
     print("matches stsim.sim.motion.STARK_RELEASE_RANGES:", build(choice) == STARK_RELEASE_RANGES)
-    for name, ranges in (("default ranges", DEFAULT_RANGES), ("fitted ranges", build(choice))):
+    for name, ranges in (("default ranges", DEFAULT_RANGES), ("STARK_RELEASE_RANGES", STARK_RELEASE_RANGES),
+                         ("fitted ranges", build(choice))):
         g = generated(ranges, 1000, 3)
         print(f"\n{name}: KS D on the held-out half ({len(held['displacement'])} released "
               f"vs 1000 generated); medians: released [95 % bootstrap] generated")

@@ -143,3 +143,12 @@ def test_cli_fidelity_bad_input(capsys, tmp_path):
     with pytest.raises(SystemExit) as e:
         main(["fidelity", "stark-tier1", "--data", str(tmp_path), "--n", "1"])
     assert e.value.code == 2
+
+
+def test_ks_critical_value():
+    from stsim.benchmarks.fidelity import ks_critical_d
+    assert ks_critical_d(50, 200) == pytest.approx(1.3581 * math.sqrt(250 / 10000), rel=1e-4)
+    # close to scipy's exact two-sided p = 0.05 point for large equal samples
+    a, b = np.zeros(400), np.zeros(400)
+    b[: int(round(ks_critical_d(400, 400) * 400))] = 1.0
+    assert ks_2samp(a, b).pvalue == pytest.approx(0.05, abs=0.015)

@@ -113,23 +113,45 @@ def test_tier2_trajectories_unchanged_by_the_range_table():
     assert np.array_equal(a.positions, b.positions)
 
 
+def _in_table(comp, table) -> bool:
+    lo_hi = table[comp["kind"]]
+    return all(lo - 1e-12 <= (abs(comp[k]) if k == "omega" and comp["kind"] in ("circular", "spiral")
+                              else comp[k]) <= hi + 1e-12 for k, (lo, hi) in lo_hi.items())
+
+
+def test_tracking_families_draw_from_their_motion_table():
+    from stsim.generators.stark_tier1 import MOTION_RANGES
+    for fam in ("stark.tracking.range", "stark.tracking.event_xyt", "stark.tracking.proximity"):
+        table = MOTION_RANGES[get_family(fam).defaults["motion_ranges"]]
+        for i in range(25):
+            comps = generate_task(fam, i, suite_seed=8).meta["trajectory_components"]
+            assert all(_in_table(c, table) for c in comps), (fam, comps)
+    assert get_family("stark.tracking.range").defaults["motion_ranges"] == "stark_release"
+    with pytest.raises(ValueError, match="motion_ranges"):
+        generate_task("stark.tracking.range", 0, config={"motion_ranges": "fast"})
+
+
 def test_trajectory_medians_within_release_bootstrap_interval(stark_data):
-    """Start-edge distance, scored-steps speed, turn per step, displacement and path length:
-    the generated median lies inside the 95 % bootstrap interval of the released median
-    (200 released 50-step trajectories; the default ranges miss start, speed, displacement)."""
+    """Start-edge distance, scored-steps speed, turn per step, displacement and path length of
+    the 50-step tracking trajectories: the generated median (2000 trajectories from the table the
+    families use) lies inside the 95 % bootstrap interval of the released median (the 200
+    released 50-step trajectories); the old (default) table misses all five."""
     from stsim.benchmarks.fidelity import bootstrap_median, trajectory_features
-    from stsim.benchmarks.stark_published import load_published
+    from stsim.benchmarks.stark_release.tier1 import load_published
     fams = ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",
             "stark.tracking.event_xyt"]
     rel = [trajectory_features(np.array([s.answer[:2] for s in t.steps]))
            for t in load_published(stark_data, options={"families": fams})]
     assert len(rel) == 200
-    gen = [trajectory_features(np.array([s.answer for s in
-                                         generate_task("stark.tracking.range", i, suite_seed=21).steps]))
-           for i in range(300)]
-    rng = np.random.default_rng(0)
-    for k in rel[0]:
-        a = np.array([f[k] for f in rel])
-        lo, hi = bootstrap_median(a, rng)
-        med = float(np.median([g[k] for g in gen]))
-        assert lo <= med <= hi, (k, med, (lo, hi))
+    rng = np.random.default_rng(21)
+    outside = {}
+    for name, table in (("fitted", STARK_RELEASE_RANGES), ("default", DEFAULT_RANGES)):
+        gen = [trajectory_features(random_trajectory(rng, ranges=table).positions) for _ in range(2000)]
+        outside[name] = []
+        for k in rel[0]:
+            lo, hi = bootstrap_median(np.array([f[k] for f in rel]), np.random.default_rng(0))
+            med = float(np.median([g[k] for g in gen]))
+            if not lo <= med <= hi:
+                outside[name].append((k, round(med, 3), (round(lo, 3), round(hi, 3))))
+    assert outside["fitted"] == []
+    assert len(outside["default"]) == 5
