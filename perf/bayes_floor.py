@@ -36,7 +36,9 @@ from stsim.baselines.posterior import toa_marginal
 from stsim.baselines.stark_tier1 import _readings, position_loglik
 from stsim.baselines.trajectory_posterior import NotConverged, task_posterior
 from stsim.registry import generate_task
-from stsim.scoring.metrics import trimmed, trimmed_rmse
+from stsim.scoring.metrics import trimmed_rmse
+from stsim.scoring.stark_metric import (STARK_DATASETS, stark_item_error, stark_track_error,
+                                        stark_trimmed_mean)
 
 LOCALISATION = ["stark.localization.range", "stark.localization.bearing",
                 "stark.localization.range_bearing", "stark.localization.event",
@@ -46,15 +48,13 @@ TRACKING = ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.ra
             "stark.tracking.event_xyt"]
 
 
-def stark_value(pred: np.ndarray, gold: np.ndarray) -> float:
-    """STARK's per-item value: root mean square over every coordinate (and step) pooled."""
-    return float(np.sqrt(np.mean((np.asarray(pred, float) - np.asarray(gold, float)) ** 2)))
-
-
-def stark_trimmed(values) -> float:
-    """STARK §4.1: mean of the per-item values without the top and bottom 10 %."""
-    kept = trimmed(list(values), 0.10)
-    return float(np.mean(kept)) if len(kept) else float("nan")
+def stark_value(fam: str, pred: np.ndarray, gold: np.ndarray) -> float:
+    """STARK's per-item value (:mod:`stsim.scoring.stark_metric`): root mean square over the
+    coordinates, and over the steps of a tracking task."""
+    ds = STARK_DATASETS[fam]
+    if np.ndim(gold) >= 1 and fam in TRACKING:
+        return stark_track_error(ds, list(pred), list(gold))
+    return float(stark_item_error(ds, pred, gold))
 
 
 def _err(pred, gold) -> float:
@@ -90,10 +90,10 @@ def localisation_row(fam: str, n: int, seed: int) -> dict:
         gold = np.asarray(task.answer, float)
         ours.append(_err(est, gold))
         lim.append(_err(mean, gold))
-        s_ours.append(stark_value(est, gold))
-        s_lim.append(stark_value(mean, gold))
+        s_ours.append(stark_value(fam, est, gold))
+        s_lim.append(stark_value(fam, mean, gold))
     return {"family": fam, "n": n, "lost": 0, "limit": trimmed_rmse(lim), "ours": trimmed_rmse(ours),
-            "stark_limit": stark_trimmed(s_lim), "stark_ours": stark_trimmed(s_ours),
+            "stark_limit": stark_trimmed_mean(s_lim), "stark_ours": stark_trimmed_mean(s_ours),
             "ess": None, "agree": None, "post_sd": None,
             "t_limit": t_lim / n, "t_ours": t_ours / n}
 
@@ -104,7 +104,7 @@ def _rms_diff(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _track_task(args):
-    fam, i, seed, steps, particles, moves = args
+    fam, i, seed, steps, particles, moves, levels = args
     task = generate_task(fam, i, suite="stark-tier1", suite_seed=seed)
     golds = np.array([s.answer for s in task.steps[:steps]], float)
     t = time.perf_counter()
@@ -115,7 +115,8 @@ def _track_task(args):
     t = time.perf_counter()
     for s in (0, 1):
         try:
-            runs.append(task_posterior(task, n_steps=steps, n_particles=particles, n_moves=moves, seed=s))
+            runs.append(task_posterior(task, n_steps=steps, n_particles=particles, n_moves=moves,
+                                        seed=s, max_levels=levels))
         except NotConverged:
             runs.append(None)
     t_lim = (time.perf_counter() - t) / 2
@@ -139,8 +140,9 @@ def _track_task(args):
             "t_ours": t_ours, "t_limit": t_lim}
 
 
-def tracking_row(fam: str, n: int, seed: int, steps: int, particles: int, moves: int, workers: int) -> dict:
-    jobs = [(fam, i, seed, steps, particles, moves) for i in range(n)]
+def tracking_row(fam: str, n: int, seed: int, steps: int, particles: int, moves: int, levels: int,
+                 workers: int) -> dict:
+    jobs = [(fam, i, seed, steps, particles, moves, levels) for i in range(n)]
     if workers > 1:
         with ProcessPoolExecutor(workers) as ex:
             res = list(ex.map(_track_task, jobs))
@@ -151,12 +153,12 @@ def tracking_row(fam: str, n: int, seed: int, steps: int, particles: int, moves:
     for r in done:
         e_ours += [_err(p, g) if np.all(np.isfinite(p)) else np.inf for p, g in zip(r["ours"], r["gold"])]
         e_lim += [_err(p, g) for p, g in zip(r["limit"], r["gold"])]
-        s_ours.append(stark_value(r["ours"], r["gold"]))
-        s_lim.append(stark_value(r["limit"], r["gold"]))
+        s_ours.append(stark_value(fam, r["ours"], r["gold"]))
+        s_lim.append(stark_value(fam, r["limit"], r["gold"]))
     return {"family": fam, "n": len(done), "lost": len(res) - len(done),
             "limit": trimmed_rmse(e_lim) if e_lim else float("nan"),
             "ours": trimmed_rmse(e_ours) if e_ours else float("nan"),
-            "stark_limit": stark_trimmed(s_lim), "stark_ours": stark_trimmed(s_ours),
+            "stark_limit": stark_trimmed_mean(s_lim), "stark_ours": stark_trimmed_mean(s_ours),
             "ess": min((r["ess"] for r in done), default=float("nan")),
             "agree": float(np.nanmedian([r["agree"] for r in done])) if done else float("nan"),
             "runs_lost": sum(2 - r["runs_ok"] for r in done),
@@ -174,6 +176,8 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=10, help="tracking steps scored per task")
     ap.add_argument("--particles", type=int, default=1000)
     ap.add_argument("--moves", type=int, default=2, help="MH sweeps per tolerance level")
+    ap.add_argument("--max-levels", type=int, default=30,
+                    help="tolerance levels per step before a run counts as lost")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--tolerance", type=float, default=0.10, help="allowed excess over the limit")
     args = ap.parse_args(argv)
@@ -189,7 +193,8 @@ def main(argv=None) -> int:
         if fam in LOCALISATION:
             row = localisation_row(fam, args.n, args.seed)
         else:
-            row = tracking_row(fam, args.n, args.seed, args.steps, args.particles, args.moves, args.workers)
+            row = tracking_row(fam, args.n, args.seed, args.steps, args.particles, args.moves,
+                               args.max_levels, args.workers)
         ratio = row["ours"] / row["limit"] if row["limit"] > 0 else float("nan")
         f = lambda v, w, p=4: f"{v:{w}.{p}f}" if v is not None else f"{'-':>{w}s}"  # noqa: E731
         print(f"{fam:34s} {row['n']:3d} {row['lost']:4d} {row['limit']:7.4f} {row['ours']:7.4f} "

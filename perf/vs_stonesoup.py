@@ -51,7 +51,8 @@ from stsim.baselines import BASELINES
 from stsim.baselines.stark_tier1 import _noise_levels, _readings, solve_localization
 from stsim.records import Task
 from stsim.registry import generate_task
-from stsim.scoring.metrics import trimmed, trimmed_rmse
+from stsim.scoring.metrics import trimmed_rmse
+from stsim.scoring.stark_metric import STARK_DATASETS, stark_track_error, stark_trimmed_mean
 
 FAMILIES = ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing"]
 T0 = datetime(2000, 1, 1)
@@ -151,11 +152,6 @@ def stonesoup_track(task: Task, kind: str, q: float = 0.5, particles: int = 1000
     return out
 
 
-def _stark(values) -> float:
-    kept = trimmed(list(values), 0.10)
-    return float(np.mean(kept)) if len(kept) else float("nan")
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=30, help="tasks per family")
@@ -184,8 +180,8 @@ def main(argv=None) -> int:
                 e = np.hypot(*(est - gold).T)
                 e10 += e[:10].tolist()
                 eall += e.tolist()
-                st.append(float(np.sqrt(np.mean((est[:10] - gold[:10]) ** 2))))
-            rows[name] = (trimmed_rmse(e10), trimmed_rmse(eall), _stark(st), 1000 * dt / len(tasks))
+                st.append(stark_track_error(STARK_DATASETS[fam], list(est[:10]), list(gold[:10])))
+            rows[name] = (trimmed_rmse(e10), trimmed_rmse(eall), stark_trimmed_mean(st), 1000 * dt / len(tasks))
             r = rows[name]
             print(f"{fam:30s} {name:12s} {r[0]:9.4f} {r[1]:9.4f} {r[2]:9.4f} {r[3]:8.1f}", flush=True)
         best10 = min(rows[k][0] for k in ("ekf", "ukf", "pf"))

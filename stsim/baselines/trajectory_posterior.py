@@ -426,7 +426,7 @@ def task_readings(task) -> Readings:
 
 
 def task_posterior(task, n_steps: int = 10, n_particles: int = 2000, n_moves: int = 2,
-                   seed: int = 0) -> SMCResult:
+                   seed: int = 0, max_levels: int = 80) -> SMCResult:
     """:func:`smc_posterior` of a generated tier-1 tracking task, with the prior read from the
     family config the task was generated with (``task.meta["config"]``: ``n_steps``,
     ``duration``, ``max_components``, ``emit_time_range``)."""
@@ -435,4 +435,5 @@ def task_posterior(task, n_steps: int = 10, n_particles: int = 2000, n_moves: in
     emit = tuple(cfg["emit_time_range"]) if task.inputs["modality"] == "toa" else None
     return smc_posterior(task_readings(task), t_rel, min(n_steps, len(t_rel)),
                          max_components=int(cfg["max_components"]), emit_range=emit,
-                         n_particles=n_particles, n_moves=n_moves, seed=seed)
+                         n_particles=n_particles, n_moves=n_moves, seed=seed,
+                         max_levels=max_levels)
