@@ -209,6 +209,45 @@ def violations(r: Readings, pos: np.ndarray, emit: np.ndarray | None, k: int):
     return np.concatenate(cols, axis=1), ld
 
 
+def step_violations(r: Readings, pos: np.ndarray, emit: np.ndarray | None, K: int):
+    """:func:`violations` of steps ``0..K-1`` at once: ``pos`` (N, K, 2), ``emit`` (N, K) or
+    None.  Returns ``(vmax (N, K), logdens (N, K))``: each step's largest violation (``-inf``
+    for a step without readings) and summed log density."""
+    s = r.sensors
+    dx = pos[:, :K, None, 0] - s[None, None, :, 0]
+    dy = pos[:, :K, None, 1] - s[None, None, :, 1]
+    d = np.hypot(dx, dy)                                   # (N, K, m)
+    N = len(pos)
+    vmax = np.full((N, K), -np.inf)
+    ld = np.zeros((N, K))
+    with np.errstate(invalid="ignore"):
+        if r.modality in ("range", "range_bearing"):
+            z = r.z[:K, :, 0]
+            ok = np.isfinite(z)
+            half = r.range_sigma * d + ROUNDING
+            v = np.where(ok, np.abs(z - d) / half - 1.0, -np.inf)
+            vmax = np.maximum(vmax, v.max(axis=2))
+            ld -= np.where(ok, np.log(2 * r.range_sigma * np.maximum(d, 1e-9)), 0.0).sum(axis=2)
+        if r.modality in ("bearing", "range_bearing"):
+            z = r.z[:K, :, -1]
+            ok = np.isfinite(z)
+            half = r.bearing_half + np.radians(ROUNDING)
+            v = np.abs(wrap_pi(np.radians(np.where(ok, z, 0.0)) - np.arctan2(dy, dx))) / half - 1.0
+            vmax = np.maximum(vmax, np.where(ok, v, -np.inf).max(axis=2))
+        if r.modality == "toa":
+            z = r.z[:K, :, 0]
+            ok = np.isfinite(z)
+            half = r.toa_half + ROUNDING
+            v = np.abs(z - emit[:, :K, None] - d / r.speed) / half - 1.0
+            vmax = np.maximum(vmax, np.where(ok, v, -np.inf).max(axis=2))
+        if r.modality == "proximity":
+            z = r.z[:K, :, 0]
+            ok = np.isfinite(z)
+            v = np.where(z >= 0.5, 1.0, -1.0) * (d - r.radius) / (0.01 * r.radius)
+            vmax = np.maximum(vmax, np.where(ok, v, -np.inf).max(axis=2))
+    return vmax, ld
+
+
 # ------------------------------------------------------------------------------------- SMC
 @dataclass
 class SMCResult:
@@ -279,6 +318,7 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
     keep_b = [i for i, b in enumerate(blocks) if (lay.hi[b] > lay.lo[b]).any()]
     blocks = [blocks[i][lay.hi[blocks[i]] > lay.lo[blocks[i]]] for i in keep_b]
     block_kind = [block_kind[i] for i in keep_b]
+    joint_scale = 1.0
     scale = {i: 1.0 for i in range(len(blocks))}
 
     def evaluate(u_, mask_, t, eps):
@@ -286,16 +326,11 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
         pos = trajectories(lay, u_, mask_, t_rel, domain)
         emit = None if emit_range is None else lay.physical(u_)[:, -1][:, None] + t_rel[None, :]
         lt = _log_struct_prior(mask_, max_components, nk)
-        vmax_t = np.zeros(len(u_))
-        for k in range(t + 1):
-            v, ld = violations(r, pos[:, k], None if emit is None else emit[:, k], k)
-            if v.shape[1] == 0:
-                continue
-            vm = v.max(axis=1)
-            lim = 0.0 if k < t else eps
-            lt = lt + np.where(vm <= lim, ld, -np.inf)
-            if k == t:
-                vmax_t = vm
+        vm, ld = step_violations(r, pos, emit, t + 1)
+        lim = np.zeros(t + 1)
+        lim[t] = eps
+        lt = lt + np.where(vm <= lim, ld, -np.inf).sum(axis=1)
+        vmax_t = np.maximum(vm[:, t], 0.0) if np.isfinite(vm[:, t]).any() else np.zeros(len(u_))
         return lt, vmax_t, pos, emit
 
     acc_tot, acc_n = 0.0, 0
@@ -368,6 +403,31 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                         scale[bi] = float(np.clip(scale[bi], 0.01, 3.0))
                         acc_tot += rate
                         acc_n += 1
+                    # joint move with each structure's particle covariance (adaptive
+                    # Metropolis within the SMC population): follows the correlations the
+                    # per-axis normalisation creates between every active parameter
+                    prop = u.copy()
+                    for key in np.unique(mask, axis=0):
+                        grp = np.all(mask == key, axis=1)
+                        dims = np.concatenate([blocks[i] for i, kd in enumerate(block_kind)
+                                               if kd is None or key[kd]])
+                        if grp.sum() < 2 * len(dims):
+                            continue
+                        C = np.cov(u[np.ix_(grp, dims)], rowvar=False) + 1e-10 * np.eye(len(dims))
+                        L = np.linalg.cholesky(C)
+                        mult = 10.0 ** rng.uniform(-1.5, 0.0, size=(grp.sum(), 1))
+                        step = rng.normal(size=(grp.sum(), len(dims))) @ L.T
+                        prop[np.ix_(grp, dims)] += joint_scale * 2.38 / np.sqrt(len(dims)) * mult * step
+                    inside = np.all((prop >= 0) & (prop <= 1), axis=1)
+                    prop[~inside] = u[~inside]
+                    lp, vp, _, _ = evaluate(prop, mask, t, eps)
+                    moved = np.any(prop != u, axis=1)
+                    a = inside & moved & (np.log(rng.random(N)) < lp - lt)
+                    u[a], lt[a], vmax[a] = prop[a], lp[a], vp[a]
+                    if moved.any():
+                        rate = a[moved].mean()
+                        joint_scale *= 1.2 if rate > 0.3 else (0.8 if rate < 0.15 else 1.0)
+                        joint_scale = float(np.clip(joint_scale, 0.01, 3.0))
                     # kind birth/death
                     pm = mask.copy()
                     j = rng.integers(0, nk, size=N)
