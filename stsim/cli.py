@@ -350,6 +350,11 @@ def _cmd_run(args) -> int:
     print(format_table(summary["families"]))
     for result in summary.get("analyses", {}).values():
         print(result["headline"])
+    recoverable = sum(r.get("lenient_recoverable", 0) for r in summary["families"].values())
+    if recoverable:
+        print(f"strictness: a lenient reader (words dropped: '4.49 s', 'x = 9.2, y = 1.6') would have read "
+              f"{recoverable} of the format failures (per family: 'lenient_recoverable' in summary.json); "
+              "they stay failures.")
     dead = [f for f, r in summary["families"].items() if r["n"] and r["failures"] == r["n"]]
     if dead:
         print(f"\nnote: solver {summary['solver']} gave no usable answer for {len(dead)} famil"
