@@ -202,7 +202,9 @@ def main(argv=None) -> int:
               f"{f(row['ess'], 6, 0)} {f(row['agree'], 6, 3)} {f(row['post_sd'], 7, 3)} "
               f"{row['t_limit']:10.2f} {1000 * row['t_ours']:12.1f}   ({time.perf_counter() - t0:.0f} s)",
               flush=True)
-        if fam in TRACKING and not ratio <= 1 + args.tolerance:
+        if fam in TRACKING and row["n"] == 0:
+            missed.append(f"{fam}: the sampler lost every task (no limit measured)")
+        elif fam in TRACKING and not ratio <= 1 + args.tolerance:
             missed.append(f"{fam}: default {row['ours']:.4f} is {ratio:.2f}x the limit {row['limit']:.4f}")
     print("limit = posterior mean under the generator's prior and noise (trimmed RMSE of the "
           "Euclidean error per item); STARK = trimmed mean of per-task RMS values.")
