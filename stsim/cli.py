@@ -96,7 +96,29 @@ class _Parser(argparse.ArgumentParser):
             text += "\n" + textwrap.fill("suites: " + ", ".join(sorted(all_suites())) +
                                          " (`stsim list` describes them)", 78, subsequent_indent="  ",
                                          break_on_hyphens=False) + "\n"
+        if self.prog.split()[-1] == "run":
+            import textwrap
+            text += textwrap.fill("solvers (--solver): " + ", ".join(_solver_forms()) +
+                                  " (`stsim list` says which families each variant serves)", 78,
+                                  subsequent_indent="  ", break_on_hyphens=False) + "\n"
         return text
+
+
+def _solver_forms() -> list[str]:
+    """Every ``--solver`` spec form, for ``stsim run --help``: the registered solvers, with the
+    argument each one takes, and the baseline variants."""
+    from .baselines import ALTERNATIVES
+    from .solvers.base import SOLVERS, load_builtin_solvers
+    load_builtin_solvers()
+    variants = sorted({v for alts in ALTERNATIVES.values() for v in alts})
+    forms = {"baseline": "baseline (default)", "code": "code:PROGRAM.py|DIR|PROGRAMS.jsonl",
+             "openai": "openai:MODEL"}
+    out = []
+    for name in sorted(SOLVERS):
+        out.append(forms.get(name, name))
+        if name == "baseline" and variants:
+            out.append("baseline:VARIANT (" + ", ".join(variants) + ")")
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -113,7 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     suites_help = "the suite to run (the known suites are listed at the end of --help)"
     r = sub.add_parser("run", help="generate (or load), solve, score and report a suite")
     r.add_argument("suite", help=suites_help)
-    r.add_argument("--solver", default="baseline", help="solver spec (default: baseline)")
+    r.add_argument("--solver", default="baseline",
+                   help="solver spec (default: baseline; the forms are listed at the end of --help)")
     _add_common(r)
     r.add_argument("--out", type=Path, default=None, help="output folder (default runs/<suite>-<time>/)")
     r.add_argument("--data", type=Path, default=None, help="data folder or archive for data suites")
@@ -375,6 +398,24 @@ def _context(mode: str, language: str = "en"):
     return lambda t: with_context(with_language(t, language), mode)
 
 
+def _keep_other_run(out: Path, this: dict) -> None:
+    """Refuse (exit 2) an ``--out`` folder that holds the run of another suite, solver, seed,
+    ``--n``, ``--family`` or ``--data``: its answers.jsonl, scores.jsonl and summary.json would
+    be overwritten.  The same run again (a live model resuming from its cache) is allowed."""
+    path = out / "summary.json"
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(old, dict):
+        return
+    differ = [k for k, v in this.items() if k in old and old[k] != v]
+    if differ:
+        what = ", ".join(f"{k} {old[k]!r} (now {this[k]!r})" for k in differ)
+        raise CLIError(f"--out {out}: holds another run ({what}); running here would overwrite its "
+                       "answers.jsonl, scores.jsonl and summary.json: give another --out, or remove the folder")
+
+
 def _cmd_run(args) -> int:
     from .scoring.report import format_table, legend
     from .benchmarks.runner import run
@@ -391,6 +432,10 @@ def _cmd_run(args) -> int:
         options["sandbox_reuse"] = args.sandbox == "zygote"
         options["isolation"] = args.isolation
         options["concurrency"] = max(1, args.workers)
+    if args.out is not None:
+        _keep_other_run(args.out, {"suite": args.suite, "solver": args.solver, "seed": args.seed,
+                                   "n_per_family": args.n, "families_filter": args.family,
+                                   "data": None if args.data is None else str(args.data)})
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
                   only=args.family, solver_options=options or None, transform=_context(args.context, args.language))
@@ -421,6 +466,14 @@ def _cmd_run(args) -> int:
               "the reason of each is in answers.jsonl ('detail').")
     if not own_table:
         print(f"\n{legend(summary['families'])}")
+    if "solver_variant_families" in summary:
+        used = set(summary["solver_variant_families"])
+        others = sorted(f for f in summary["families"] if f not in used)
+        if others:
+            print(f"'{summary['solver']}' has no variant for {len(others)} famil"
+                  f"{'y' if len(others) == 1 else 'ies'} ({', '.join(others[:4])}{', ...' if len(others) > 4 else ''}): "
+                  f"{'it was' if len(others) == 1 else 'they were'} solved by the family's default baseline "
+                  "(summary.json: solver_variant_families).")
     if summary["solver"] == "baseline":
         print("'baseline' is the first-principle solver of each family (methods and their sources: "
               "docs/stark-tier1.md, docs/qstr.md, docs/cardinal.md, docs/geoqa.md; `stsim list` names the variants).")
