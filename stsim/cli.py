@@ -5,7 +5,8 @@
     stsim list                                  suites and families
     stsim run SUITE [--solver S] [--n N] [--seed S] [--out DIR] [--data DIR]
               [--base-url URL] [--mode da|ci]     (--solver openai:MODEL | code:PATH | baseline)
-    stsim generate SUITE [--n N] [--seed S] [-o FILE] [--prompts-only]
+    stsim generate SUITE [--n N] [--seed S] [-o FILE] [--prompts-only [--mode da|ci]]
+    stsim export SUITE --format chat|jsonl|csv|parquet|hf|inspect -o DIR [--n N] [--seed S]
     stsim score TASKS ANSWERS [--out DIR] [--tolerance X]
     stsim audit TASKS
     stsim calculus list | show NAME [--format json|gqr] [--out DIR] | witness rcc22 R S T
@@ -81,6 +82,11 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="only families matching this pattern, e.g. 'stark.localization.*'")
 
 
+def _export_formats() -> dict[str, str]:
+    from .benchmarks.export import FORMATS
+    return FORMATS
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="stsim", description="Generate, solve and score verified "
                                  "spatial and temporal reasoning benchmarks.")
@@ -128,8 +134,26 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--data", type=Path, default=None, help="data folder or archive for data suites")
     g.add_argument("-o", "--out", default="-", help="output file (default: standard output)")
     g.add_argument("--prompts-only", action="store_true",
-                   help="write only what a model is shown (id, family, prompt, answer format, step "
-                        "prompts): no gold answers, inputs or metadata; score replies against the full file")
+                   help="write only what a model is shown: id, family, prompt, answer format, step "
+                        "prompts and the exact chat messages the live-model solver sends (as `export "
+                        "--format chat`); no gold answers, inputs or metadata; score replies against "
+                        "the full file")
+    g.add_argument("--mode", choices=("da", "ci"), default="da",
+                   help="with --prompts-only: system prompt of direct answer or code interpreter (default da)")
+    g.add_argument("--max-steps", type=_int_at_least(0), default=-1, metavar="K",
+                   help="with --prompts-only: tracking steps asked (default: suite's, 10; 0 = all)")
+
+    e = sub.add_parser("export", help="write a suite's tasks for other tools (chat messages, datasets, ...)")
+    e.add_argument("suite")
+    _add_common(e)
+    e.add_argument("--data", type=Path, default=None, help="data folder or archive for data suites")
+    e.add_argument("--format", required=True, choices=_export_formats(), metavar="FORMAT",
+                   help="one of: " + "; ".join(f"{k}: {v}" for k, v in _export_formats().items()))
+    e.add_argument("-o", "--out", type=Path, required=True, metavar="DIR", help="output folder")
+    e.add_argument("--mode", choices=("da", "ci"), default="da",
+                   help="chat/inspect: direct answer or code interpreter system prompt (default da)")
+    e.add_argument("--max-steps", type=_int_at_least(0), default=-1, metavar="K",
+                   help="chat/inspect: tracking steps asked (default: suite's, 10; 0 = all)")
 
     s = sub.add_parser("score", help="score an answers JSONL against a tasks JSONL")
     s.add_argument("tasks", type=Path)
@@ -330,13 +354,15 @@ def _cmd_generate(args) -> int:
     from .records import dumps
     if args.n is not None and args.n < 1:
         raise CLIError("--n must be at least 1")
+    from .generators.chat_prompts import chat_record
     suite = get_suite(args.suite)
     tasks = suite.tasks(n=args.n, seed=args.seed, data=args.data, only=args.family)
+    steps = suite.max_steps if args.max_steps == -1 else (args.max_steps or None)
     fh = sys.stdout if args.out == "-" else _open_output(Path(args.out))
     count = 0
     try:
         for t in tasks:
-            fh.write(dumps(t.prompt_view() if args.prompts_only else t.to_dict()) + "\n")
+            fh.write(dumps(chat_record(t, args.mode, steps) if args.prompts_only else t.to_dict()) + "\n")
             count += 1
     except KeyboardInterrupt:
         if fh is sys.stdout:
@@ -347,6 +373,31 @@ def _cmd_generate(args) -> int:
             fh.close()
     if args.out != "-":
         print(f"wrote {count} tasks to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_export(args) -> int:
+    from .benchmarks import export
+    from .benchmarks.suites import get_suite
+    if args.n is not None and args.n < 1:
+        raise CLIError("--n must be at least 1")
+    suite = get_suite(args.suite)
+    steps = suite.max_steps if args.max_steps == -1 else (args.max_steps or None)
+    tasks = suite.tasks(n=args.n, seed=args.seed, data=args.data, only=args.family)
+    first = next(tasks, None)  # a bad --data or --family fails before the folder is made
+    if first is None:
+        raise CLIError(f"no task of suite {args.suite!r} to export")
+    import itertools
+    tasks = itertools.chain([first], tasks)
+    _out_dir(args.out, "-o")
+    try:
+        written = export.export(args.format, tasks, args.out, suite=args.suite, seed=args.seed, n=args.n,
+                                mode=args.mode, max_steps=steps, family=args.family)
+    except export.ExportError as exc:
+        raise CLIError(str(exc)) from None
+    except KeyboardInterrupt:
+        raise Interrupted(f"{args.out} is partial") from None
+    print(f"wrote {', '.join(str(p) for p in written)}", file=sys.stderr)
     return 0
 
 
@@ -532,7 +583,7 @@ def _calculus_witness(name: str, relations: list[str]) -> int:
 
 
 COMMANDS = {"calculus": _cmd_calculus, "list": _cmd_list, "run": _cmd_run, "generate": _cmd_generate,
-            "score": _cmd_score, "audit": _cmd_audit, "sandbox": _cmd_sandbox, "compare": _cmd_compare}
+            "score": _cmd_score, "export": _cmd_export, "audit": _cmd_audit, "sandbox": _cmd_sandbox, "compare": _cmd_compare}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

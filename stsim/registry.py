@@ -44,6 +44,9 @@ class Family:
             cardinal-direction templates), the number of distinct tasks; ``make`` is then
             called as ``make(rng, config, index)`` with ``0 <= index < size``.  ``None`` (the
             default) for sampled families, whose ``make`` takes ``(rng, config)``.
+        source: where the family comes from: benchmark, paper section, tables (e.g. ``"STARK
+            §3.2.1, Appendix 7.3; prompts Tables 11-14"``), or ``"beyond the paper: ..."``;
+            shown in the task catalogue and the dataset card of ``stsim export``.
     """
     name: str
     answer_format: str
@@ -54,6 +57,7 @@ class Family:
     rubric: str = "stark"
     validate: Callable[[Task], None] | None = None
     size: int | None = None
+    source: str = ""
 
 
 FAMILIES: dict[str, Family] = {}

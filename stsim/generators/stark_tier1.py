@@ -278,7 +278,9 @@ _ETRK = {**COMMON, "toa_sigma": 0.01, "wave_speed": 20.0, "time_unit": "min",
          "max_components": 3}
 
 def _register(name, fmt, make, defaults, description):
-    register_family(Family(name, fmt, make, defaults, description, validate=validate_inputs))
+    part = "Appendix 7.4 (tracking)" if ".tracking." in name or "_tracking." in name else "Appendix 7.3 (localisation)"
+    register_family(Family(name, fmt, make, defaults, description, validate=validate_inputs,
+                           source=f"STARK §3.2.1, {part}; prompt content Appendix 7.9 Tables 11-17"))
 
 
 for _m, _desc in [("range", "multilateration from 4 noisy ranges"),
