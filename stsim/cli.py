@@ -3,7 +3,7 @@
 ::
 
     stsim list                                  suites and families
-    stsim run SUITE [--solver S] [--n N] [--seed S] [--out DIR] [--data DIR]
+    stsim run SUITE [--solver S] [--n N] [--seed S] [--out DIR] [--data DIR] [--resume DIR]
               [--base-url URL] [--mode da|ci]     (--solver openai:MODEL | code:PATH | baseline)
     stsim generate SUITE [--n N] [--seed S] [-o FILE] [--prompts-only [--mode da|ci]]
     stsim export SUITE --format chat|jsonl|csv|parquet|hf|inspect -o DIR [--n N] [--seed S]
@@ -109,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--trim", type=_trim_fraction, default=0.10, help="trim fraction each side (default 0.10)")
     r.add_argument("--workers", type=_int_at_least(1), default=1, help="solver processes (default 1)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--resume", type=Path, default=None, metavar="DIR",
+                   help="continue the interrupted run in DIR: tasks with a final answer keep it, only "
+                        "the others are solved (options not given are taken from DIR/run.json)")
     r.add_argument("--sandbox", choices=("fresh", "zygote"), default="fresh",
                    help="for code: and openai --mode ci: a fresh sandbox per program (default), or "
                         "reused pre-imported zygote sandboxes (much faster; jobs share a sandbox one "
@@ -301,9 +304,32 @@ def _cmd_list(args) -> int:
     return 0
 
 
+def _resume_options(args) -> None:
+    """``--resume DIR``: options left at their defaults take the values recorded in
+    DIR/run.json; ``--out``, when given, must be DIR."""
+    if args.out is not None and args.out != args.resume:
+        raise CLIError(f"--resume {args.resume} writes into that folder; drop --out {args.out}")
+    args.out = args.resume
+    try:
+        rec = json.loads((args.resume / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # the runner names what is wrong with the folder
+    defaults = build_parser().parse_args(["run", args.suite])
+    for key, attr in (("solver", "solver"), ("seed", "seed"), ("n_per_family", "n"),
+                      ("families_filter", "family"), ("mode", "mode")):
+        if getattr(args, attr) == getattr(defaults, attr) and rec.get(key) is not None:
+            setattr(args, attr, rec[key])
+    if args.max_steps == defaults.max_steps and "max_steps" in rec:
+        args.max_steps = 0 if rec["max_steps"] is None else rec["max_steps"]
+    if args.data is None and rec.get("data") is not None:
+        args.data = Path(rec["data"])
+
+
 def _cmd_run(args) -> int:
     from .benchmarks.report import format_table, legend
     from .benchmarks.runner import run
+    if args.resume is not None:
+        _resume_options(args)
     max_steps = None if args.max_steps == 0 else args.max_steps
     if args.n is not None and args.n < 1:
         raise CLIError("--n must be at least 1")
@@ -317,9 +343,12 @@ def _cmd_run(args) -> int:
         options["sandbox_reuse"] = args.sandbox == "zygote"
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
-                  only=args.family, solver_options=options or None)
+                  only=args.family, solver_options=options or None, resume=args.resume is not None)
     print(f"suite {summary['suite']}  solver {summary['solver']}  seed {summary['seed']}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
+    if "resumed" in summary:
+        print(f"resumed {summary['out_dir']}: {summary['resumed']['reused_tasks']} task(s) kept, "
+              f"{summary['resumed']['solved_tasks']} solved now")
     print(format_table(summary["families"]))
     for result in summary.get("analyses", {}).values():
         print(result["headline"])

@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .. import __version__
-from ..generators.chat_prompts import chat_record
 from ..records import JsonlWriter, Step, Task, dumps
 
 #: export formats and what each writes into the output folder (``--help`` lists them).
@@ -204,6 +203,7 @@ def dataset_card(tasks: list[Task], *, suite: str, seed: int, n: int | None, fam
 def write_chat(tasks: Iterable[Task], path: Path, mode: str = "da", max_steps: int | None = 10) -> int:
     """Write one :func:`~stsim.generators.chat_prompts.chat_record` per task to ``path``
     (JSONL); return the count."""
+    from ..generators.chat_prompts import chat_record
     n = 0
     with JsonlWriter(path) as w:
         for t in tasks:
