@@ -8,6 +8,7 @@
     stsim generate SUITE [--n N] [--seed S] [-o FILE] [--prompts-only [--mode da|ci]]
     stsim export SUITE --format chat|jsonl|csv|parquet|hf|inspect -o DIR [--n N] [--seed S]
     stsim score TASKS ANSWERS [--out DIR] [--tolerance X]
+    stsim show TASK_ID --tasks FILE [--answers FILE] [--png OUT]
     stsim audit TASKS
     stsim calculus list | show NAME [--format json|gqr] [--out DIR] | witness rcc22 R S T
     stsim compare RUN_A RUN_B [--trim 0.25]
@@ -157,6 +158,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="chat/inspect: direct answer or code interpreter system prompt (default da)")
     e.add_argument("--max-steps", type=_int_at_least(0), default=-1, metavar="K",
                    help="chat/inspect: tracking steps asked (default: suite's, 10; 0 = all)")
+
+    sh = sub.add_parser("show", help="one task: prompt, gold, baseline answer, how a reply was read; "
+                        "--png draws the scenario")
+    sh.add_argument("task_id")
+    sh.add_argument("--tasks", type=Path, required=True, metavar="FILE", help="tasks JSONL holding the task")
+    sh.add_argument("--answers", type=Path, default=None, metavar="FILE",
+                    help="answers JSONL: show how each reply to this task was read and scored")
+    sh.add_argument("--png", type=Path, default=None, metavar="OUT", help="draw the scenario into this PNG file")
 
     s = sub.add_parser("score", help="score an answers JSONL against a tasks JSONL")
     s.add_argument("tasks", type=Path)
@@ -430,6 +439,32 @@ def _cmd_export(args) -> int:
     return 0
 
 
+def _cmd_show(args) -> int:
+    from .benchmarks.show import ShowError, describe, draw
+    from .records import read_tasks
+    tasks = read_tasks(args.tasks)
+    task = next((t for t in tasks if t.id == args.task_id), None)
+    if task is None:
+        near = [t.id for t in tasks if args.task_id in t.id][:5] or [t.id for t in tasks[:3]]
+        raise CLIError(f"no task {args.task_id!r} in {args.tasks}; e.g. {', '.join(near)}")
+    answers = None
+    if args.answers is not None:
+        from .benchmarks.answers_file import read_answers
+        answers, _ = read_answers(args.answers, {task.id: task})
+    if args.png is not None and not args.png.parent.is_dir():
+        raise CLIError(f"--png {args.png}: folder {args.png.parent} does not exist")
+    print(describe(task, answers))
+    if args.png is not None:
+        try:
+            fig, _ = draw(task, args.png)
+        except ShowError as exc:
+            raise CLIError(str(exc)) from None
+        except OSError as exc:
+            raise CLIError(f"--png {args.png}: cannot write ({exc.strerror or exc})") from None
+        print(f"wrote {args.png}", file=sys.stderr)
+    return 0
+
+
 def _cmd_score(args) -> int:
     from .benchmarks.answers_file import format_outcomes, outcome_counts, read_answers, tag_outcomes
     from .benchmarks.random_guess import random_reference
@@ -612,7 +647,7 @@ def _calculus_witness(name: str, relations: list[str]) -> int:
 
 
 COMMANDS = {"calculus": _cmd_calculus, "list": _cmd_list, "run": _cmd_run, "generate": _cmd_generate,
-            "score": _cmd_score, "export": _cmd_export, "audit": _cmd_audit, "sandbox": _cmd_sandbox, "compare": _cmd_compare}
+            "score": _cmd_score, "export": _cmd_export, "show": _cmd_show, "audit": _cmd_audit, "sandbox": _cmd_sandbox, "compare": _cmd_compare}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
