@@ -14,7 +14,7 @@ import numpy as np
 
 from stsim.baselines import BASELINES
 from stsim.baselines.stark_tier1 import position_loglik
-from stsim.benchmarks.metrics import rmse, trimmed_rmse
+from stsim.scoring.metrics import rmse, trimmed_rmse
 from stsim.registry import generate_task
 
 

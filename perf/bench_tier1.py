@@ -19,7 +19,7 @@ from scipy.optimize import least_squares
 from stsim.answers import get_format
 from stsim.baselines import BASELINES
 from stsim.baselines.geometry import proximity_grid_search, wrap_pi
-from stsim.benchmarks.metrics import trimmed_rmse
+from stsim.scoring.metrics import trimmed_rmse
 from stsim.registry import generate_task
 from stsim.sim.readings import readings_to_array
 

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-from stsim.benchmarks.sandbox import Limits, Sandbox
+from stsim.sandbox.isolation import Limits, Sandbox
 
 PROGRAM = "import numpy as np\ndef solver():\n    return np.array([1.0, 2.0]) * 2\n"
 PLAIN = "import numpy as np; print((np.array([1.0, 2.0]) * 2).tolist())"

@@ -180,6 +180,27 @@ def qstrbench_rubric(text: str) -> str | None:
 RUBRICS: dict[str, Callable[[str], str | None]] = {"stark": stark_rubric, "cardinal": cardinal_rubric,
                                                    "qstrbench": qstrbench_rubric}
 
+#: name -> what a prompt read by that rubric must say, each a literal the prompt must contain
+#: (``stsim.answers.prompt_names_rubric``; checked for every family by the contract test).
+RUBRIC_PROMPT_MARKERS: dict[str, tuple[str, ...]] = {
+    "stark": ("[RESULTS_START]", "[RESULTS_END]"),
+    "qstrbench": ("### Answer:",),
+    "cardinal": ("north", "north-east", "east", "south-east", "south", "south-west", "west", "north-west"),
+}
+
+
+def prompt_names_rubric(rubric: str, prompt: str) -> bool:
+    """Whether ``prompt`` tells a model how the ``rubric`` will read its reply (the markers of
+    :data:`RUBRIC_PROMPT_MARKERS`, e.g. STARK's ``[RESULTS_START] ... [RESULTS_END]``,
+    Appendix 7.9; QSTRBench's ``### Answer:``, Table 4; the eight directions of Cohn &
+    Blackwell's cardinal prompts).
+
+    Raises:
+        KeyError: a rubric with no markers declared.
+    """
+    return all(m in prompt for m in RUBRIC_PROMPT_MARKERS[rubric])
+
+
 #: name -> function(reply text) -> a note when the reply bent the rubric, else None; the note is
 #: kept in :attr:`Answer.detail` (also for ``ok`` answers) so rubric failures can be counted.
 RUBRIC_NOTES: dict[str, Callable[[str], str | None]] = {"cardinal": cardinal_note}

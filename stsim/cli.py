@@ -212,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_compare(args) -> int:
-    from .benchmarks.compare import compare_runs, format_comparison
+    from .scoring.compare import compare_runs, format_comparison
     if not 0 <= args.trim < 0.5:
         raise CLIError(f"--trim must be in [0, 0.5), got {args.trim}")
     rows = compare_runs(args.run_a, args.run_b, args.trim)
@@ -227,8 +227,8 @@ def _cmd_compare(args) -> int:
 
 
 def _cmd_sandbox(args) -> int:
-    from .benchmarks.sandbox import Limits, Sandbox, SandboxError
-    from .benchmarks.sandbox_call import check_call_args, check_solver_form
+    from .sandbox.isolation import Limits, Sandbox, SandboxError
+    from .sandbox.call import check_call_args, check_solver_form
     try:
         source = args.file.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -269,11 +269,11 @@ def _cmd_sandbox(args) -> int:
 
 
 def _cmd_list(args) -> int:
-    import stsim.generators  # noqa: F401  (registers every family)
     from .baselines import ALTERNATIVES
-    from .benchmarks.solvers import SOLVERS, load_builtin_solvers
+    from .solvers.base import SOLVERS, load_builtin_solvers
     from .benchmarks.suites import all_suites
-    from .registry import FAMILIES
+    from .registry import FAMILIES, load_families
+    load_families()
     load_builtin_solvers()
     pattern = args.families
     if pattern:
@@ -335,7 +335,7 @@ def _resume_options(args) -> None:
 
 
 def _cmd_run(args) -> int:
-    from .benchmarks.report import format_table, legend
+    from .scoring.report import format_table, legend
     from .benchmarks.runner import run
     if args.resume is not None:
         _resume_options(args)
@@ -466,10 +466,10 @@ def _cmd_show(args) -> int:
 
 
 def _cmd_score(args) -> int:
-    from .benchmarks.answers_file import format_outcomes, outcome_counts, read_answers, tag_outcomes
-    from .benchmarks.random_guess import random_reference
-    from .benchmarks.report import format_table, legend
-    from .benchmarks.scoring import run_analyses, score_answers, summarise
+    from .solvers.answers_file import format_outcomes, outcome_counts, read_answers, tag_outcomes
+    from .solvers.random_guess import random_reference
+    from .scoring.report import format_table, legend
+    from .scoring.score import run_analyses, score_answers, summarise
     from .records import read_tasks, write_jsonl
     from .registry import validate_task
     if args.tolerance is not None and not args.tolerance >= 0:
@@ -533,11 +533,11 @@ def _qstr_breakdown(tasks, answers) -> tuple[dict, str]:
 
 
 def _cmd_audit(args) -> int:
-    from .benchmarks.audit import audit_tasks
+    from .scoring.audit import audit_tasks
     from .records import read_tasks
     from .registry import validate_task
-    from .benchmarks.audit import AuditResult
-    from .benchmarks.audit_relations import RELATION_FAMILIES
+    from .scoring.audit import AuditResult
+    from .scoring.audit_relations import RELATION_FAMILIES
     tasks = read_tasks(args.tasks)
     valid, report = [], []
     for t in tasks:
@@ -652,7 +652,7 @@ COMMANDS = {"calculus": _cmd_calculus, "list": _cmd_list, "run": _cmd_run, "gene
 
 def main(argv: Sequence[str] | None = None) -> int:
     from .benchmarks.runner import RunError
-    from .benchmarks.solvers import SolverError
+    from .solvers.base import SolverError
     from .benchmarks.suites import SuiteError
     from .qstr.calculus import CalculusError
     from .qstr.rcc23_witnesses import WitnessFileError

@@ -10,7 +10,7 @@ One flow, one record type per stage (DESIGN.md, "The flow")::
 * :class:`Answer` is what any solver returns: a typed ``value`` with ``status == "ok"``, or an
   explicit outcome (``no_estimate``, ``format_failure``, ``refusal``, ``missing``, or a sandbox
   failure) with ``value`` set to ``None``.
-* :class:`Score` is the per-item verdict of :mod:`stsim.benchmarks.scoring`.
+* :class:`Score` is the per-item verdict of :mod:`stsim.scoring.score`.
 
 All three serialise to one JSON object per line (JSONL).  JSON has no NaN: missing readings are
 written as ``null`` and read back as ``None`` (solvers turn them into ``numpy.nan``).  Readers
@@ -47,6 +47,29 @@ class UnknownName(KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else "unknown name"
+
+
+def finite_numbers(value: Any, what: str, length: int | None = None) -> list[float]:
+    """``value`` as a list of finite floats, for the ``validate`` functions of families.
+
+    Args:
+        value: a list (or tuple) that must hold only finite int/float numbers (not bools).
+        what: where the value sits, for the message (e.g. ``"task t1: inputs.domain"``).
+        length: the exact number of entries required, or ``None`` for any non-empty list.
+
+    Raises:
+        RecordError: not a list, a wrong length, or an entry that is not a finite number.
+    """
+    if not isinstance(value, (list, tuple)) or not value:
+        raise RecordError(f"{what} must be a non-empty list of numbers, got {value!r:.60}")
+    if length is not None and len(value) != length:
+        raise RecordError(f"{what} must hold {length} numbers, got {len(value)}")
+    out = []
+    for k, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise RecordError(f"{what}[{k}] must be a finite number, got {v!r:.40}")
+        out.append(float(v))
+    return out
 
 
 @dataclass

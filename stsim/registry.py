@@ -4,12 +4,17 @@
   answer format and default config.  :func:`generate_task` wraps it with the stable id and the
   per-task random stream of :mod:`stsim.seeding`, so every task is a pure function of
   ``(family, config, suite_seed, index)``.
-* Generators register families with :func:`register_family` when :mod:`stsim.generators` is
-  imported; suites and solvers live in :mod:`stsim.benchmarks`.
+* Families are found through the ``stsim.families`` entry-point group (``pyproject.toml``):
+  :func:`load_families` loads every entry of the group once; loading an entry imports a module
+  that calls :func:`register_family`.  stsim's own entry is the module :mod:`stsim.generators`;
+  another package adds families the same way without forking stsim
+  (``docs/adding-a-family.md``).  This module never imports the generators itself, so the
+  import arrows stay downstream (``docs/architecture.md``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from typing import Any, Callable
 
 from .records import Step, Task, UnknownName
@@ -62,6 +67,42 @@ class Family:
 
 FAMILIES: dict[str, Family] = {}
 
+#: The entry-point group that lists the modules registering families.
+ENTRY_POINT_GROUP = "stsim.families"
+_LOADED: set[str] = set()
+
+
+class FamilyLoadError(RuntimeError):
+    """An entry of the ``stsim.families`` group failed to load, or the group is empty."""
+
+
+def load_families() -> dict[str, Family]:
+    """Load every entry of the ``stsim.families`` entry-point group once and return
+    :data:`FAMILIES`.  Idempotent and cheap after the first call.
+
+    Each entry names a module (``name = "package.module"``); importing it registers its
+    families with :func:`register_family`.
+
+    Raises:
+        FamilyLoadError: no entry at all (stsim is not installed: run ``pip install -e .``),
+            or an entry whose module fails to import (naming the entry and the error).
+    """
+    eps = entry_points(group=ENTRY_POINT_GROUP)
+    if not eps and not _LOADED:
+        raise FamilyLoadError(f"no {ENTRY_POINT_GROUP!r} entry points found: stsim is not installed "
+                              "as a distribution (run `pip install -e .` in the checkout)")
+    for ep in eps:
+        key = f"{ep.name}={ep.value}"
+        if key in _LOADED:
+            continue
+        try:
+            ep.load()
+        except Exception as exc:  # noqa: BLE001 - re-raised with the entry named
+            raise FamilyLoadError(f"entry point {ep.name!r} ({ep.value}) of group "
+                                  f"{ENTRY_POINT_GROUP!r} failed to load: {type(exc).__name__}: {exc}") from exc
+        _LOADED.add(key)
+    return FAMILIES
+
 
 def register_family(family: Family) -> Family:
     """Add ``family`` to :data:`FAMILIES`; raise ``ValueError`` on a duplicate name."""
@@ -72,8 +113,12 @@ def register_family(family: Family) -> Family:
 
 
 def get_family(name: str) -> Family:
-    """The family called ``name``; raise ``KeyError`` listing the known ones."""
-    import stsim.generators  # noqa: F401  (registers all families)
+    """The family called ``name`` (families are loaded first, :func:`load_families`).
+
+    Raises:
+        UnknownName: (a ``KeyError``) an unknown name, listing the known ones.
+    """
+    load_families()
     try:
         return FAMILIES[name]
     except KeyError:
@@ -97,7 +142,8 @@ def generate_task(family_name: str, index: int, suite: str = "adhoc", suite_seed
     else was generated before (DESIGN.md, "Determinism and scale").
 
     Raises:
-        KeyError: unknown family, or ``index`` outside an enumerated family's ``0..size-1``.
+        UnknownName: (a ``KeyError``) unknown family.
+        ValueError: ``index`` outside an enumerated family's ``0..size-1``.
     """
     fam = get_family(family_name)
     cfg = resolve_config(fam, config)
@@ -125,7 +171,7 @@ def validate_task(task: Task) -> None:
     """
     from .answers import FORMATS, ParseError, check_gold
     from .records import RecordError
-    import stsim.generators  # noqa: F401
+    load_families()
     if task.answer_format not in FORMATS:
         raise RecordError(f"task {task.id}: unknown answer format {task.answer_format!r}")
     fam = FAMILIES.get(task.family)

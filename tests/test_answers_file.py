@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from stsim.benchmarks.answers_file import OUTCOMES, outcome_counts, read_answers, tag_outcomes
-from stsim.benchmarks.scoring import score_answers
+from stsim.solvers.answers_file import OUTCOMES, outcome_counts, read_answers, tag_outcomes
+from stsim.scoring.score import score_answers
 from stsim.cli import main
 from stsim.records import RecordError, Task, write_jsonl
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from stsim.baselines import BASELINES
-from stsim.benchmarks.scoring import score_answers, summarise
+from stsim.scoring.score import score_answers, summarise
 from stsim.cli import main
 from stsim.records import dumps, read_tasks
 from tests.helpers import tier1_task

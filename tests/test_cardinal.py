@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from stsim.answers import parse_answer, read_cardinal
 from stsim.baselines.cardinal import solve_cardinal
-from stsim.benchmarks.cardinal_report import accuracy_with_sem, cardinal_report
+from stsim.scoring.cardinal_report import accuracy_with_sem, cardinal_report
 from stsim.cli import main
 from stsim.generators.cardinal import LOCOMOTION, PERSONS, question_text
 from stsim.records import RecordError
@@ -207,7 +207,7 @@ def test_report_counts_and_confusion(large):
 
 def test_chance_is_the_expected_accuracy_of_a_uniform_8_way_guess(large):
     from stsim.answers import COMPASS8
-    from stsim.benchmarks.scoring import score_answers, summarise
+    from stsim.scoring.score import score_answers, summarise
     from stsim.records import Answer
     tasks = large[:40]
     # exact expectation: every one of the 8 guesses on every task, each with weight 1/8
@@ -253,7 +253,7 @@ def test_cli_run_oracle_and_score_model_text(tmp_path, capsys):
 
 
 def test_headline_with_one_item_says_the_sem_is_undefined(tmp_path, capsys, large):
-    from stsim.benchmarks.cardinal_report import headline
+    from stsim.scoring.cardinal_report import headline
     assert main(["run", "cardinal-large", "--solver", "oracle", "--n", "1", "--quiet",
                  "--out", str(tmp_path / "run")]) == 0
     printed = capsys.readouterr().out

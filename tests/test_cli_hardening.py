@@ -167,7 +167,7 @@ def _fake_release(tmp_path, name="data_final.tar.gz"):
 
 def test_data_archive_unpacked_once_into_the_cache(tmp_path, monkeypatch):
     import tempfile
-    from stsim.benchmarks import stark_published as sp
+    from stsim.benchmarks.stark_release import tier1 as sp
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
@@ -182,7 +182,7 @@ def test_data_archive_unpacked_once_into_the_cache(tmp_path, monkeypatch):
 
 def test_half_finished_unpack_does_not_count(tmp_path, monkeypatch):
     import tarfile
-    from stsim.benchmarks import stark_published as sp
+    from stsim.benchmarks.stark_release import tier1 as sp
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     archive = _fake_release(tmp_path)
     real = tarfile.TarFile.extractall
@@ -200,7 +200,7 @@ def test_half_finished_unpack_does_not_count(tmp_path, monkeypatch):
 
 
 def test_answers_file_warnings_name_the_line(tmp_path):
-    from stsim.benchmarks.answers_file import read_answers
+    from stsim.solvers.answers_file import read_answers
     from stsim.records import read_tasks
     tasks = read_tasks(_tasks_file(tmp_path, family="stark.localization.range", n=1)) + \
         read_tasks(_tasks_file(tmp_path, family="stark.tracking.range", n=1, name="tr.jsonl"))
@@ -268,7 +268,7 @@ def test_huge_answers_give_clean_metrics_and_table(tmp_path, capsys):
 
 def test_rmse_of_huge_finite_errors_does_not_overflow():
     import warnings
-    from stsim.benchmarks.metrics import median_error, rmse, trimmed_rmse
+    from stsim.scoring.metrics import median_error, rmse, trimmed_rmse
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert rmse([1e200, 1e200]) == pytest.approx(1e200)

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from stsim.benchmarks.code_solver import CodeSolver, answers_from_result, program_name, typed_value
-from stsim.benchmarks.sandbox import Limits, SandboxResult
-from stsim.benchmarks.scoring import score_answers, summarise
-from stsim.benchmarks.solvers import get_solver
+from stsim.solvers.code import CodeSolver, answers_from_result, program_name, typed_value
+from stsim.sandbox.isolation import Limits, SandboxResult
+from stsim.scoring.score import score_answers, summarise
+from stsim.solvers.base import get_solver
 from stsim.benchmarks.suites import get_suite
 from stsim.cli import main
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from stsim.benchmarks.compare import compare_runs
+from stsim.scoring.compare import compare_runs
 from stsim.cli import main
 
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from stsim.benchmarks.audit import audit_task
+from stsim.scoring.audit import audit_task
 from stsim.benchmarks.builtin_suites import STARK_TIER1
 from stsim.cli import main
 from stsim.records import Task, dumps, read_tasks

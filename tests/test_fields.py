@@ -8,7 +8,7 @@ import pytest
 
 from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.baselines.fields import extrapolate, idw, interpolate_in_time
-from stsim.benchmarks.scoring import score_answers, summarise
+from stsim.scoring.score import score_answers, summarise
 from stsim.registry import generate_task
 from stsim.sim.fields import FieldModel, correlation, geodesic_distances, krige, sample_readings
 

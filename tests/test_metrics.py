@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from stsim.benchmarks.metrics import median_error, rmse, rmspe, trimmed, trimmed_rmse
+from stsim.scoring.metrics import median_error, rmse, rmspe, trimmed, trimmed_rmse
 
 
 def test_trimmed_rmse_by_hand():

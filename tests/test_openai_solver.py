@@ -13,9 +13,9 @@ import time
 import pytest
 
 from tests.fake_openai import FakeChatServer, Slow
-from stsim.benchmarks.chat_client import ChatClient, ChatConfig, ChatError, cache_key
-from stsim.benchmarks.openai_solver import SYSTEM_CI, SYSTEM_DA, OpenAISolver, extract_code
-from stsim.benchmarks.sandbox import Limits, Sandbox
+from stsim.solvers.chat_client import ChatClient, ChatConfig, ChatError, cache_key
+from stsim.solvers.live_model import SYSTEM_CI, SYSTEM_DA, OpenAISolver, extract_code
+from stsim.sandbox.isolation import Limits, Sandbox
 from stsim.benchmarks.suites import get_suite
 from stsim.cli import main
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stsim.answers import parse_answer
-from stsim.benchmarks.scoring import score_item
+from stsim.scoring.score import score_item
 from stsim.qstr.scoring import narrowed_accuracy, read_relations, score_reply, summarise_scores
 from stsim.registry import generate_task
 

@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from stsim.benchmarks.scoring import score_answers, summarise
-from stsim.benchmarks.solvers import get_solver
+from stsim.scoring.score import score_answers, summarise
+from stsim.solvers.base import get_solver
 from stsim.benchmarks.suites import get_suite
 from stsim.generators.qstrbench import EXTENDED_FAMILIES, EXTENDED_VARIANTS
 from stsim.qstr.prompts import nonce_words

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stsim.benchmarks.sandbox import Limits, Sandbox, bwrap_available
+from stsim.sandbox.isolation import Limits, Sandbox, bwrap_available
 from stsim.cli import main
 
 REPO = Path(__file__).resolve().parents[1]

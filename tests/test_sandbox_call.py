@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from stsim.benchmarks.code_solver import call_args
-from stsim.benchmarks.sandbox_call import check_call_args, check_solver_form, solver_parameters
+from stsim.solvers.code import call_args
+from stsim.sandbox.call import check_call_args, check_solver_form, solver_parameters
 from stsim.cli import main
 from stsim.registry import generate_task
 

@@ -1,5 +1,5 @@
 """Scoring rules that hold across families."""
-from stsim.benchmarks.scoring import score_answers, summarise
+from stsim.scoring.score import score_answers, summarise
 from stsim.records import Answer, Task
 from stsim.registry import generate_task, validate_task
 
@@ -24,7 +24,7 @@ def test_failures_count_as_wrong_in_accuracy():
 
 
 def test_released_tier3_items_pass_validation(stark_data):
-    from stsim.benchmarks.stark_published_tier3 import load_published_tier3
+    from stsim.benchmarks.stark_release.tier3 import load_published_tier3
     tasks = list(load_published_tier3(stark_data, 1, {}))
     assert len(tasks) == 7
     for t in tasks:

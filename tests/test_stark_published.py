@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from stsim.benchmarks.audit import audit_task
+from stsim.scoring.audit import audit_task
 from stsim.benchmarks.runner import run
-from stsim.benchmarks.stark_published import FOLDERS, load_published
+from stsim.benchmarks.stark_release.tier1 import FOLDERS, load_published
 from stsim.benchmarks.suites import SuiteError
 
 

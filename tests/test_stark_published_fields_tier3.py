@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from stsim.baselines import BASELINES
-from stsim.benchmarks.scoring import score_answers, summarise
-from stsim.benchmarks.stark_published_fields import load_published_fields
-from stsim.benchmarks.stark_published_tier3 import load_published_tier3
+from stsim.scoring.score import score_answers, summarise
+from stsim.benchmarks.stark_release.fields import load_published_fields
+from stsim.benchmarks.stark_release.tier3 import load_published_tier3
 from stsim.benchmarks.suites import SuiteError, get_suite
 from stsim.cli import main
 
@@ -75,7 +75,7 @@ def test_published_suites_need_data(capsys):
 
 
 def test_tier1_published_suite_is_unchanged():
-    from stsim.benchmarks.stark_published import FOLDERS
+    from stsim.benchmarks.stark_release.tier1 import FOLDERS
     assert len(FOLDERS) == 14 and not any("impute" in k for k in FOLDERS)
 
 

@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 
 from stsim.baselines import BASELINES
-from stsim.benchmarks.audit import audit_task
-from stsim.benchmarks.stark_published import load_published
+from stsim.scoring.audit import audit_task
+from stsim.benchmarks.stark_release.tier1 import load_published
 from stsim.registry import validate_task
 from stsim.records import RecordError
 

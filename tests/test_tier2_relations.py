@@ -205,7 +205,7 @@ def test_de9im_format_parse_and_partial_credit():
 
 
 def test_breakdown_counts_failures_as_wrong_and_chance_is_reported():
-    from stsim.benchmarks.scoring import score_answers, summarise
+    from stsim.scoring.score import score_answers, summarise
     from stsim.records import Answer
     tasks = [Task(f"s/f/{k}", "f", "", {}, y, "binary", meta={"breakdown": {"relation": r}})
              for k, (y, r) in enumerate([(1, "meets"), (0, "meets"), (1, "before")])]

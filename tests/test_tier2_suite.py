@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 from shapely.geometry import LineString, Point, Polygon
 
-from stsim.benchmarks.scoring import score_answers, summarise
-from stsim.benchmarks.solvers import get_solver
+from stsim.scoring.score import score_answers, summarise
+from stsim.solvers.base import get_solver
 from stsim.benchmarks.suites import get_suite
 from stsim.sim.shapes import table8_combinations
 
@@ -176,7 +176,7 @@ def test_intervals_non_negative_and_generation_deterministic(suite_tasks):
 def test_run_reports_oracle_and_random_side_by_side(tmp_path):
     import json as _json
 
-    from stsim.benchmarks.report import format_table
+    from stsim.scoring.report import format_table
     from stsim.benchmarks.runner import run
     summ = run("stark-tier2", n=20, out_dir=tmp_path, progress=False)
     row = summ["families"]["stark.relation.temporal"]

@@ -24,10 +24,3 @@ def solve_qstr(task: Task, solver: str = "baseline") -> list[Answer]:
     else:
         return [Answer(task.id, None, "no_estimate", detail=f"unknown question type {q!r}", solver=solver)]
     return [Answer(task.id, None, "ok", value=sorted(names[n] for n in res), solver=solver)]
-
-
-def qstr_baselines() -> dict:
-    """family -> :func:`solve_qstr` for every registered qstr family."""
-    import stsim.generators  # noqa: F401
-    from ..registry import FAMILIES
-    return {f: solve_qstr for f in FAMILIES if f.startswith(("qstr.", "qstrx."))}

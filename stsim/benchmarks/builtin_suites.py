@@ -1,8 +1,8 @@
 """The suites that ship with stsim (``stsim list`` prints them)."""
 from __future__ import annotations
 
-from .stark_published import FOLDERS, load_published
-from .stark_published_tier2 import FOLDERS as TIER2_FOLDERS
+from .stark_release.tier1 import FOLDERS, load_published
+from .stark_release.tier2 import FOLDERS as TIER2_FOLDERS
 from .suites import Suite, register_suite
 
 STARK_TIER1 = [

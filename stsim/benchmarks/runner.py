@@ -45,9 +45,9 @@ from tqdm import tqdm
 from .. import __version__
 from ..records import Answer, JsonlWriter, Score, Task, dumps
 from ..answers import get_format
-from .random_guess import random_reference
-from .scoring import run_analyses, score_answers, summarise, wants_analysis
-from .solvers import ORACLE_PREFIXES, OracleSolver, Solver, SolverError, get_solver
+from ..solvers.random_guess import random_reference
+from ..scoring.score import run_analyses, score_answers, summarise, wants_analysis
+from ..solvers.base import ORACLE_PREFIXES, OracleSolver, Solver, SolverError, get_solver
 from .suites import SuiteError, get_suite
 
 

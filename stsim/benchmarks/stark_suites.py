@@ -2,9 +2,9 @@
 a small sample, and the released field and tier-3 data."""
 from __future__ import annotations
 
-from ..registry import FAMILIES
-from .stark_published_fields import FIELD_FOLDERS, load_published_fields
-from .stark_published_tier3 import load_published_tier3
+from ..registry import load_families
+from .stark_release.fields import FIELD_FOLDERS, load_published_fields
+from .stark_release.tier3 import load_published_tier3
 from .suites import Suite, register_suite
 
 STARK_FIELDS = ["stark.field.spatial_impute", "stark.field.temporal_impute",
@@ -16,8 +16,7 @@ STARK_KNOWLEDGE = ["stark.knowledge.direction", "stark.knowledge.proximity", "st
 
 def all_stark_families() -> list[str]:
     """Every registered ``stark.*`` family, in registration order."""
-    import stsim.generators  # noqa: F401  (registers all families)
-    return [f for f in FAMILIES if f.startswith("stark.")]
+    return [f for f in load_families() if f.startswith("stark.")]
 
 
 register_suite(Suite("stark-fields", "STARK field-variable prediction on synthetic temperature fields, "

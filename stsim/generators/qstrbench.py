@@ -125,6 +125,8 @@ def validate_qstr(task) -> None:
         raise RecordError(f"task {task.id}: unknown question type {q!r}")
     if not isinstance(rels, list) or (want is not None and len(rels) != want) or not rels:
         raise RecordError(f"task {task.id}: {q} needs {want or 'at least 1'} relation(s), got {rels!r}")
+    if not all(isinstance(r, str) for r in rels):
+        raise RecordError(f"task {task.id}: relations must be relation names (strings), got {rels!r:.80}")
     try:
         cal.mask(rels)
     except CalculusError as exc:

@@ -211,14 +211,23 @@ def validate_city(task) -> None:
     Raises:
         RecordError: naming the task and the problem.
     """
-    from ..records import RecordError
+    from ..records import RecordError, finite_numbers
     if is_published_tier3(task):  # STARK's released items carry text, not a simulated world
         return
+    inp = task.inputs
+    if "window_min" in inp:
+        finite_numbers(inp["window_min"], f"task {task.id}: inputs.window_min", 2)
+    if "segment" in inp and not (isinstance(inp["segment"], list) and len(inp["segment"]) == 2
+                                 and all(type(v) is int for v in inp["segment"])):
+        raise RecordError(f"task {task.id}: inputs.segment must be two node ids, got {inp['segment']!r:.60}")
     try:
         city = City.from_json(task.inputs["city"])
         for key in ("a", "b", "c"):
             if key in task.inputs:
                 city.place(task.inputs[key])
+        if "segment" in inp:
+            for node in inp["segment"]:
+                city.graph.nodes[node]
     except (KeyError, TypeError, ValueError) as exc:
         raise RecordError(f"task {task.id}: inputs.city is malformed ({exc})") from None
 

@@ -155,12 +155,19 @@ def validate_field(task) -> None:
     """
     import math
 
-    from ..records import RecordError
+    from ..records import RecordError, finite_numbers
     inp = task.inputs
     where = f"task {task.id}"
     for key in ("sites", "values"):
         if key not in inp:
             raise RecordError(f"{where}: inputs.{key} is missing")
+    for key in ("center", "target_site"):
+        if key in inp:
+            lon, lat = finite_numbers(inp[key], f"{where}: inputs.{key}", 2)
+            if abs(lon) > 180 or abs(lat) > 90:
+                raise RecordError(f"{where}: inputs.{key} must be [lon, lat] in degrees, got {inp[key]}")
+    if "times" in inp:
+        finite_numbers(inp["times"], f"{where}: inputs.times")
     try:
         sites = np.asarray(inp["sites"], float)
         vals = np.asarray([math.nan if v is None else v for v in np.ravel(np.asarray(inp["values"], dtype=object))],

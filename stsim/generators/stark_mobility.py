@@ -118,10 +118,26 @@ def validate_mobility(task) -> None:
     for key in ("locations", "days", "now_hour", "horizon_h", "targets"):
         if key not in inp:
             raise RecordError(f"task {task.id}: inputs.{key} is missing")
-    n = len(inp["locations"])
-    for d in inp["days"]:
+    locs, days = inp["locations"], inp["days"]
+    if not isinstance(locs, list) or not locs or not all(
+            isinstance(loc, dict) and all(isinstance(loc.get(k), (int, float)) for k in ("lon", "lat"))
+            for loc in locs):
+        raise RecordError(f"task {task.id}: inputs.locations must be a list of places with lon and lat")
+    n = len(locs)
+    if not isinstance(days, list) or not days or not all(
+            isinstance(d, dict) and isinstance(d.get("trajectory"), list) for d in days):
+        raise RecordError(f"task {task.id}: inputs.days must be a non-empty list of day records, "
+                          "each with its hourly trajectory")
+    for d in days:
         if any(not isinstance(p, int) or not 0 <= p < n for p in d.get("trajectory", [])):
             raise RecordError(f"task {task.id}: day {d.get('date')} has a location outside 0..{n - 1}")
+    targets = inp["targets"]
+    if not isinstance(targets, list) or not all(type(k) is int for k in targets):
+        raise RecordError(f"task {task.id}: inputs.targets must be a list of integer ids, got {targets!r:.60}")
+    if "candidates" in inp and not (isinstance(inp["candidates"], list) and all(
+            isinstance(c, str) or type(c) is int for c in inp["candidates"])):
+        raise RecordError(f"task {task.id}: inputs.candidates must be a list of location ids or "
+                          "activity names")
 
 
 register_family(Family("stark.knowledge.poi", "binary", _make("poi"), dict(MOBILITY_DEFAULTS),

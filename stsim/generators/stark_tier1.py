@@ -222,7 +222,7 @@ def validate_inputs(task) -> None:
     """
     import math
 
-    from ..records import RecordError
+    from ..records import RecordError, finite_numbers
     inp = task.inputs
     where = f"task {task.id}"
     for key in ("sensors", "readings", "modality"):
@@ -239,8 +239,19 @@ def validate_inputs(task) -> None:
         raise RecordError(f"{where}: has no steps, but {task.family} readings are per step "
                           f"(inputs.readings holds {n} step(s)); 'steps' needs one entry per "
                           "reading step, each with its gold answer")
+    if "domain" in inp:
+        lo, hi = finite_numbers(inp["domain"], f"{where}: inputs.domain", 2)
+        if not lo < hi:
+            raise RecordError(f"{where}: inputs.domain must be [low, high] with low < high, got {inp['domain']}")
     rows = inp["readings"] if task.steps else [inp["readings"]]
     allow_null = bool(task.steps)
+    if task.steps:
+        if not isinstance(rows, list) or len(rows) != len(task.steps):
+            raise RecordError(f"{where}: inputs.readings holds "
+                              f"{len(rows) if isinstance(rows, list) else type(rows).__name__} step(s), "
+                              f"but the task has {len(task.steps)} steps")
+        if inp.get("times") is not None:  # event tracking: emission times are unknowns (null)
+            finite_numbers(inp["times"], f"{where}: inputs.times", len(task.steps))
     for k, row in enumerate(rows):
         at = f"{where}" + (f", step {k}" if task.steps else "")
         if not isinstance(row, list) or len(row) != len(sensors):

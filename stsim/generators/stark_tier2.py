@@ -334,6 +334,8 @@ def validate_inputs(task: Task) -> None:
             return  # released items are kept as published; the oracle answers no_estimate and
             # `stsim audit` tags them [degenerate]
         raise _bad(task, exc) from None
+    except (TypeError, ValueError) as exc:  # e.g. times that are not numbers
+        raise _bad(task, f"malformed inputs ({type(exc).__name__}: {exc})") from None
 
 
 PREDICATE_SET = {p for _, _, p in table8_combinations()}

@@ -125,7 +125,8 @@ register_solver("oracle", _oracle_factory)
 
 def load_builtin_solvers() -> None:
     """Register the solvers that live in their own modules (``code:``, ``openai:``)."""
-    from . import code_solver, openai_solver  # noqa: F401 - imported for registration
+    from . import code as code_solver  # noqa: F401 - imported for registration
+    from . import live_model as openai_solver  # noqa: F401 - imported for registration
 
 
 def get_solver(spec: str, options: dict | None = None) -> Solver:

@@ -11,10 +11,10 @@ import csv
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..records import Task
-from .stark_published import resolve_data_dir
-from .stark_release import release_folders
-from .suites import SuiteError
+from ...records import Task
+from .tier1 import resolve_data_dir
+from .folders import release_folders
+from ..suites import SuiteError
 
 SUITE = "stark-published-tier3"
 

@@ -21,10 +21,10 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ..records import Task
-from .stark_published import resolve_data_dir
-from .stark_release import release_folders
-from .suites import SuiteError
+from ...records import Task
+from .tier1 import resolve_data_dir
+from .folders import release_folders
+from ..suites import SuiteError
 
 SUITE = "stark-published-fields"
 

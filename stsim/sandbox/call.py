@@ -1,6 +1,6 @@
 """Check a sandbox call before running it (``stsim sandbox run FILE.py --args JSON``).
 
-The sandbox harness (:mod:`stsim.benchmarks.sandbox_harness`) calls a program's ``solver`` in
+The sandbox harness (:mod:`stsim.sandbox.harness`) calls a program's ``solver`` in
 one of three forms, picked by the number of its required positional parameters:
 
 * ``solver()`` -- no arguments needed;

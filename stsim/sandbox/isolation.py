@@ -41,7 +41,7 @@ outside the allow-list), ``no_result`` (no ``solver`` or it returned ``None``), 
 (a value that is not numeric, or does not fit the expected answer).
 
 The *guard* (an audit hook and an import allow-list inside the sandboxed interpreter, see
-:mod:`stsim.benchmarks.sandbox_harness`) only makes refusals explicit; it is never counted as
+:mod:`stsim.sandbox.harness`) only makes refusals explicit; it is never counted as
 isolation.  Call forms: ``solver()`` (STARK Table 5), ``solver(inputs)`` (a task's structured
 inputs) and STARK's tracking form ``solver(readings, coordinate, timestamp)``.
 """
@@ -63,7 +63,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import sandbox_harness
+from . import harness as sandbox_harness
 
 SANDBOX_STATUSES = ("ok", "timeout", "memory", "crashed", "forbidden", "no_result", "bad_shape")
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..records import Answer, Task
-from .solvers import SolverError, register_solver
+from .base import SolverError, register_solver
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def random_reference(tasks, max_steps: int | None = 10) -> dict[str, dict[str, f
     ``tasks``, per family: ``{"random_accuracy", "random_partial_accuracy"?}``; reported next
     to any solver's accuracy (the random-guess reference)."""
     from ..answers import get_format
-    from .scoring import score_answers, summarise
+    from ..scoring.score import score_answers, summarise
     guess = RandomGuess()
     cat = [t for t in tasks if not get_format(t.answer_format).numeric]
     rows = summarise(score_answers(cat, [a for t in cat for a in guess.solve(t)], max_steps=max_steps))

@@ -3,7 +3,7 @@ modes (§4.4, Appendix 7.1 Table 5):
 
 * **DA** (direct answer): the model must answer from its own reasoning, no code or tools.
 * **CI** (code interpreter): the model may reply with a Python block defining ``solver()``;
-  the block runs in :mod:`stsim.benchmarks.sandbox`, and what it printed (with its returned
+  the block runs in :mod:`stsim.sandbox.isolation`, and what it printed (with its returned
   value, or its failure) goes back to the model as the next user turn.  The exchange ends when
   the reply contains ``[RESULTS_START]`` or after ``max_turns`` model replies.
 
@@ -26,8 +26,8 @@ from ..answers import parse_answer
 from ..generators.chat_prompts import CI_NO_CODE_TURN, MODES, SYSTEM_CI, SYSTEM_DA, chat_plan  # noqa: F401
 from ..records import Answer, Task
 from .chat_client import ChatClient, ChatConfig, ChatError
-from .sandbox import Limits, Sandbox
-from .solvers import SolverError, register_solver
+from ..sandbox.isolation import Limits, Sandbox
+from .base import SolverError, register_solver
 
 
 _CODE = re.compile(r"```(?:python|py)?[ \t]*\n(?P<code>.*?)```", re.IGNORECASE | re.DOTALL)

@@ -17,11 +17,11 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..records import Task
-from ..sim import allen
-from ..sim.shapes import SHORT
-from .stark_release import release_folders
-from .suites import SuiteError
+from ...records import Task
+from ...sim import allen
+from ...sim.shapes import SHORT
+from .folders import release_folders
+from ..suites import SuiteError
 
 SUITE = "stark-published"
 TYPES = {"point": "Point", "linestring": "LineString", "polygon": "Polygon"}

@@ -24,8 +24,8 @@ from typing import Any
 
 from ..answers import get_format
 from ..records import Answer, RecordError, Task, iter_jsonl
-from .sandbox import Limits, Sandbox, SandboxResult
-from .solvers import SolverError, register_solver
+from ..sandbox.isolation import Limits, Sandbox, SandboxResult
+from .base import SolverError, register_solver
 
 
 def program_name(task_id: str) -> str:
@@ -107,7 +107,7 @@ def answers_from_result(task: Task, res: SandboxResult, solver: str) -> list[Ans
 
 
 class CodeSolver:
-    """Solve tasks by running their programs in a :class:`~stsim.benchmarks.sandbox.Sandbox`.
+    """Solve tasks by running their programs in a :class:`~stsim.sandbox.isolation.Sandbox`.
 
     Args:
         path: ``FILE.py``, ``DIR`` or ``FILE.jsonl`` (see the module docstring).

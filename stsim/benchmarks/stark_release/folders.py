@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, TypeVar
 
-from .suites import SuiteError
+from ..suites import SuiteError
 
 V = TypeVar("V")
 

@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Any, Iterator
 
 
-from ..generators import stark_prompts as P
-from ..generators.stark_tier1 import READING_DECIMALS, SENSOR_DECIMALS
-from ..records import Step, Task
-from .stark_published_tier2 import FOLDERS as TIER2_FOLDERS
-from .stark_published_tier2 import load_tier2
-from .suites import SuiteError
-from .stark_release import release_folders
+from ...generators import stark_prompts as P
+from ...generators.stark_tier1 import READING_DECIMALS, SENSOR_DECIMALS
+from ...records import Step, Task
+from .tier2 import FOLDERS as TIER2_FOLDERS
+from .tier2 import load_tier2
+from ..suites import SuiteError
+from .folders import release_folders
 
 SUITE = "stark-published"
 
@@ -228,7 +228,7 @@ def load_instance(folder: Path, i: int, family: str, modality: str, extra: dict[
 def load_published(data: Path, n: int | None = None, options: dict[str, Any] | None = None) -> Iterator[Task]:
     """Yield the released tier-1 instances (first ``n`` per family when given), family by
     family in the order of :data:`FOLDERS`, then the released tier-2 relation items (first
-    ``n`` per released category, :mod:`stsim.benchmarks.stark_published_tier2`).
+    ``n`` per released category, :mod:`stsim.benchmarks.stark_release.folders.tier2`).
     ``options['families']`` restricts the families.
 
     Raises:

@@ -1,4 +1,4 @@
-"""The program that runs *inside* the sandbox (see :mod:`stsim.benchmarks.sandbox`).
+"""The program that runs *inside* the sandbox (see :mod:`stsim.sandbox.isolation`).
 
 It is started as ``python -I sandbox_harness.py PREIMPORTS [EXTRA_PATHS]`` by the host (both
 lists comma / ``os.pathsep`` separated), imports the listed libraries while it waits (a warm worker), then reads one job as a JSON line on standard input::
