@@ -449,7 +449,7 @@ def _cmd_show(args) -> int:
         raise CLIError(f"no task {args.task_id!r} in {args.tasks}; e.g. {', '.join(near)}")
     answers = None
     if args.answers is not None:
-        from .benchmarks.answers_file import read_answers
+        from .solvers.answers_file import read_answers
         answers, _ = read_answers(args.answers, {task.id: task})
     if args.png is not None and not args.png.parent.is_dir():
         raise CLIError(f"--png {args.png}: folder {args.png.parent} does not exist")

@@ -55,7 +55,7 @@ def baseline_answers(task: Task) -> list[Answer]:
     """The first-principle baseline's answers to ``task`` (``crashed`` answers, not an
     exception, when it fails)."""
     from .runner import safe_solve
-    from .solvers import get_solver
+    from ..solvers.base import get_solver
     return safe_solve(get_solver("baseline", {"max_steps": None}), task)
 
 
@@ -64,7 +64,7 @@ def describe(task: Task, answers: list[Answer] | None = None, max_steps_shown: i
     ``answers`` (read from an answers file), the rubric's reading and the score."""
     from ..answers import RUBRICS
     from ..registry import FAMILIES, get_family
-    from .scoring import score_answers
+    from ..scoring.score import score_answers
     try:
         fam = get_family(task.family)
     except KeyError:

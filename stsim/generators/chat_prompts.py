@@ -15,7 +15,7 @@ The layout (STARK §4.4 and Appendix 7.1, Table 5):
 
 In CI mode the model may answer a user turn with a Python block instead of an answer; the
 solver then runs it and sends what it printed as an extra user turn (see
-:func:`stsim.benchmarks.openai_solver.sandbox_feedback`), or :data:`CI_NO_CODE_TURN` when the
+:func:`stsim.solvers.live_model.sandbox_feedback`), or :data:`CI_NO_CODE_TURN` when the
 reply had neither code nor an answer.  Those turns depend on the model's replies and are not
 part of the fixed plan below.
 
