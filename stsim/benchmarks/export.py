@@ -9,6 +9,8 @@ jsonl      ``tasks.jsonl``: the full tasks, as ``stsim generate`` writes them
 csv        ``tasks.csv``: the table below as CSV (JSON text in the JSON columns)
 parquet    ``tasks.parquet`` (pyarrow, schema :data:`TABLE_SCHEMA`) and ``README.md``, the card
 hf         a Hugging Face ``datasets`` folder (``datasets.load_from_disk(DIR)``) and ``README.md``
+inspect    ``stsim_task.py`` and ``tasks.jsonl``: ``inspect eval DIR/stsim_task.py --model ...``
+           (:mod:`stsim.benchmarks.inspect_task`)
 =========  ==============================================================================
 
 **One table, with the family-specific parts as JSON text.**  Every task, whatever its family,
@@ -43,6 +45,7 @@ FORMATS = {
     "csv": "tasks.csv, one row per task (JSON text columns)",
     "parquet": "tasks.parquet (pyarrow) and a dataset card README.md",
     "hf": "a Hugging Face datasets folder (load_from_disk) and README.md",
+    "inspect": "stsim_task.py and tasks.jsonl, a task file for `inspect eval`",
 }
 
 #: the columns of the csv / parquet / hf table, in order.
@@ -281,4 +284,7 @@ def export(fmt: str, tasks: Iterable[Task], out: Path, *, suite: str, seed: int 
             written = [out]
         (out / "README.md").write_text(card, encoding="utf-8")
         return written + [out / "README.md"]
+    if fmt == "inspect":
+        from .inspect_task import write_task_file
+        return write_task_file(tasks, out, suite, max_steps)
     raise ExportError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
