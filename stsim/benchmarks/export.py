@@ -159,12 +159,8 @@ def dataset_card(tasks: list[Task], *, suite: str, seed: int, n: int | None, fam
                  schema_text: str) -> str:
     """The ``README.md`` written next to a parquet / hf export: schema, counts per family,
     licence and provenance of every source, generator versions and seed."""
-    from ..registry import FAMILIES, get_family
-    for fam in {t.family for t in tasks}:
-        try:
-            get_family(fam)  # loads the registered families
-        except KeyError:
-            pass
+    from ..registry import FAMILIES, load_families
+    load_families()
     counts = Counter(t.family for t in tasks)
     items = Counter()
     for t in tasks:
