@@ -30,21 +30,77 @@ class ParseError(ValueError):
 
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 
+# ----------------------------------------------------------------------- typography of numbers
+#: Characters a model (or a word processor) writes for a minus sign: U+2212 MINUS SIGN, the
+#: dashes U+2010-U+2015, U+FE58/U+FE63 small dash/hyphen-minus, U+FF0D full-width hyphen-minus.
+MINUS_SIGNS = "\u2212\u2010\u2011\u2012\u2013\u2014\u2015\ufe58\ufe63\uff0d"
+#: Space characters read as a plain space (NBSP, the U+2000-U+200A spaces incl. thin and hair
+#: space, narrow NBSP, medium mathematical space, ideographic space) and invisible ones dropped.
+_SPACES = "\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
+_TYPO = str.maketrans({**{c: " " for c in _SPACES}, **{c: None for c in _INVISIBLE},
+                       **{chr(0xFF10 + i): str(i) for i in range(10)},  # full-width digits
+                       "\uff0e": ".", "\uff0c": ",", "\uff3b": "[", "\uff3d": "]", "\uff08": "(",
+                       "\uff09": ")", "\uff0b": "+", "\u3001": ",", "\u2024": ".", "\u00d7": "\u00d7"})
+_SUPERSCRIPT = str.maketrans("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u207b\u207a",
+                             "0123456789-+")
+_MANTISSA = r"(?P<m>[-+]?(?:\d+(?:\.\d*)?|\.\d+))"
+_TIMES_TEN = re.compile(_MANTISSA + r"\s*(?:\u00d7|\*|x|X|\u00b7|\u22c5)\s*10\s*(?:\^|\*\*)\s*\(?\s*"
+                        r"(?P<e>[-+]?\d+)\s*\)?(?![\d.])")
+_TIMES_TEN_SUP = re.compile(_MANTISSA + r"\s*(?:\u00d7|\*|x|X|\u00b7|\u22c5)\s*10"
+                            r"(?P<e>[\u207b\u207a]?[\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+)")
+#: a dash-like character used as a sign: not after a digit, point or letter (that is a range
+#: "1.5-2.0", a subtraction or a word hyphen) and directly before a digit or a point-digit
+_SIGN_DASH = re.compile(r"(?<![\w.)\]])[-" + MINUS_SIGNS + r"][ \t]*(?=\.?\d)")
+#: a dash of any kind between two digits ("1.5-2.0", "4 \u2013 6", "3- 2"): a range or a
+#: subtraction, never read as two numbers; only "1.5 -2.0" (space before, none after) is a list
+_DIGIT_DASH_DIGIT = re.compile(r"[\d.](?P<pre>[ \t]*)[-" + MINUS_SIGNS + r"](?P<post>[ \t]*)\.?\d")
+
+
+def ambiguous_dash(text: str) -> str | None:
+    """The first dash between two numbers that reads as a range or a subtraction ("1.5-2.0",
+    "4 \u2013 6"), or ``None``.  "1.5 -2.0" (a space before the sign, none after) is a list."""
+    for m in _DIGIT_DASH_DIGIT.finditer(text.translate(_TYPO)):
+        if not (m.group("pre") and not m.group("post")):
+            return m.group(0)
+    return None
+
+
+def normalise_typography(text: str) -> str:
+    """Spell the numbers of ``text`` in ASCII, so that signs and digits are read as written:
+    full-width digits and punctuation to ASCII, NBSP / thin / other spaces to a space, zero-width
+    characters dropped, a Unicode minus or dash used as a sign (before a digit, not after a digit
+    or a letter) to ``-``, and ``a \u00d7 10^b`` / ``a x 10**b`` / ``a\u00d710\u207b\u00b3`` to ``aeb``.
+
+    >>> normalise_typography("[\u22121.5, \uff16.4\u00a0] 2.0\u00d710^\u22123")
+    '[-1.5, 6.4 ] 2.0e-3'
+    """
+    t = text.translate(_TYPO)
+    t = _SIGN_DASH.sub("-", t)
+    t = re.sub(r"(?<=\d[eE])[" + MINUS_SIGNS + "]", "-", t)  # 1e\u22125
+    t = _TIMES_TEN_SUP.sub(lambda m: f"{m.group('m')}e{m.group('e').translate(_SUPERSCRIPT)}", t)
+    return _TIMES_TEN.sub(lambda m: f"{m.group('m')}e{m.group('e')}", t)
+
 
 def numbers_in(text: str) -> list[float]:
-    """All decimal or scientific-notation numbers in ``text``, in order.
+    """All decimal or scientific-notation numbers in ``text``, in order, after
+    :func:`normalise_typography` (so ``\u22121.5`` is -1.5, not 1.5).
 
     >>> numbers_in("[1.5e-1, -2]")
     [0.15, -2.0]
     """
-    return [float(m) for m in _NUMBER.findall(text)]
+    return [float(m) for m in _NUMBER.findall(normalise_typography(text))]
 
 
 # -------------------------------------------------------------------------------------- rubrics
-_STARK_BLOCK = re.compile(
-    r"\[?\s*RESULTS?[ _]?START\s*\]?(?P<body>.*?)\[?\s*RESULTS?[ _]?END\s*\]?",
-    re.IGNORECASE | re.DOTALL,
-)
+# A marker is [RESULTS_START] / [RESULTS_END] in brackets (any case; RESULT_ and a space for the
+# underscore accepted), or the bare token RESULTS_START / RESULT_END written with its underscore
+# in capitals.  Prose that merely contains the words ("once the results start to agree") is not
+# a marker.  The body is what lies between an END and the START closest before it, so a
+# repeated START ("[RESULTS_START] ... [RESULTS_START] 1, 2 [RESULTS_END]") keeps the inner one.
+_MARK = r"(?:\[\s*(?i:RESULTS?[ _]?{w})\s*\]|(?<![A-Za-z_])RESULTS?_{w}(?![A-Za-z_]))"
+_START, _END = _MARK.format(w="START"), _MARK.format(w="END")
+_STARK_BLOCK = re.compile(_START + r"(?P<body>(?:(?!" + _START + r").)*?)" + _END, re.DOTALL)
 _REFUSAL = re.compile(
     r"\b(I\s+(?:cannot|can't|can not|am unable to|won't|will not)|unable to (?:determine|answer|comply)"
     r"|as an ai|I'm sorry, but|I refuse)\b",
@@ -56,10 +112,49 @@ def stark_rubric(text: str) -> str | None:
     """Return the body of the last ``[RESULTS_START] ... [RESULTS_END]`` block, or ``None``.
 
     Source: STARK Appendix 7.9 (every prompt asks for this block; Table 18 and Tables 19-20
-    print ``RESULT_START``/``RESULT_END``, which is accepted too).
+    print ``RESULT_START``/``RESULT_END``, which is accepted too).  Markers are bracketed (any
+    case) or bare capitals with the underscore (``RESULTS_START``); words in prose ("the
+    results start to agree") are not markers.  When a reply holds several blocks the **last**
+    wins: models restate the instruction's template or a draft before their final block.
     """
     bodies = [m.group("body") for m in _STARK_BLOCK.finditer(text)]
     return bodies[-1].strip() if bodies else None
+
+
+_LEGACY_BLOCK = re.compile(r"\[RESULTS_START\](.*?)\[RESULTS_END\]", re.DOTALL)
+
+
+def stark_legacy_array(text: str) -> Any:
+    """STARK's own reply reader, rebuilt from its description (``distance.py``
+    ``string_to_np_array``, nesl/STARK_Benchmark; facts only): the **first** block with the
+    exact markers ``[RESULTS_START]`` / ``[RESULTS_END]`` (case and brackets as written);
+    white space runs become commas, repeated commas one, ``[,`` / ``,]`` lose the comma; then
+    every character but digits, ``.``, ``,``, ``[`` and ``]`` is deleted (so a minus sign is
+    dropped: ``-1.5`` reads as 1.5, as in the paper's scoring) and the rest is read as a Python
+    literal.
+
+    Returns the number or (nested) list of numbers, or ``None`` where STARK's reader yields
+    NaN (no block, an unreadable or empty literal, ragged lists).  Never raises (STARK's reader
+    would on, e.g., a literal nested too deeply; here that is ``None`` too).
+    """
+    import ast
+
+    import numpy as np
+    if not isinstance(text, str):
+        return None
+    m = _LEGACY_BLOCK.search(text)
+    if not m:
+        return None
+    t = re.sub(r"\s+", ",", m.group(1).strip())
+    t = re.sub(r",+", ",", t).replace("[,", "[").replace(",]", "]")
+    t = re.sub(r"[^\d\.\[\]\,]", "", t)
+    try:
+        arr = np.array(ast.literal_eval(t), dtype=float)
+    except Exception:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError ...
+        return None
+    if arr.size == 0 or np.isnan(arr).any():
+        return None
+    return arr.tolist()
 
 
 # Cardinal directions (seed 002 §3.1).  A compass word is north/south optionally joined (by
@@ -248,7 +343,11 @@ class AnswerFormat:
 def _numbers_only(text: str) -> None:
     """Reject words between the numbers ("between 5 and 6", "4.49 min", "NaN"): STARK's prompts
     ask for numbers only between the markers (Appendix 7.9)."""
-    words = re.findall(r"[A-Za-z]+", _NUMBER.sub(" ", text))
+    dash = ambiguous_dash(text)
+    if dash is not None:
+        raise ParseError(f"{dash.strip()!r} in {text[:80]!r} reads as a range or a subtraction, not "
+                         "as a list of numbers")
+    words = re.findall(r"[^\W\d_]+", _NUMBER.sub(" ", normalise_typography(text)))
     if words:
         raise ParseError(f"text {' '.join(words[:4])!r} among the numbers in {text[:80]!r}; "
                          "the answer must be numbers only")
@@ -603,6 +702,22 @@ def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: st
     if not isinstance(text, str):
         return Answer(task_id, step, "format_failure", text=None if text is None else str(text),
                       detail=f"answer text must be a string, got {type(text).__name__}", solver=solver)
+    if rubric == "stark-legacy":
+        return _parse_stark_legacy(text, task_id=task_id, step=step, answer_format=answer_format,
+                                   spec=spec, solver=solver)
+    if rubric == "qstrbench-published":
+        names = qstrbench_published_relations(text)
+        if not names:
+            return Answer(task_id, step, "format_failure", text=text, solver=solver,
+                          detail="qstrbench-published: no relation on the answer line")
+        if answer_format == "relation_set":
+            return Answer(task_id, step, "ok", value=sorted(set(names)), text=text,
+                          detail="qstrbench-published", solver=solver)
+        if len(set(names)) != 1:
+            return Answer(task_id, step, "format_failure", text=text, solver=solver,
+                          detail=f"qstrbench-published: {len(set(names))} relations for a one-relation question")
+        return Answer(task_id, step, "ok", value=names[0], text=text, detail="qstrbench-published",
+                      solver=solver)
     body = RUBRICS[rubric](text)
     note = RUBRIC_NOTES[rubric](text) if rubric in RUBRIC_NOTES else None
     if body is None:
@@ -616,3 +731,116 @@ def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: st
     except ParseError as exc:
         return Answer(task_id, step, "format_failure", text=text, detail=str(exc), solver=solver)
     return Answer(task_id, step, "ok", value=value, text=text, detail=note, solver=solver)
+
+
+#: Named legacy rubrics: a paper's own reply reader, to reproduce published numbers from
+#: published replies (``stsim score --rubric NAME``) -> the default rubric it stands in for.
+LEGACY_RUBRICS: dict[str, str] = {"stark-legacy": "stark", "qstrbench-published": "qstrbench"}
+#: STARK's substitute for an unreadable answer, per answer format (``distance.py``
+#: ``handle_nan_values``: ``[5, 5]`` for localisation/tracking, ``[5]`` for the temporal tasks;
+#: field tasks have none).
+_STARK_GUESS = {"point": [5.0, 5.0], "time": [5.0], "vector": [5.0, 5.0]}
+_LENGTHS = {"point": 2, "time": 1, "scalar": 1}
+
+
+def _parse_stark_legacy(text: str, *, task_id: str, step: int | None, answer_format: str,
+                        spec: dict[str, Any] | None, solver: str | None) -> Answer:
+    """Rubric ``stark-legacy``: :func:`stark_legacy_array` on the reply, an unreadable reply
+    replaced by STARK's guess (``[5, 5]``; ``5`` for a time; none for a field scalar), extra
+    numbers cut to the format's length (the gold's), too few a ``format_failure`` (STARK's
+    ``None``).  Signs are dropped, as STARK's reader drops them."""
+    fmt = get_format(answer_format)
+    if not fmt.numeric:
+        return Answer(task_id, step, "format_failure", text=text, detail="the stark-legacy rubric reads "
+                      f"numeric answers only, not {answer_format}", solver=solver)
+    arr = stark_legacy_array(text)
+    detail = "stark-legacy"
+    if arr is None:
+        guess = _STARK_GUESS.get(answer_format)  # a vector's [5, 5] is too short: a failure below
+        if guess is None:
+            return Answer(task_id, step, "format_failure", text=text,
+                          detail="stark-legacy: unreadable (STARK records NaN)", solver=solver)
+        arr, detail = guess, f"stark-legacy: unreadable, STARK's guess {guess}"
+    flat = [float(v) for v in _flatten(arr)]
+    n = _LENGTHS.get(answer_format, (spec or {}).get("length") or len(flat))
+    if len(flat) < int(n):
+        return Answer(task_id, step, "format_failure", text=text, solver=solver,
+                      detail=f"stark-legacy: {len(flat)} number(s), {n} needed (STARK: None)")
+    value = flat[0] if answer_format in ("time", "scalar") else flat[:int(n)]
+    return Answer(task_id, step, "ok", value=value, text=text, detail=detail, solver=solver)
+
+
+def _flatten(x: Any) -> list[float]:
+    if isinstance(x, list):
+        return [v for item in x for v in _flatten(item)]
+    return [x]
+
+
+_BRACKETED = re.compile(r"\[[^\[\]]*\]")
+
+
+def lenient_read(text: Any, answer_format: str, spec: dict[str, Any] | None = None) -> Any:
+    """What a lenient reader would make of a reply our strict reader rejects; ``None`` if
+    nothing.  Used only to *count* what strictness costs (``stsim score`` prints the count);
+    never to score.
+
+    The block's body (or, without a block, the last bracketed group, else the whole reply) with
+    every word dropped: "4.49 s", "x = 9.2, y = 1.6", "approximately [0.43, 1.46] units" are read
+    when they hold exactly as many numbers as the format needs (point 2, time/scalar 1, vector
+    its ``answer_spec`` length).  Numeric formats only.
+    """
+    if not isinstance(text, str) or answer_format not in ("point", "time", "scalar", "vector"):
+        return None
+    n = {"point": 2, "time": 1, "scalar": 1}.get(answer_format) or (spec or {}).get("length")
+    body = stark_rubric(text)
+    if body is None:
+        groups = _BRACKETED.findall(normalise_typography(text))
+        body = groups[-1] if groups else text
+    if ambiguous_dash(body) is not None:
+        return None
+    nums = [v for v in numbers_in(body) if math.isfinite(v)]
+    if not nums or (n is not None and len(nums) != int(n)):
+        return None
+    return nums[0] if answer_format in ("time", "scalar") else nums
+
+
+def _qstrbench_answer_line(text: str) -> str:
+    marks = list(re.finditer(r"answer:", text, re.IGNORECASE))
+    if marks:
+        lines = [ln.strip() for ln in text[marks[-1].end():].splitlines()]
+        line = next((ln for ln in lines if ln), "")
+    else:
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        line = lines[-1] if lines else ""
+    return re.sub(r"^[^a-zA-Z0-9<>=]+|[^a-zA-Z0-9<>=)]+$", "", line)
+
+
+def _qstrbench_relation(item: str) -> str:
+    item = item.strip()
+    m = re.match(r"^\s*\S+\s*([<>]=?|!=|==|=)\s*\S+\s*$", item.rstrip(")];,"))
+    if m:
+        return "=" if m.group(1) == "==" else m.group(1)
+    tokens = item.split()
+    return tokens[1] if len(tokens) == 3 else item
+
+
+def qstrbench_published_relations(text: Any) -> list[str]:
+    """QSTRBench's released reply reader, rebuilt from its description (``bin/process.py``
+    ``clean_answer`` + ``parse_answers``, RobBlackwell/QSTRBench; facts only).
+
+    The first non-blank line after the last ``answer:`` (any case, with or without ``###``),
+    else the reply's last non-blank line; leading characters other than letters, digits,
+    ``<``, ``>``, ``=`` and trailing ones other than those and ``)`` removed; every ``(...)``
+    group deleted; split at ``,`` and ``;``; runs of two or more ``*`` deleted; an item
+    ``a OP b`` with OP one of ``< > <= >= != == =`` reads as OP (``==`` as ``=``), an item of
+    three words as the middle one, anything else as itself (case kept: names are compared
+    exactly).  Returns the names in order (repeats kept); never raises.
+
+    >>> qstrbench_published_relations("TPPi(x, y), x NTPP y")
+    ['TPPi', 'NTPP']
+    """
+    if not isinstance(text, str):
+        return []
+    line = re.sub(r"\([^)]*\)", "", _qstrbench_answer_line(text))
+    items = [a.strip() for a in re.split(r"[;,]", line) if a.strip()]
+    return [_qstrbench_relation(re.sub(r"\*{2,}", "", a)) for a in items]

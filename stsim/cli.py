@@ -88,19 +88,35 @@ def _export_formats() -> dict[str, str]:
     return FORMATS
 
 
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose ``run`` / ``generate`` help ends with the known suites, looked
+    up only when help is shown (loading every suite costs about a second)."""
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        if self.prog.split()[-1] in ("run", "generate"):
+            import textwrap
+            from .benchmarks.suites import all_suites
+            text += "\n" + textwrap.fill("suites: " + ", ".join(sorted(all_suites())) +
+                                         " (`stsim list` describes them)", 78, subsequent_indent="  ",
+                                         break_on_hyphens=False) + "\n"
+        return text
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="stsim", description="Generate, solve and score verified "
+    ap = _Parser(prog="stsim", description="Generate, solve and score verified "
                                  "spatial and temporal reasoning benchmarks.")
     ap.add_argument("--version", action="version", version=f"stsim {__version__}")
-    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
     ls = sub.add_parser("list", help="list suites, families and solvers")
     ls.add_argument("--families", metavar="GLOB", nargs="?", const="*", default=None,
                     help="list every family matching GLOB (default: all) instead of the grouped view")
 
+    suites_help = "the suite to run (the known suites are listed at the end of --help)"
     r = sub.add_parser("run", help="generate (or load), solve, score and report a suite")
-    r.add_argument("suite")
+    r.add_argument("suite", help=suites_help)
     r.add_argument("--solver", default="baseline", help="solver spec (default: baseline)")
     _add_common(r)
     r.add_argument("--out", type=Path, default=None, help="output folder (default runs/<suite>-<time>/)")
@@ -133,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="response cache JSONL (default OUT/llm_cache.jsonl); rerun to resume")
 
     g = sub.add_parser("generate", help="write a suite's tasks as JSONL")
-    g.add_argument("suite")
+    g.add_argument("suite", help=suites_help.replace("run", "write"))
     _add_common(g)
     g.add_argument("--data", type=Path, default=None, help="data folder or archive for data suites")
     g.add_argument("-o", "--out", default="-", help="output file (default: standard output)")
@@ -176,6 +192,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--trim", type=_trim_fraction, default=0.10, help="trim fraction each side (default 0.10)")
     s.add_argument("--tolerance", type=float, default=None, metavar="X",
                    help="numeric items count as correct when their error is at most X")
+    s.add_argument("--rubric", choices=("default", "stark-legacy", "qstrbench-published"), default="default",
+                   help="how reply texts are read: default (our strict readers, docs/answer-formats.md); "
+                        "stark-legacy (STARK's released reader: first block, signs dropped, unreadable -> "
+                        "[5, 5] guess) for STARK tasks; qstrbench-published (QSTRBench's bin/process.py: "
+                        "strict, Jaccard and guess-normalised scores) for QSTRBench tasks")
 
     c = sub.add_parser("calculus", help="list the qualitative calculi or print one's tables")
     c.add_argument("action", choices=["list", "show", "witness"],
@@ -184,7 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("relations", nargs="*", metavar="R S T", help="for `witness`: three relation names")
     c.add_argument("--format", choices=["json", "gqr"], default=None, help="for `show` (default json)")
     c.add_argument("--out", type=Path, default=None,
-                   help="with --format gqr: write NAME.comp, NAME.conv and NAME.spec into this directory")
+                   help="with --format gqr: write a GQR data folder: DIR/NAME.spec and "
+                        "DIR/NAME/calculus/NAME.comp, NAME.conv")
     a = sub.add_parser("audit", help="check every gold answer against its readings and noise model, "
                        "or (relation tasks) against shapely / Allen on the printed numbers")
     a.add_argument("tasks", type=Path)
@@ -195,6 +217,23 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("run_b", type=Path, help="run folder (or scores.jsonl), e.g. code interpreter")
     c.add_argument("--trim", type=_trim_fraction, default=0.25, help="fraction trimmed each side (STARK §4.4: 0.25)")
     c.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    fi = sub.add_parser("fidelity", help="compare a generated suite's tasks with the released ones, "
+                        "feature by feature (two-sample KS, Benjamini-Hochberg)",
+                        description="Generate N tasks per family of SUITE, load the released counterparts "
+                        "from --data, and compare per-task features (sensor geometry, gold position, noise, "
+                        "readings per step, trajectory shape, feasible region, emission times) with "
+                        "two-sample Kolmogorov-Smirnov tests; a feature is flagged (*) when its "
+                        "Benjamini-Hochberg adjusted p is below --alpha. Exit 1 when any feature is "
+                        "flagged. See docs/stark-tier1.md, 'Fidelity report'.")
+    fi.add_argument("suite", help="a generated suite with released counterparts (stark-tier1, quickstart)")
+    fi.add_argument("--data", type=Path, required=True, help="released data: folder or data_final.tar.gz")
+    fi.add_argument("--n", type=_int_at_least(2), default=200, metavar="N",
+                    help="generated tasks per family (default 200)")
+    fi.add_argument("--seed", type=_int_at_least(0), default=0, help="suite seed (default 0)")
+    fi.add_argument("--family", default=None, metavar="GLOB", help="only families matching this pattern")
+    fi.add_argument("--alpha", type=float, default=0.05, help="flag when the BH-adjusted p < ALPHA (default 0.05)")
+    fi.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
     sb = sub.add_parser("sandbox", help="run a model-written solver() program in the sandbox")
     sbs = sb.add_subparsers(dest="sandbox_command", metavar="ACTION")
@@ -280,13 +319,15 @@ def _cmd_list(args) -> int:
         from fnmatch import fnmatch
         if not any(fnmatch(n, pattern) for n in FAMILIES):
             raise CLIError(f"no family matches {pattern!r}")
-    suites = all_suites()
-    w = max(len(n) for n in suites)
-    print("Suites:")
-    for name, s in sorted(suites.items()):
-        print(f"  {name:<{w}}  {s.description}")
-    print("\nFamilies" + (f" matching {pattern!r}:" if pattern else
-                          " (grouped; `stsim list --families GLOB` lists them one by one):"))
+    if not pattern:
+        suites = all_suites()
+        w = max(len(n) for n in suites)
+        print("Suites:")
+        for name, s in sorted(suites.items()):
+            print(f"  {name:<{w}}  {s.description}")
+        print()
+    print("Families" + (f" matching {pattern!r}:" if pattern else
+                        " (grouped; `stsim list --families GLOB` lists them one by one):"))
     if pattern:
         from fnmatch import fnmatch
         chosen = {n: f for n, f in FAMILIES.items() if fnmatch(n, pattern)}
@@ -303,6 +344,8 @@ def _cmd_list(args) -> int:
             shown = ", ".join(n[len(g) + 1:] or n for n in sorted(names)[:6])
             more = f", ... ({len(names)} in all)" if len(names) > 6 else ""
             print(f"  {g + '.*':<{gw + 2}}  {shown}{more}")
+    if pattern:
+        return 0
     print("\nSolvers: " + ", ".join(sorted(SOLVERS)))
     variants: dict[str, set[str]] = {}
     for fam, alts in ALTERNATIVES.items():
@@ -353,7 +396,8 @@ def _cmd_run(args) -> int:
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
                   only=args.family, solver_options=options or None, resume=args.resume is not None)
-    print(f"suite {summary['suite']}  solver {summary['solver']}  seed {summary['seed']}  "
+    seed = f"seed {summary['seed']}" if summary.get("data") is None else f"data {summary['data']}"
+    print(f"suite {summary['suite']}  solver {summary['solver']}  {seed}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
     if "resumed" in summary:
         print(f"resumed {summary['out_dir']}: {summary['resumed']['reused_tasks']} task(s) kept, "
@@ -370,8 +414,16 @@ def _cmd_run(args) -> int:
     if summary["solver"] == "baseline":
         print("'baseline' is the first-principle solver of each family (methods and their sources: "
               "docs/stark-tier1.md, docs/qstr.md, docs/cardinal.md; `stsim list` names the variants).")
-    print(f"Wrote {summary['out_dir']}/ (tasks.jsonl, answers.jsonl, scores.jsonl, summary.json)")
+    print(f"Wrote {summary['out_dir']}/ ({', '.join(_written(Path(summary['out_dir'])))})")
     return 0
+
+
+def _written(out: Path) -> list[str]:
+    """Every file and folder in a run's output folder, sorted (folders with a trailing /)."""
+    try:
+        return sorted(p.name + ("/" if p.is_dir() else "") for p in out.iterdir())
+    except OSError:
+        return []
 
 
 def _open_output(path: Path):
@@ -477,6 +529,15 @@ def _cmd_score(args) -> int:
     tasks = read_tasks(args.tasks)
     for t in tasks:
         validate_task(t)
+    legacy = args.rubric != "default"
+    if legacy:
+        from .answers import LEGACY_RUBRICS
+        base = LEGACY_RUBRICS[args.rubric]
+        mine = [t for t in tasks if t.meta.get("rubric", "stark") == base]
+        if not mine:
+            raise CLIError(f"--rubric {args.rubric} reads replies to {base!r}-rubric tasks; {args.tasks} has none")
+        for t in mine:
+            t.meta["rubric"] = args.rubric
     answers, warnings = read_answers(args.answers, {t.id: t for t in tasks})
     if args.out is not None:          # inputs are read first: a bad one leaves no folder behind
         _out_dir(args.out)
@@ -490,27 +551,69 @@ def _cmd_score(args) -> int:
     counts = outcome_counts(scores)
     for fam, row in fams.items():
         row["outcomes"] = counts[fam]
+    lenient = _lenient_counts(tasks, answers)
+    for fam, k in lenient.items():
+        fams.setdefault(fam, {})["lenient_recoverable"] = k
+    from .scoring.stark_metric import stark_item, summarise_stark
+    steps = None if args.max_steps == 0 else args.max_steps
+    stark_items = [it for t in tasks if (it := stark_item(t, answers, steps, legacy=legacy)) is not None]
+    for fam, row in summarise_stark(stark_items, args.trim).items():
+        fams.setdefault(fam, {}).update(row)
     extra, qstr_table = _qstr_breakdown(tasks, answers)
     analyses = run_analyses(tasks, answers, args.out)
+    published = None
+    if args.rubric == "qstrbench-published":
+        from .scoring.qstrbench_published import summarise_published
+        published = summarise_published(tasks, answers)
+        extra["qstrbench_published"] = published
     if args.out is not None:  # files first, so a closed pipe on the report loses nothing
         write_jsonl(args.out / "scores.jsonl", scores)
         summary = {"tasks": str(args.tasks), "answers": str(args.answers), "tolerance": args.tolerance,
+                   "rubric": args.rubric,
                    "families": fams, "outcomes": counts["all"], "warnings": warnings, **extra}
         if analyses:
             summary["analyses"] = analyses
         (args.out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    print(f"rubric: {args.rubric}" + (" (STARK's released reader: signs dropped, unreadable replies "
+                                      "scored as its [5, 5] guess)" if args.rubric == "stark-legacy" else
+                                      " (strict readers, docs/answer-formats.md)"))
     print(format_table(fams))
     print("\nOutcomes per item" + (f" (numeric: correct if error <= {args.tolerance})" if args.tolerance is not None
                                    else " ('scored': numeric, see the error metrics above)") + ":")
     print(format_outcomes(counts))
     if qstr_table:
         print(qstr_table)
+    if published:
+        from .scoring.qstrbench_published import format_published
+        print("\n" + format_published(published))
+        print("(QSTRBench's released scorer bin/process.py: strict = exact set, names compared as written; "
+              "jaccard = |X & A| / |X | A|; norm.* = (score - guess) / (1 - guess), seed 000 §4)")
     for result in analyses.values():
         print(result["headline"])
+    fails = sum(1 for a in answers if a.status == "format_failure" and a.text is not None)
+    if fails:
+        print(f"\nstrictness: a lenient reader (words dropped: '4.49 s', 'x = 9.2, y = 1.6', 'approximately "
+              f"[0.43, 1.46] units') would have read {sum(lenient.values())} of the {fails} format failure(s) "
+              "with reply text (per family: 'lenient_recoverable' in summary.json); they stay failures.")
     print("\n" + legend(fams))
     if args.out is not None:
-        print(f"Wrote {args.out}/ (scores.jsonl, summary.json)")
+        print(f"Wrote {args.out}/ ({', '.join(_written(args.out))})")
     return 0
+
+
+def _lenient_counts(tasks, answers) -> dict[str, int]:
+    """Per family: format failures (with reply text, numeric formats) that
+    :func:`stsim.answers.lenient_read` would have read."""
+    from .answers import lenient_read
+    by_id = {t.id: t for t in tasks}
+    out: dict[str, int] = {}
+    for a in answers:
+        t = by_id.get(a.task_id)
+        if t is None or a.status != "format_failure" or a.text is None:
+            continue
+        if lenient_read(a.text, t.answer_format, t.meta.get("answer_spec")) is not None:
+            out[t.family] = out.get(t.family, 0) + 1
+    return out
 
 
 def _qstr_breakdown(tasks, answers) -> tuple[dict, str]:
@@ -530,6 +633,16 @@ def _qstr_breakdown(tasks, answers) -> tuple[dict, str]:
     lines.append("(TP/FP/FN: relations correctly given / wrongly given / missed; invalid: names that are "
                  "not relations of the calculus; guess: chance of the exact set by uniform guessing)")
     return {"qstr": rows}, "\n".join(lines)
+
+
+def _source_of(task) -> str:
+    """`` [source: ...]`` naming where a task came from (``meta.source`` and ``meta.instance``,
+    e.g. the released STARK folder and instance number), or ``""`` for generated tasks."""
+    src = task.meta.get("source")
+    if not src:
+        return ""
+    inst = task.meta.get("instance")
+    return f" [source: {src}" + (f", instance {inst}" if inst is not None else "") + "]"
 
 
 def _cmd_audit(args) -> int:
@@ -552,8 +665,9 @@ def _cmd_audit(args) -> int:
     bad = [r for r in report if not r.ok]
     skipped = sum(1 for r in report if r.skipped)
     checked = len(report) - skipped
+    where = {t.id: _source_of(t) for t in tasks}
     for r in bad[: args.limit]:
-        print(f"FAIL {r.task_id}" + (f" step {r.step}" if r.step is not None else "") +
+        print(f"FAIL {r.task_id}" + (f" step {r.step}" if r.step is not None else "") + where.get(r.task_id, "") +
               f": {r.reason} (violation {r.violation:.6g})")
     if len(bad) > args.limit:
         print(f"... and {len(bad) - args.limit} more")
@@ -563,6 +677,16 @@ def _cmd_audit(args) -> int:
     print(f"audited {checked} item(s) of {len(tasks)} task(s): {len(bad)} inconsistent"
           + (f", {skipped} skipped (family has no audit rule)" if skipped else ""))
     return 1 if bad else 0
+
+
+def _cmd_fidelity(args) -> int:
+    from .benchmarks.fidelity import fidelity_report, format_report
+    if not 0 < args.alpha < 1:  # also false for NaN
+        raise CLIError(f"--alpha must be in (0, 1), got {args.alpha}")
+    rep = fidelity_report(args.suite, args.data, n=args.n, seed=args.seed, only=args.family,
+                          alpha=args.alpha)
+    print(json.dumps(rep, indent=1) if args.json else format_report(rep))
+    return 1 if rep["flagged"] else 0
 
 
 def _cmd_calculus(args) -> int:
@@ -647,7 +771,8 @@ def _calculus_witness(name: str, relations: list[str]) -> int:
 
 
 COMMANDS = {"calculus": _cmd_calculus, "list": _cmd_list, "run": _cmd_run, "generate": _cmd_generate,
-            "score": _cmd_score, "export": _cmd_export, "show": _cmd_show, "audit": _cmd_audit, "sandbox": _cmd_sandbox, "compare": _cmd_compare}
+            "score": _cmd_score, "export": _cmd_export, "show": _cmd_show, "audit": _cmd_audit,
+            "sandbox": _cmd_sandbox, "compare": _cmd_compare, "fidelity": _cmd_fidelity}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -23,6 +23,20 @@ class Slow:
     reply: Any
 
 
+@dataclass
+class WithHeaders:
+    """A reply sent with extra response headers (e.g. ``Retry-After`` as an HTTP-date)."""
+    headers: dict
+    reply: Any
+
+
+def message_body(message: dict, choices: bool = True) -> bytes:
+    """A 200 body whose ``choices[0].message`` is ``message`` (or no choices at all)."""
+    return json.dumps({"id": "x", "object": "chat.completion", "choices": [
+        {"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}] if choices else [],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 1, "total_tokens": 12}}).encode()
+
+
 def completion(text: str) -> bytes:
     return json.dumps({"id": "x", "object": "chat.completion", "choices": [
         {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
@@ -49,6 +63,9 @@ class FakeChatServer:
                     outer.in_flight += 1
                     outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
                 status, reply = outer.script(body, n)
+                extra = {}
+                if isinstance(reply, WithHeaders):
+                    extra, reply = reply.headers, reply.reply
                 if isinstance(reply, Slow):
                     time.sleep(reply.seconds)
                     reply = reply.reply
@@ -58,8 +75,10 @@ class FakeChatServer:
                     reply if isinstance(reply, bytes) else json.dumps({"error": {"message": str(reply)}}).encode())
                 try:
                     self.send_response(status)
-                    if status == 429:
+                    if status == 429 and "Retry-After" not in extra:
                         self.send_header("Retry-After", "0")
+                    for k, v in extra.items():
+                        self.send_header(k, v)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()

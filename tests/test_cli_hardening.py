@@ -260,8 +260,8 @@ def test_huge_answers_give_clean_metrics_and_table(tmp_path, capsys):
     row = next(line for line in table.splitlines() if line.startswith("stark.localization.range "))
     assert re.search(r"\d{12}", row) is None  # no 309-digit numbers
     cells = row.split()
-    assert cells[1] == "3" and cells[2] == "inf" and cells[3] == "inf"  # trim.RMSE, RMSE
-    assert float(cells[4]) == pytest.approx(1e308, rel=1e-3)  # median, printed %.4g
+    assert cells[1] == "3" and cells[2] == "eucl" and cells[3] == "inf" and cells[4] == "inf"  # trim, RMS
+    assert float(cells[5]) == pytest.approx(1e308, rel=1e-3)  # median, printed %.4g
     fam = json.loads((out / "summary.json").read_text())["families"]["stark.localization.range"]
     assert math.isinf(fam["rmse"]) and fam["failures"] == 0
 

@@ -23,7 +23,7 @@ MSG = [{"role": "user", "content": "hello"}]
 
 
 def test_retries_on_429_500_malformed_and_slow_then_caches(tmp_path):
-    script = [(429, "busy"), (500, "oops"), (200, b"{not json"), (200, b'{"choices": []}'),
+    script = [(429, "busy"), (500, "oops"), (200, b"{not json"), (200, b'{"choices": "none"}'),
               (200, Slow(1.0, "late")), (200, "[RESULTS_START] [1, 2] [RESULTS_END]")]
     slept = []
     with FakeChatServer(lambda body, n: script[n]) as srv:

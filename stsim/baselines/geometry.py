@@ -193,19 +193,170 @@ def range_bearing_fix(sensors: np.ndarray, rb: np.ndarray, range_sigma: float = 
 
 
 # ---------------------------------------------------------------------------------- proximity
+#: Numerical slack (plane units) of the feasibility test on binary floats.
+FEASIBLE_TOL = 1e-9
+#: Below this area (plane units^2) the feasible set counts as degenerate (a point, an arc, a
+#: sliver): its polygonal inner approximation is unreliable and its best point is returned.
+DEGENERATE_AREA = 1e-6
+
+
+def _disk(x: float, y: float, radius: float, quad_segs: int, outer: bool):
+    """Polygonal disk with ``4 * quad_segs`` vertices: inscribed (vertices on the circle, a
+    subset of the disk) or circumscribed (edges tangent to it, a superset)."""
+    n = 4 * quad_segs
+    r = radius / np.cos(np.pi / n) if outer else radius
+    return shapely.Point(x, y).buffer(r, quad_segs=quad_segs)
+
+
 def feasible_region(sensors: np.ndarray, hits: np.ndarray, radius: float, domain=DOMAIN,
-                    quad_segs: int = 32):
+                    quad_segs: int = 32, approx: str = "inner"):
     """The set of positions consistent with binary disk readings: the domain square,
-    intersected with every detecting sensor's disk, minus every non-detecting sensor's disk
-    (shapely geometry; disks approximated by polygons with ``4 * quad_segs`` vertices)."""
+    intersected with every detecting sensor's closed disk, minus every silent sensor's disk
+    (shapely geometry; NaN readings ignored).  Disks are polygons with ``4 * quad_segs``
+    vertices, so the result approximates the exact set F: ``approx="inner"`` gives a subset of
+    F (inscribed detection disks, circumscribed silent ones), ``"outer"`` a superset.  A set
+    of zero area (tangent disks) has an empty inner approximation: use
+    :func:`proximity_estimate`, which does not rely on the polygons."""
     box = shapely.box(domain[0], domain[0], domain[1], domain[1])
     region = box
     for (x, y), h in zip(sensors, hits):
         if not np.isfinite(h):
             continue
-        disk = shapely.Point(x, y).buffer(radius, quad_segs=quad_segs)
-        region = region.intersection(disk) if h >= 0.5 else region.difference(disk)
+        hit = h >= 0.5
+        disk = _disk(x, y, radius, quad_segs, outer=(hit == (approx == "outer")))
+        region = region.intersection(disk) if hit else region.difference(disk)
     return region
+
+
+def proximity_margin(pts: np.ndarray, sensors: np.ndarray, hits: np.ndarray, radius: float,
+                     domain=DOMAIN) -> np.ndarray:
+    """(N, 2) -> (N,) signed clearance of each position from violating a reading (plane
+    units): the smallest of ``r - d_i`` over detecting sensors, ``d_j - r`` over silent ones
+    and the distances to the domain's sides.  A position lies in the feasible set F exactly
+    when its margin is >= 0 (> 0 against silent disks: a position on a silent sensor's circle
+    would be detected)."""
+    pts = np.atleast_2d(np.asarray(pts, float))
+    ok = np.isfinite(hits)
+    s, h = sensors[ok], hits[ok] >= 0.5
+    d = np.hypot(pts[:, None, 0] - s[None, :, 0], pts[:, None, 1] - s[None, :, 1])
+    m = np.where(h[None, :], radius - d, d - radius)
+    edge = np.concatenate([pts - domain[0], domain[1] - pts], axis=1)
+    return np.min(np.concatenate([m, edge], axis=1), axis=1)
+
+
+def _min_enclosing_centre(pts: np.ndarray) -> np.ndarray:
+    """Centre of the smallest circle enclosing ``pts`` (m, 2): it maximises the smallest
+    ``r - d_i``, so for detections alone it is the feasible point deepest inside every disk
+    (the tangent point of two tangent disks).  Exact for 1-3 points; for more, the best of all
+    pair midpoints and triple circumcentres (m <= 10 sensors here)."""
+    best, best_r = None, np.inf
+    m = len(pts)
+    cands = [pts[i] for i in range(m)]
+    cands += [0.5 * (pts[i] + pts[j]) for i in range(m) for j in range(i + 1, m)]
+    for i in range(m):
+        for j in range(i + 1, m):
+            for k in range(j + 1, m):
+                a, b, c = pts[i], pts[j], pts[k]
+                d = 2 * (a[0] * (b[1] - c[1]) + b[0] * (c[1] - a[1]) + c[0] * (a[1] - b[1]))
+                if abs(d) < 1e-12:
+                    continue
+                ux = ((a @ a) * (b[1] - c[1]) + (b @ b) * (c[1] - a[1]) + (c @ c) * (a[1] - b[1])) / d
+                uy = ((a @ a) * (c[0] - b[0]) + (b @ b) * (a[0] - c[0]) + (c @ c) * (b[0] - a[0])) / d
+                cands.append(np.array([ux, uy]))
+    for c in cands:
+        r = np.max(np.hypot(*(pts - c).T))
+        if r < best_r - 1e-15:
+            best, best_r = c, r
+    return np.asarray(best, float)
+
+
+def deepest_point(sensors: np.ndarray, hits: np.ndarray, radius: float,
+                  domain=DOMAIN) -> tuple[np.ndarray, float]:
+    """The position of largest :func:`proximity_margin` (a Chebyshev-centre analogue for disk
+    readings) and that margin.  Starts: the smallest enclosing circle's centre of the
+    detecting sensors, the centroid of the outer polygonal approximation, and the best points
+    of a 41 x 41 grid; each refined by SLSQP on ``max t  s.t.  margin_i(p) >= t``."""
+    from scipy.optimize import minimize
+    ok = np.isfinite(hits)
+    s, h = sensors[ok], hits[ok] >= 0.5
+    lo, hi = domain
+    starts = []
+    if h.any():
+        starts.append(_min_enclosing_centre(s[h]))
+    outer = feasible_region(sensors, hits, radius, domain, approx="outer")
+    if not outer.is_empty:
+        starts.append(np.array(outer.representative_point().coords[0]))
+    g = np.linspace(lo, hi, 41)
+    grid = np.array(np.meshgrid(g, g)).reshape(2, -1).T
+    starts += list(grid[np.argsort(-proximity_margin(grid, sensors, hits, radius, domain))[:3]])
+    sign = np.where(h, -1.0, 1.0)
+
+    def cons(z):
+        d = np.hypot(z[0] - s[:, 0], z[1] - s[:, 1])
+        return np.concatenate([sign * (d - radius) - z[2], [z[0] - lo - z[2], hi - z[0] - z[2],
+                                                             z[1] - lo - z[2], hi - z[1] - z[2]]])
+
+    best, best_m = None, -np.inf
+    for x0 in starts:
+        x0 = np.clip(np.asarray(x0, float), lo, hi)
+        cand = [x0]
+        m0 = float(proximity_margin(x0, sensors, hits, radius, domain)[0])
+        sol = minimize(lambda z: -z[2], np.array([*x0, m0]), method="SLSQP",
+                       constraints=[{"type": "ineq", "fun": cons}],
+                       bounds=[(lo, hi), (lo, hi), (None, None)], options={"ftol": 1e-14, "maxiter": 200})
+        if np.all(np.isfinite(sol.x)):
+            cand.append(np.clip(sol.x[:2], lo, hi))
+        for c in cand:
+            mc = float(proximity_margin(c, sensors, hits, radius, domain)[0])
+            if mc > best_m:
+                best, best_m = c, mc
+    return best, best_m
+
+
+def proximity_estimate(sensors: np.ndarray, hits: np.ndarray, radius: float, domain=DOMAIN,
+                       tol: float = FEASIBLE_TOL) -> tuple[np.ndarray | None, str]:
+    """Minimum-mean-square-error position from binary disk readings under a uniform prior on
+    the domain, always inside the exact feasible set F (STARK Table 9, "Proximity"; F = the
+    detecting sensors' closed disks minus the silent sensors' disks, within the domain).
+
+    * F of reasonable area: the centroid of F (computed on the inner polygonal approximation,
+      :func:`feasible_region`); if F is not convex and the centroid falls outside it, the
+      point of F nearest the centroid.
+    * F of area below :data:`DEGENERATE_AREA` (tangent disks: a single point; a thin lens; a
+      sliver): its deepest point (:func:`deepest_point`), which for a single point is that
+      point -- polygonal disks would lose it.
+    * F empty (readings contradict each other by more than ``tol`` plane units, e.g. after
+      sensor positions were rounded): ``None`` and the reason.
+
+    ``tol`` also bounds how far outside F (in margin, plane units) a returned point may lie.
+
+    Args:
+        sensors: (m, 2) plane units; hits: (m,) 1 detected / 0 silent / NaN missing;
+        radius: detection radius (closed disk).
+    Returns: ``((2,) estimate or None, reason when None)``.
+    """
+    ok = np.isfinite(hits)
+    if not ok.any():
+        return None, "no usable proximity reading"
+    inner = feasible_region(sensors, hits, radius, domain, quad_segs=64, approx="inner")
+    if not inner.is_empty and inner.area > DEGENERATE_AREA:
+        c = np.array(inner.centroid.coords[0])
+        if proximity_margin(c, sensors, hits, radius, domain)[0] >= -tol:
+            return c, ""
+        from shapely.ops import nearest_points
+        q = nearest_points(inner, shapely.Point(*c))[0]
+        return np.array(q.coords[0]), ""
+    p, m = deepest_point(sensors, hits, radius, domain)
+    silent = sensors[ok][hits[ok] < 0.5]
+    on_silent = bool(len(silent)) and np.min(np.abs(np.hypot(*(silent - p).T) - radius)) <= tol
+    if m >= -tol and not (m <= tol and on_silent):
+        return p, ""
+    n_hit = int((hits[ok] >= 0.5).sum())
+    miss = (f"the best position misses by {-m:.3g} units" if m < -tol else
+            "the only candidates lie on a silent sensor's circle, where it would detect")
+    return None, (f"inconsistent readings: no position within r = {radius:g} of all {n_hit} "
+                  f"detecting sensor(s) and outside the disks of the {int(ok.sum()) - n_hit} "
+                  f"silent one(s) ({miss})")
 
 
 def proximity_grid_search(sensors: np.ndarray, hits: np.ndarray, radius: float, domain=DOMAIN,
@@ -226,18 +377,10 @@ def proximity_grid_search(sensors: np.ndarray, hits: np.ndarray, radius: float, 
 
 
 def proximity_mmse(sensors: np.ndarray, hits: np.ndarray, radius: float,
-                   domain=DOMAIN) -> np.ndarray | None:
-    """Minimum-mean-square-error estimate under a uniform prior on the domain: the centroid of
-    the region consistent with all readings (:func:`feasible_region`).  Falls back to the grid
-    search when readings contradict each other (empty region)."""
-    ok = np.isfinite(hits)
-    if not ok.any():
-        return None
-    region = feasible_region(sensors, hits, radius, domain)
-    if region.is_empty or region.area <= 1e-12:
-        return proximity_grid_search(sensors, hits, radius, domain)
-    c = region.centroid
-    return np.array([c.x, c.y])
+                   domain=DOMAIN, tol: float = FEASIBLE_TOL) -> np.ndarray | None:
+    """:func:`proximity_estimate` without the reason: the estimate, or ``None`` when there is
+    no usable reading or the readings are inconsistent."""
+    return proximity_estimate(sensors, hits, radius, domain, tol)[0]
 
 
 # ------------------------------------------------------------------------- time of arrival fit

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..records import Answer, Task
 from ..sim.readings import readings_to_array
-from .geometry import (multilaterate, proximity_grid_search, proximity_mmse, range_bearing_fix,
+from .geometry import (multilaterate, proximity_estimate, proximity_grid_search, range_bearing_fix,
                        toa_fit, triangulate)
 from .posterior import bearing_loglik, grid_posterior_mean, range_loglik, toa_marginal
 from .tracking import ekf_track, proximity_track, proximity_track_bayes, toa_track
@@ -45,28 +45,32 @@ def _usable(r: np.ndarray) -> int:
 
 # ------------------------------------------------------------------------------- localisation
 def _least_squares_fix(task: Task):
+    """``(estimate or None, readings needed, reason when None)``."""
     m = task.inputs["modality"]
     s = np.asarray(task.inputs["sensors"], float)
     z = _readings(task)
     rs, bs = _noise_levels(task)
-    if m == "range":
-        return multilaterate(s, z), 2
-    if m == "bearing":
-        return triangulate(s, z), 2
-    if m == "range_bearing":
-        return range_bearing_fix(s, z, rs, bs), 1
     if m == "proximity":
-        return proximity_mmse(s, z, float(task.inputs["radius"])), 1
+        est, why = proximity_estimate(s, z, float(task.inputs["radius"]))
+        return est, 1, why
+    need = 1 if m == "range_bearing" else 2
+    why = f"{_usable(z)} usable {m} reading(s); need at least {need}"
+    if m == "range":
+        return multilaterate(s, z), need, why
+    if m == "bearing":
+        return triangulate(s, z), need, why
+    if m == "range_bearing":
+        return range_bearing_fix(s, z, rs, bs), need, why
     raise ValueError(f"{task.id}: unknown modality {m!r}")
 
 
 def solve_localization_ls(task: Task, solver: str = "baseline:ls") -> list[Answer]:
     """STARK Table 9 estimators: multilateration (NLS), triangulation (linear LS + NLS),
-    range+bearing fusion (NLS); proximity: MMSE centroid of the feasible region."""
-    est, need = _least_squares_fix(task)
-    n = _usable(_readings(task))
-    return _one(task, None if est is None else [float(est[0]), float(est[1])], solver,
-                f"{n} usable {task.inputs['modality']} reading(s); need at least {need}")
+    range+bearing fusion (NLS); proximity: MMSE centroid of the feasible region, always inside
+    it (:func:`stsim.baselines.geometry.proximity_estimate`; ``no_estimate`` when the readings
+    are inconsistent)."""
+    est, _, why = _least_squares_fix(task)
+    return _one(task, None if est is None else [float(est[0]), float(est[1])], solver, why)
 
 
 def position_loglik(task: Task):
@@ -88,16 +92,16 @@ def position_loglik(task: Task):
 def solve_localization(task: Task, solver: str = "baseline") -> list[Answer]:
     """Default localisation baseline: the Bayes (MMSE) posterior mean under the task's stated
     noise model (:mod:`stsim.baselines.posterior`), started from the Table 9 least-squares fix;
-    for proximity the MMSE is the feasible region's centroid (computed with shapely)."""
-    est, need = _least_squares_fix(task)
+    for proximity the MMSE is the feasible region's centroid, always inside the exact feasible
+    set; a degenerate set (tangent disks) gives its point, inconsistent readings ``no_estimate``
+    (:func:`stsim.baselines.geometry.proximity_estimate`)."""
+    est, _, why = _least_squares_fix(task)
     m = task.inputs["modality"]
     if est is not None and m != "proximity":
         post = grid_posterior_mean(position_loglik(task), est)
         if post is not None:
             est = post[0]
-    n = _usable(_readings(task))
-    return _one(task, None if est is None else [float(est[0]), float(est[1])], solver,
-                f"{n} usable {m} reading(s); need at least {need}")
+    return _one(task, None if est is None else [float(est[0]), float(est[1])], solver, why)
 
 
 def solve_proximity_grid(task: Task, solver: str = "baseline:grid") -> list[Answer]:

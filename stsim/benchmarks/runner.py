@@ -8,6 +8,8 @@ everything it finished)::
     scores.jsonl    one Score per scored item
     summary.json    {"suite", "seed", "solver", "families": {FAMILY: {"n", "trimmed_rmse",
                     "rmse", "median_error", "failures", ...}}, "interrupted": bool,
+                    STARK families add "stark_trimmed", "stark_n", "stark_failures"
+                    (STARK's own per-item convention, stark_metric.py),
                     "analyses": {PREFIX: {...}} (when a benchmark analysis applies), ...};
                     categorical families also get "chance", "breakdown" and the measured
                     random-guess reference "random_accuracy" on the same tasks;
@@ -47,6 +49,7 @@ from ..records import Answer, JsonlWriter, Score, Task, dumps
 from ..answers import get_format
 from ..solvers.random_guess import random_reference
 from ..scoring.score import run_analyses, score_answers, summarise, wants_analysis
+from ..scoring.stark_metric import stark_item, summarise_stark
 from ..solvers.base import ORACLE_PREFIXES, OracleSolver, Solver, SolverError, get_solver
 from .suites import SuiteError, get_suite
 
@@ -293,6 +296,7 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     variant_families: set[str] = set()  # families that used the solver's variant
     n_tasks = 0
     categorical: list[Task] = []  # for the random-guess reference column
+    stark_items = []  # STARK's own per-item convention (stark_metric), one per STARK instance
     interrupted = False
     started = time.perf_counter()
     with JsonlWriter(out / "tasks.jsonl") as tw, JsonlWriter(out / "answers.jsonl") as aw, \
@@ -327,6 +331,9 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                 for s in scores:
                     sw.write(s)
                 all_scores.extend(scores)
+                item = stark_item(task, answers, steps)
+                if item is not None:
+                    stark_items.append(item)
                 if wants_analysis(task.family):
                     analysed[0].append(task)
                     analysed[1].extend(answers)
@@ -349,6 +356,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
             summary.update(n_tasks=n_tasks, interrupted=interrupted,
                            wall_s=round(time.perf_counter() - started, 3),
                            families=summarise(all_scores, trim))
+            for fam, row in summarise_stark(stark_items, trim).items():
+                summary["families"].setdefault(fam, {}).update(row)
             if analysed[0]:
                 summary["analyses"] = run_analyses(*analysed, out_dir=out)
             for fam, ref in random_reference(categorical, steps).items():

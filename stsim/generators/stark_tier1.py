@@ -29,11 +29,12 @@ import numpy as np
 
 from ..records import Step
 from ..registry import Family, TaskBody, register_family
-from ..sim.motion import random_trajectory
+from ..sim.motion import DEFAULT_RANGES, STARK_RELEASE_RANGES, random_trajectory
 from ..sim.noise import Gaussian, UniformAbsolute, UniformRelative
 from ..sim.readings import readings_to_json
 from ..sim.sensors import (BearingSensor, ProximitySensor, RangeBearingSensor, RangeSensor,
-                           ToASensor, apply_dropout, make_layout)
+                           ToASensor, apply_count_dropout, apply_dropout, count_dropout_rate,
+                           detection_region, make_layout)
 from . import stark_prompts as P
 
 SENSOR_DECIMALS = 2
@@ -88,16 +89,42 @@ def _round(a: np.ndarray) -> np.ndarray:
 
 # ------------------------------------------------------------------------------- localisation
 def _draw_scene(rng, cfg, modality: str, tries: int = 10_000):
-    """Sensor layout and target; for proximity, redrawn until at least ``min_detections``
-    sensors detect the target (the released STARK data has 3 or 4 detections in every
-    localisation instance)."""
+    """Sensor layout and target.
+
+    Range, bearing and range+bearing: sensors, then the target, uniform on the domain.
+    Proximity: sensors first (uniform, as for every modality; redrawn only when no point of the
+    domain is detected by ``min_detections`` of them), then the target uniform *inside* the
+    region detected by at least ``min_detections`` sensors (rejection sampling within the
+    region's bounding box, exact disk test).  This reproduces the release (3 or 4 detections in
+    every localisation instance, sensor hull and feasible-region sizes as released; issue 15);
+    redrawing sensors and target together would favour clustered sensors.
+
+    Raises:
+        ValueError: no layout with a non-empty region in ``tries`` draws.
+    """
     need = int(cfg.get("min_detections", 0)) if modality == "proximity" else 0
+    if need == 0:
+        sensors = _layout(rng, cfg)
+        return sensors, rng.uniform(0.0, 10.0, size=(1, 2))
+    radius = float(cfg["radius"])
+    sensor = ProximitySensor(radius)
+    pad = 0.01 + radius * (1 - np.cos(np.pi / 256))  # the polygon region is inscribed in the true one
     for _ in range(tries):
         sensors = _layout(rng, cfg)
-        target = rng.uniform(0.0, 10.0, size=(1, 2))
-        if need == 0 or ProximitySensor(float(cfg["radius"])).true(sensors, target).sum() >= need:
-            return sensors, target
-    raise ValueError(f"no scene with {need} detections in {tries} draws; lower min_detections")
+        if need > len(sensors):
+            break
+        region = detection_region(sensors, radius, need)
+        if region.is_empty or region.area <= 1e-9:
+            continue
+        x0, y0, x1, y1 = region.bounds
+        lo = np.maximum([x0 - pad, y0 - pad], 0.0)
+        hi = np.minimum([x1 + pad, y1 + pad], 10.0)
+        while True:
+            target = rng.uniform(lo, hi, size=(1, 2))
+            if sensor.true(sensors, target).sum() >= need:
+                return sensors, target
+    raise ValueError(f"no sensor layout with a point detected by {need} of {cfg['n_sensors']} "
+                     f"sensors in {tries} draws; lower min_detections")
 
 
 def _make_localization(modality: str):
@@ -138,6 +165,32 @@ def _make_event_localization(target_kind: str):
 
 
 # ----------------------------------------------------------------------------------- tracking
+#: ``motion_ranges`` config values: basis-motion parameter tables (:mod:`stsim.sim.motion`).
+MOTION_RANGES = {"stark_release": STARK_RELEASE_RANGES, "default": DEFAULT_RANGES}
+
+
+def _motion_ranges(cfg):
+    name = cfg.get("motion_ranges", "stark_release")
+    try:
+        return MOTION_RANGES[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"motion_ranges must be one of {', '.join(MOTION_RANGES)}, got {name!r}") from None
+
+
+def _dropout(readings: np.ndarray, cfg, rng) -> tuple[np.ndarray, float]:
+    """Apply the family's dropout; returns the readings and the mean dropout rate.
+
+    ``readings_per_step`` (a list of counts, default for STARK tracking) keeps that many
+    readings per step, the count uniform over the list (:func:`apply_count_dropout`, the
+    release's structure); ``readings_per_step: null`` drops each reading independently with
+    probability ``dropout_rate``."""
+    counts = cfg.get("readings_per_step")
+    if counts is not None:
+        return apply_count_dropout(readings, counts, rng), count_dropout_rate(counts, readings.shape[1])
+    rate = float(cfg.get("dropout_rate") or 0.0)
+    return apply_dropout(readings, rate, rng), rate
+
+
 def _steps(readings: list, times: np.ndarray, golds: list, show_time: bool) -> list[Step]:
     steps = []
     for k in range(len(times)):
@@ -152,23 +205,24 @@ def _make_tracking(modality: str):
     def make(rng, cfg):
         sensor = make_sensor(modality, cfg)
         need = int(cfg.get("min_detections", 0))
-        for _ in range(10_000):  # proximity: the first step must be detected (as in the release)
+        traj = random_trajectory(rng, n_steps=int(cfg["n_steps"]), duration=float(cfg["duration"]),
+                                 max_components=int(cfg["max_components"]), ranges=_motion_ranges(cfg))
+        # proximity: step 0 must be detected (as in the release).  Only the sensors are redrawn:
+        # redrawing the trajectory too would favour trajectories starting mid-domain (issue 15).
+        for _ in range(10_000):
             sensors = _layout(rng, cfg)
-            traj = random_trajectory(rng, n_steps=int(cfg["n_steps"]), duration=float(cfg["duration"]),
-                                     max_components=int(cfg["max_components"]))
             if need == 0 or sensor.true(sensors, traj.positions[:1]).sum() >= need:
                 break
         else:
-            raise ValueError(f"no trajectory with {need} detections at step 0; lower min_detections")
-        readings = sensor.measure(sensors, traj.positions, rng)
-        readings = readings_to_json(_round(apply_dropout(readings, float(cfg["dropout_rate"]), rng)),
-                                    pairs=modality == "range_bearing", stepped=True)
+            raise ValueError(f"no sensor layout with {need} detections at step 0; lower min_detections")
+        readings, rate = _dropout(sensor.measure(sensors, traj.positions, rng), cfg, rng)
+        readings = readings_to_json(_round(readings), pairs=modality == "range_bearing", stepped=True)
         golds = traj.positions.tolist()
         steps = _steps(readings, traj.times, golds, show_time=True)
         prompt = P.tracking_prompt(modality, sensors.tolist(), radius=cfg.get("radius"))
         inputs = {"modality": modality, "sensors": sensors.tolist(), "times": traj.times.tolist(),
                   "readings": readings, "sensor_model": sensor.params(),
-                  "dropout_rate": float(cfg["dropout_rate"]), "domain": [0.0, 10.0]}
+                  "dropout_rate": rate, "domain": [0.0, 10.0]}
         if modality == "proximity":
             inputs["radius"] = float(cfg["radius"])
         return TaskBody(prompt, inputs, None, steps=steps,
@@ -182,11 +236,11 @@ def _make_event_tracking(target_kind: str):
         sensors = _layout(rng, cfg)
         t_start = float(rng.uniform(*cfg["emit_time_range"]))
         traj = random_trajectory(rng, n_steps=int(cfg["n_steps"]), duration=float(cfg["duration"]),
-                                 t0=t_start, max_components=int(cfg["max_components"]))
+                                 t0=t_start, max_components=int(cfg["max_components"]),
+                                 ranges=_motion_ranges(cfg))
         emit = traj.times
-        readings = sensor.measure(sensors, traj.positions, rng, emit)
-        readings = readings_to_json(_round(apply_dropout(readings, float(cfg["dropout_rate"]), rng)),
-                                    pairs=False, stepped=True)
+        readings, rate = _dropout(sensor.measure(sensors, traj.positions, rng, emit), cfg, rng)
+        readings = readings_to_json(_round(readings), pairs=False, stepped=True)
         if target_kind == "position":
             golds = traj.positions.tolist()
         elif target_kind == "time":
@@ -200,7 +254,7 @@ def _make_event_tracking(target_kind: str):
         inputs = {"modality": "toa", "sensors": sensors.tolist(), "readings": readings,
                   "times": emit.tolist() if target_kind == "position" else None,
                   "wave_speed": speed, "time_unit": cfg["time_unit"], "sensor_model": sensor.params(),
-                  "dropout_rate": float(cfg["dropout_rate"]), "domain": [0.0, 10.0]}
+                  "dropout_rate": rate, "domain": [0.0, 10.0]}
         meta = {"trajectory_components": list(traj.components),
                 "truth": {"positions": traj.positions.tolist(), "emit_times": emit.tolist()}}
         if target_kind == "both":
@@ -283,14 +337,27 @@ def validate_inputs(task) -> None:
 # ----------------------------------------------------------------------------------- register
 _LOC = {**COMMON, "range_sigma": 0.01, "bearing_sigma": 0.01, "radius": 4.0}
 _EVT = {**COMMON, "toa_sigma": 0.01, "wave_speed": 5.0, "time_unit": "s", "emit_time_range": [0.0, 10.0]}
-_TRK = {**_LOC, "n_steps": 50, "duration": 10.0, "dropout_rate": 0.5, "max_components": 3}
+# Tracking dropout as released: 1, 2 or 3 of 4 readings per step (mean rate 0.5); ToA 3 or 4
+# (mean rate 0.125).  ``dropout_rate`` applies only with ``readings_per_step: null``.
+_TRK = {**_LOC, "n_steps": 50, "duration": 10.0, "readings_per_step": [1, 2, 3], "dropout_rate": 0.5,
+        "max_components": 3, "motion_ranges": "stark_release"}
 _ETRK = {**COMMON, "toa_sigma": 0.01, "wave_speed": 20.0, "time_unit": "min",
-         "emit_time_range": [0.0, 10.0], "n_steps": 50, "duration": 10.0, "dropout_rate": 0.125,
-         "max_components": 3}
+         "emit_time_range": [0.0, 10.0], "n_steps": 50, "duration": 10.0, "readings_per_step": [3, 4],
+         "dropout_rate": 0.125, "max_components": 3, "motion_ranges": "stark_release"}
+
+#: Generator versions (bump when a family's output changes for the same seed).  Version 2
+#: (issue 15): tracking draws trajectories with :data:`~stsim.sim.motion.STARK_RELEASE_RANGES`
+#: and (except proximity) keeps a per-step count of readings; proximity localisation draws the
+#: sensors first and the target inside their detection region.
+_VERSIONS = {"stark.localization.proximity": "2"}
+
 
 def _register(name, fmt, make, defaults, description):
+    version = "2" if ".tracking." in name or name.startswith("stark.temporal_tracking.") else \
+        _VERSIONS.get(name, "1")
     part = "Appendix 7.4 (tracking)" if ".tracking." in name or "_tracking." in name else "Appendix 7.3 (localisation)"
-    register_family(Family(name, fmt, make, defaults, description, validate=validate_inputs,
+    register_family(Family(name, fmt, make, defaults, description, version=version,
+                           validate=validate_inputs,
                            source=f"STARK §3.2.1, {part}; prompt content Appendix 7.9 Tables 11-17"))
 
 
@@ -302,7 +369,10 @@ for _m, _desc in [("range", "multilateration from 4 noisy ranges"),
           {**_LOC, "min_detections": 3} if _m == "proximity" else dict(_LOC), f"Localise a static object: {_desc} (STARK Tables 11-13).")
     _cfg = dict(_TRK)
     if _m == "proximity":
-        _cfg.update(n_steps=20, dropout_rate=0.0, min_detections=1)
+        # the released proximity trajectories drift more than the others: the wider default
+        # table fits them better on both halves (docs/stark-tier1.md, "Trajectory parameters")
+        _cfg.update(n_steps=20, readings_per_step=None, dropout_rate=0.0, min_detections=1,
+                    motion_ranges="default")
     _register(f"stark.tracking.{_m}", "point", _make_tracking(_m), _cfg,
           f"Track a moving object step by step: {_desc}, with dropout (STARK Table 16).")
 

@@ -33,7 +33,7 @@ from ..sim.interval_scenes import draw_other_relation, interval_with_relation
 from ..sim.motion import random_trajectory
 from ..sim.scenes import Builder, away_direction, draw_pair, draw_scene, segment_crossing
 from ..sim.shapes import (GEOMETRY_TYPES, GeometryError, combo_label, fmt_coords, holds,
-                          relate, table8_combinations, to_shapely)
+                          near_misses, relate, table8_combinations, to_shapely)
 
 SPATIAL_FAMILY = "stark.relation.spatial"
 TEMPORAL_FAMILY = "stark.relation.temporal"
@@ -44,10 +44,12 @@ DE9IM_FAMILY = "stark.relation.de9im"
 TYPE_WORD = {"Point": "point", "LineString": "line string", "Polygon": "polygon"}
 
 #: Spatiotemporal combinations (trajectory first), as in STARK's released tier-2 data and
-#: Table 29, less line/line *overlaps*: a single trajectory segment can only overlap a line
-#: collinearly, which printed 4-decimal coordinates cannot represent exactly.
+#: Table 29.  A single trajectory segment overlaps a line only collinearly: the line runs from
+#: a lattice point inside the segment on past its end (exact on the printed decimals, see
+#: :meth:`stsim.sim.scenes.Builder.lattice`).
 ST_COMBOS = [("LineString", "contains"), ("LineString", "crosses"), ("LineString", "equals"),
-             ("LineString", "intersects"), ("LineString", "touches"), ("Point", "intersects"),
+             ("LineString", "intersects"), ("LineString", "overlaps"), ("LineString", "touches"),
+             ("Point", "intersects"),
              ("Polygon", "crosses"), ("Polygon", "intersects"), ("Polygon", "touches"),
              ("Polygon", "within")]
 
@@ -194,11 +196,44 @@ def make_choice(rng: np.random.Generator, cfg: dict[str, Any]) -> TaskBody:
                           "breakdown": {"relation": true}})
 
 
+def _st_lattice_geometry(bld: Builder, traj, kind: str, k: int) -> tuple[dict[str, Any], str]:
+    """A geometry meeting trajectory segment ``k`` at lattice points inside it (vertex ``k+1``
+    is moved by at most a few printed units so that the segment holds printed points, see
+    :meth:`Builder.lattice`; ``traj`` is changed in place)."""
+    rng = bld.rng
+    traj[k + 1], pts = bld.lattice(traj[k], traj[k + 1])
+    m = np.array(pts[int(rng.integers(0, len(pts)))])
+    d = np.array(traj[k + 1]) - np.array(traj[k])
+    nrm = np.array([-d[1], d[0]]) / np.linalg.norm(d) * rng.choice([-1, 1])
+    if kind == "Point":
+        return {"type": "Point", "coords": [m.tolist()]}, "in_segment"
+    if kind == "LineString":
+        roll = rng.random()
+        if roll < 0.35:
+            i, j = sorted(int(v) for v in rng.choice(len(pts), 2, replace=False))
+            seg = [pts[i], pts[j]]
+            return {"type": "LineString", "coords": seg[::-1] if rng.random() < 0.5 else seg}, "collinear_in_segment"
+        if roll < 0.7:
+            u = 10 ** bld.d
+            A, B = (np.rint(np.array(p) * u).astype(int) for p in (traj[k], traj[k + 1]))
+            step = np.rint(np.array(pts[0]) * u).astype(int) - A
+            end = B + int(rng.integers(1, 4)) * step
+            seg = [m.tolist(), [int(end[0]) / u, int(end[1]) / u]]
+            return {"type": "LineString", "coords": seg[::-1] if rng.random() < 0.5 else seg}, "collinear_partial"
+        return {"type": "LineString", "coords": [m.tolist(), bld.r(m + nrm * rng.uniform(0.3, 0.8))]}, "touch_in_segment"
+    h, w = rng.uniform(0.2, 0.6), rng.uniform(0.1, 0.4)
+    t = d / np.linalg.norm(d)
+    ring = [m.tolist(), bld.r(m + nrm * h + t * w), bld.r(m + nrm * h - t * w)]
+    return {"type": "Polygon", "coords": ring + [ring[0]]}, "touch_in_segment"
+
+
 def _st_geometry(bld: Builder, traj, kind: str) -> tuple[dict[str, Any], str]:
     """A geometry placed against a random trajectory vertex/segment; returns (geometry, scene)."""
     rng = bld.rng
     n = len(traj)
     k = int(rng.integers(0, n - 1))
+    if rng.random() < 0.2:
+        return _st_lattice_geometry(bld, traj, kind, k)
     P = [np.array(p) for p in traj]
     roll = rng.random()
     if kind == "Point":
@@ -261,8 +296,11 @@ def make_spatiotemporal(rng: np.random.Generator, cfg: dict[str, Any]) -> TaskBo
         if any(p == q for p, q in zip(traj, traj[1:])):
             continue
         geom, scene = _st_geometry(bld, traj, g_type)
+        path = {"type": "LineString", "coords": traj}
         try:
             to_shapely(geom)
+            if any(p == q for p, q in zip(traj, traj[1:])) or near_misses(path, geom):
+                continue  # clearance on the printed numbers, as for the spatial scenes
             runs = satisfying_runs(traj, times, geom, pred)
         except GeometryError:
             continue
@@ -341,9 +379,13 @@ def validate_inputs(task: Task) -> None:
 PREDICATE_SET = {p for _, _, p in table8_combinations()}
 
 _COMMON = {"decimals": 4}
+#: Version of the geometry families (spatial, spatiotemporal, DE-9IM).  2: gold exact on the
+#: printed decimals, lattice-point scenes (points inside segments, collinear overlaps, touches
+#: at non-vertex points), MIN_CLEARANCE enforced on every item (issue 14).
+GEOMETRY_VERSION = "2"
 register_family(Family(SPATIAL_FAMILY, "binary", make_spatial, dict(_COMMON),
                        "Does a spatial predicate hold between two geometries? (STARK Table 8, 34 combinations)",
-                       validate=validate_inputs,
+                       validate=validate_inputs, version=GEOMETRY_VERSION,
                        source='STARK §3.2.2, Appendix 7.5 Table 8 (34 predicate combinations); prompts Tables 19-21'))
 register_family(Family(TEMPORAL_FAMILY, "binary", make_temporal, {**_COMMON, "p_neighbour": 0.6},
                        "Does an Allen relation hold between two intervals? (13 relations, balanced)",
@@ -356,9 +398,9 @@ register_family(Family(CHOICE_FAMILY, "relation", make_choice, dict(_COMMON),
 register_family(Family(ST_FAMILY, "binary", make_spatiotemporal,
                        {**_COMMON, "n_steps": 10, "duration": 9.2, "p_neighbour": 0.6, "max_draws": 500},
                        "Does the event interval of a trajectory vs a geometry stand in an Allen relation? (STARK Table 21)",
-                       validate=validate_inputs,
+                       validate=validate_inputs, version=GEOMETRY_VERSION,
                        source='STARK §3.2.2, Table 21 (event interval of a trajectory)'))
 register_family(Family(DE9IM_FAMILY, "de9im", make_de9im, dict(_COMMON),
                        "The full DE-9IM matrix of two geometries (exact match and per-cell accuracy)",
-                       validate=validate_inputs,
+                       validate=validate_inputs, version=GEOMETRY_VERSION,
                        source='beyond the paper: full DE-9IM matrix (OGC Simple Features, shapely)'))

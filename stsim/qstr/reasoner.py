@@ -5,6 +5,10 @@ A network over variables ``0..n-1`` holds, for every ordered pair, a set of base
 ``R(i,k) <- R(i,k) ∩ (R(i,j) ∘ R(j,k))`` until nothing changes (Mackworth's PC-2 with a queue of
 changed edges; Renz & Nebel 1999 §2).  For PA and the ORD-Horn part of IA it decides
 consistency; in general it only refines, so an empty relation proves inconsistency.
+
+An empty relation is inconsistent wherever it comes from: a constraint that contradicts an
+earlier one on the same pair (``constrain(0, 1, ["<"])`` then ``[">"]``), a self-loop
+constrained to exclude the identity relation (``constrain(0, 0, ["<"])``), or closure itself.
 """
 from __future__ import annotations
 
@@ -36,6 +40,8 @@ class Network:
 
     def constrain(self, i: int, j: int, names: Iterable[str]) -> None:
         """Intersect ``R(i,j)`` with the given relations (and ``R(j,i)`` with their converse).
+        A relation may become empty here (contradicting constraints, or a self-loop ``i == j``
+        without the identity relation); :func:`algebraic_closure` then reports inconsistency.
 
         Raises:
             CalculusError: unknown relation name or variable index out of range.
@@ -55,9 +61,15 @@ def algebraic_closure(net: Network) -> bool:
     """Make ``net`` algebraically closed in place.
 
     Returns:
-        ``False`` if some relation became empty (the network is inconsistent), else ``True``.
+        ``False`` if some relation is or became empty, including a self-loop whose relation
+        lost the identity (the network is inconsistent), else ``True``.
     """
     cal, r, n = net.calculus, net.rel, net.n
+    ident = 1 << cal.index[cal.identity]
+    if any(r[i][i] & ident == 0 for i in range(n)):
+        return False
+    if any(r[i][j] == 0 for i in range(n) for j in range(n)):
+        return False
     queue = deque((i, j) for i in range(n) for j in range(n) if i != j)
     queued = set(queue)
 

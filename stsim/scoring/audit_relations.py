@@ -1,5 +1,6 @@
-"""Audit of relation items (STARK tier 2): does each label agree with shapely (OGC / DE-9IM)
-and Allen's algebra evaluated on the printed coordinates?
+"""Audit of relation items (STARK tier 2): does each label agree with OGC / DE-9IM (exact on
+the printed decimals, :mod:`stsim.sim.shapes`) and Allen's algebra evaluated on the printed
+coordinates?
 
 Each finding's reason starts with a tag:
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 from ..records import Task
 from ..sim import allen
 from ..sim.event_interval import satisfying_runs
-from ..sim.shapes import GeometryError, holds, relate, to_shapely
+from ..sim.shapes import GeometryError, exact_pair, holds, relate
 
 RELATION_FAMILIES = ("stark.relation.spatial", "stark.relation.temporal",
                      "stark.relation.spatiotemporal", "stark.relation.temporal_choice",
@@ -31,7 +32,7 @@ def _fmt(iv) -> str:
 def _size_hint(a, b) -> str:
     """How close to the other label a pair is: the gap when disjoint, else the size of the
     shared part (a tolerance-based engine such as ArcGIS's may flip labels within these)."""
-    ga, gb = to_shapely(a), to_shapely(b)
+    ga, gb = exact_pair(a, b)
     if not ga.intersects(gb):
         return f"gap {ga.distance(gb):.2g}"
     inter = ga.intersection(gb)

@@ -8,7 +8,8 @@ interpolation between time stamps.
 Our reading of the rule's open points (documented, and applied the same way everywhere):
 
 * a segment is the two-vertex line string ``[p_k, p_{k+1}]`` and the predicate is
-  ``segment <predicate> geometry`` (the trajectory is the first operand, as in the prompt);
+  ``segment <predicate> geometry`` (the trajectory is the first operand, as in the prompt),
+  evaluated exactly on the printed decimals (:func:`stsim.sim.shapes.exact_segments`);
 * if no segment satisfies the predicate the event never happens, so no Allen relation holds
   (the answer is 0);
 * if several disjoint runs satisfy it the union is not one interval and Allen's relations are
@@ -19,9 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shapely.geometry import LineString
-
-from .shapes import GeometryError, PREDICATES, to_shapely
+from .shapes import GeometryError, PREDICATES, exact_segments
 
 
 def satisfying_runs(positions, times, geometry: dict[str, Any], predicate: str) -> list[tuple[float, float]]:
@@ -45,12 +44,11 @@ def satisfying_runs(positions, times, geometry: dict[str, Any], predicate: str) 
         raise GeometryError("trajectory: time stamps must increase strictly")
     if predicate not in PREDICATES:
         raise GeometryError(f"unknown spatial predicate {predicate!r}")
-    g = to_shapely(geometry, "event geometry")
-    sat = []
     for k in range(len(pts) - 1):
         if pts[k] == pts[k + 1]:
             raise GeometryError(f"trajectory: zero-length segment between vertices {k} and {k + 1}")
-        sat.append(bool(getattr(LineString(pts[k:k + 2]), predicate)(g)))
+    segs, g = exact_segments(pts, geometry)
+    sat = [bool(getattr(seg, predicate)(g)) for seg in segs]
     runs, k = [], 0
     while k < len(sat):
         if sat[k]:

@@ -2,10 +2,15 @@
 
 Each scene builds two geometries in a known configuration: sharing a vertex, one inside the
 other, crossing, a near miss at :data:`~stsim.sim.shapes.MIN_CLEARANCE` or more, far apart...
-Every vertex is rounded to the printed decimals when it is created, and geometries that must
-touch share those rounded vertices, so contacts are exact on the printed numbers.  Which
-predicates a scene satisfies is never assumed: generators evaluate the predicate with shapely
-on the printed geometries and keep or redraw (see :func:`draw_pair`).
+Every vertex is rounded to the printed decimals when it is created.  Geometries that must
+touch share those rounded vertices, or meet at a *lattice point* inside a segment: a segment
+``a -> a + n * step`` with ``step`` a whole number of printed units (:meth:`Builder.lattice`)
+holds the printed points ``a + k * step`` (0 < k < n) exactly, though binary floats do not
+(these are the hardest honest cases: a point inside a segment, collinear overlaps, polygons
+touching at a point that is not a vertex of both).  Which predicates a scene satisfies is never
+assumed: generators evaluate the predicate exactly on the printed decimals
+(:func:`~stsim.sim.shapes.holds`) and keep or redraw (see :func:`draw_pair`); every drawn pair
+also keeps the clearance of :func:`~stsim.sim.shapes.near_misses`.
 
 Geometry types are ``Point``, ``LineString``, ``Polygon``; scenes are written for one order of
 the pair (the *canonical* order below) and reversed by swapping operands.
@@ -17,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .shapes import MIN_CLEARANCE, GeometryError, holds, to_shapely
+from .shapes import MIN_CLEARANCE, GeometryError, holds, is_simple_line, near_misses, to_shapely
 
 Geom = dict[str, Any]
 
@@ -64,6 +69,40 @@ class Builder:
         a, b, c = np.array(centre), np.array(ring[i]), np.array(ring[i + 1])
         s, t = self.rng.uniform(0.05, 0.45, 2)
         return self.r(a + s * (b - a) + t * (c - a))
+
+    def lattice(self, a, b, n: int | None = None) -> tuple[list[float], list[list[float]]]:
+        """A segment from printed point ``a`` towards ``b`` that holds printed points inside:
+        ``b`` is replaced by ``a + n * step``, ``step`` the nearest whole number of printed units
+        to ``(b - a) / n`` (``n`` in 3..7 if not given), so ``b`` moves by at most ``n / 2``
+        printed units.  Returns ``(new b, [a + k * step for k = 1..n-1])``, exact decimals."""
+        n = n or int(self.rng.integers(3, 8))
+        u = 10 ** self.d
+        A = [int(round(v * u)) for v in a]
+        step = [int(round((b[i] * u - A[i]) / n)) for i in (0, 1)]
+        if step == [0, 0]:
+            step = [1, 0]
+        pt = [[(A[0] + k * step[0]) / u, (A[1] + k * step[1]) / u] for k in range(n + 1)]
+        return pt[n], pt[1:n]
+
+    def lattice_line(self) -> tuple[list[list[float]], int, list[list[float]]]:
+        """:meth:`line` with one segment ``k`` made a :meth:`lattice` segment; returns
+        ``(line, k, interior lattice points of segment k in order)``."""
+        ln = self.line()
+        k = int(self.rng.integers(0, len(ln) - 1))
+        ln[k + 1], pts = self.lattice(ln[k], ln[k + 1])
+        return ln, k, pts
+
+    def lattice_polygon(self) -> tuple[list[list[float]], list[float], int, list[list[float]]]:
+        """:meth:`polygon` with edge ``i`` made a :meth:`lattice` segment; returns
+        ``(ring, centre, i, interior lattice points of edge i in order)``."""
+        ring, c = self.polygon()
+        m = len(ring) - 1
+        i = int(self.rng.integers(0, m))
+        end, pts = self.lattice(ring[i], ring[i + 1])
+        ring[i + 1] = end
+        if i + 1 == m:
+            ring[0] = end
+        return ring, c, i, pts
 
     def outward(self, ring, centre, i, dist) -> list[float]:
         """Vertex ``i`` pushed radially outward by ``dist`` (outside a convex circle polygon)."""
@@ -112,10 +151,17 @@ def _pl_inner_vertex(b):
 
 
 def _pl_near(b):
+    """A point just off a vertex, on the side away from the vertex's segments (a random
+    direction could land it beside the next segment, closer than the clearance)."""
     ln = b.line()
     i = int(b.rng.integers(0, len(ln)))
-    ang = b.rng.uniform(0, 2 * np.pi)
-    return _pt(b.r(np.array(ln[i]) + b.delta() * np.array([math.cos(ang), math.sin(ang)]))), _ln(ln)
+    return _pt(b.r(np.array(ln[i]) + b.delta() * away_direction(b, ln, i))), _ln(ln)
+
+
+def _pl_in_segment(b):
+    """A point inside a segment (a lattice point, not a vertex): within, not touches."""
+    ln, k, pts = b.lattice_line()
+    return _pt(pts[int(b.rng.integers(0, len(pts)))]), _ln(ln)
 
 
 def _pl_far(b):
@@ -136,6 +182,12 @@ def _ppg_vertex(b):
 def _ppg_near(b):
     ring, c = b.polygon()
     return _pt(b.outward(ring, c, int(b.rng.integers(0, len(ring) - 1)), b.delta())), _pg(ring)
+
+
+def _ppg_in_edge(b):
+    """A point inside a polygon edge (not a vertex): touches, not within."""
+    ring, c, i, pts = b.lattice_polygon()
+    return _pt(pts[int(b.rng.integers(0, len(pts)))]), _pg(ring)
 
 
 def _ppg_far(b):
@@ -236,6 +288,67 @@ def _ll_nudged(b):
     return _ln(ln), _ln(other)
 
 
+def _two(b, pts) -> tuple[int, int]:
+    i, j = sorted(int(v) for v in b.rng.choice(len(pts), 2, replace=False))
+    return i, j
+
+
+def _ll_collinear_sub(b):
+    """b runs along part of one of a's segments, between two of its lattice points (or from
+    its start vertex to one): a contains b, though no vertex of b is a vertex of a."""
+    ln, k, pts = b.lattice_line()
+    run = [ln[k]] + pts if b.rng.random() < 0.3 else pts
+    if len(run) < 2:
+        run = [ln[k]] + pts
+    i, j = _two(b, run)
+    seg = [run[i], run[j]]
+    return _ln(ln), _ln(seg[::-1] if b.rng.random() < 0.5 else seg)
+
+
+def _ll_collinear_partial(b):
+    """b starts at a lattice point inside a's segment k and runs straight on past its vertex
+    k + 1 (where a turns or ends): they overlap along a collinear piece."""
+    ln, k, pts = b.lattice_line()
+    start = pts[int(b.rng.integers(0, len(pts)))]
+    p, q = np.array(ln[k]), np.array(ln[k + 1])
+    u = 10 ** b.d
+    step = np.rint((np.array(pts[0]) - p) * u).astype(int)
+    ahead = int(b.rng.integers(1, 4))
+    end = [(int(round(q[0] * u)) + ahead * int(step[0])) / u, (int(round(q[1] * u)) + ahead * int(step[1])) / u]
+    seg = [start, end]
+    return _ln(ln), _ln(seg[::-1] if b.rng.random() < 0.5 else seg)
+
+
+def _ll_collinear_equal(b):
+    """b is a with extra vertices at lattice points of one segment: equal point sets."""
+    ln, k, pts = b.lattice_line()
+    extra = [pts[i] for i in sorted(b.rng.choice(len(pts), int(b.rng.integers(1, len(pts) + 1)), replace=False))]
+    other = ln[:k + 1] + extra + ln[k + 1:]
+    return _ln(ln), _ln(other[::-1] if b.rng.random() < 0.5 else other)
+
+
+def _ll_in_segment_touch(b):
+    """b starts at a lattice point inside a's segment and leaves to one side: touches."""
+    ln, k, pts = b.lattice_line()
+    m = np.array(pts[int(b.rng.integers(0, len(pts)))])
+    d = np.array(ln[k + 1]) - np.array(ln[k])
+    n = np.array([-d[1], d[0]]) / np.linalg.norm(d) * b.rng.choice([-1, 1])
+    other = b.line(start=m + n * b.rng.uniform(0.5, 1.2), k=2)
+    return _ln(ln), _ln([b.r(m)] + other)
+
+
+def _ll_in_segment_cross(b):
+    """b passes through a lattice point inside a's segment at one of its own vertices, from
+    one side to the other: crosses at a point that is a vertex of b only."""
+    ln, k, pts = b.lattice_line()
+    m = np.array(pts[int(b.rng.integers(0, len(pts)))])
+    d = np.array(ln[k + 1]) - np.array(ln[k])
+    n = np.array([-d[1], d[0]]) / np.linalg.norm(d)
+    t = d / np.linalg.norm(d)
+    return _ln(ln), _ln([b.r(m - n * b.rng.uniform(0.3, 0.8) + t * b.rng.uniform(-0.3, 0.3)), b.r(m),
+                         b.r(m + n * b.rng.uniform(0.3, 0.8) + t * b.rng.uniform(-0.3, 0.3))])
+
+
 def _ll_far(b):
     return _ln(b.line()), _ln(b.line())
 
@@ -265,6 +378,43 @@ def _lpg_outside_to_vertex(b):
     i = int(b.rng.integers(0, len(ring) - 1))
     far = b.outward(ring, c, i, b.rng.uniform(0.4, 1.5))
     return _ln([far, ring[i]] if b.rng.random() < 0.5 else [ring[i], far]), _pg(ring)
+
+
+def _lpg_to_edge(b):
+    """A line from inside (within) or outside (touches) to a lattice point inside an edge."""
+    ring, c, i, pts = b.lattice_polygon()
+    m = pts[int(b.rng.integers(0, len(pts)))]
+    if b.rng.random() < 0.5:
+        other = b.inside(ring, c)
+    else:
+        other = b.r(np.array(c) + (np.array(m) - np.array(c)) * b.rng.uniform(1.3, 2.0))
+    return _ln([other, m] if b.rng.random() < 0.5 else [m, other]), _pg(ring)
+
+
+def _lpg_through_edge_point(b):
+    """A line from outside to inside with a vertex at a lattice point inside an edge: crosses."""
+    ring, c, i, pts = b.lattice_polygon()
+    m = np.array(pts[int(b.rng.integers(0, len(pts)))])
+    out = b.r(np.array(c) + (m - np.array(c)) * b.rng.uniform(1.3, 2.0))
+    ln = [out, b.r(m), b.inside(ring, c)]
+    return _ln(ln if b.rng.random() < 0.5 else ln[::-1]), _pg(ring)
+
+
+def _lpg_along_edge(b):
+    """A line along part of an edge (between lattice points) that then turns inward (within)
+    or outward (touches in a line).  Never a line lying wholly in the boundary, where OGC and
+    ArcGIS's default within differ (see :mod:`stsim.sim.shapes`)."""
+    ring, c, i, pts = b.lattice_polygon()
+    if len(pts) < 2:
+        pts = [ring[i]] + pts
+    j, k = _two(b, pts)
+    run = [pts[j], pts[k]] if b.rng.random() < 0.5 else [pts[k], pts[j]]
+    if b.rng.random() < 0.5:
+        turn = b.inside(ring, c)
+    else:
+        turn = b.r(np.array(c) + (np.array(run[1]) - np.array(c)) * b.rng.uniform(1.3, 2.0))
+    ln = run + [turn]
+    return _ln(ln if b.rng.random() < 0.5 else ln[::-1]), _pg(ring)
 
 
 def _lpg_near(b):
@@ -354,6 +504,41 @@ def _pgpg_near(b):
     return a, _pg(moved + [moved[0]])
 
 
+def _outer_normal(ring, c, i) -> np.ndarray:
+    p, q = np.array(ring[i]), np.array(ring[i + 1])
+    n = np.array([-(q - p)[1], (q - p)[0]]) / np.linalg.norm(q - p)
+    return n if np.dot(n, 0.5 * (p + q) - np.array(c)) > 0 else -n
+
+
+def _pgpg_edge_point_touch(b):
+    """A triangle outside a with one vertex at a lattice point inside a's edge: they touch at
+    a point that is a vertex of the triangle only."""
+    ring, c, i, pts = b.lattice_polygon()
+    m = np.array(pts[int(b.rng.integers(0, len(pts)))])
+    n = _outer_normal(ring, c, i)
+    t = np.array([-n[1], n[0]])
+    h, w = b.rng.uniform(0.3, 1.2), b.rng.uniform(0.2, 0.8)
+    tri = [b.r(m), b.r(m + n * h + t * w), b.r(m + n * h - t * w * b.rng.uniform(0.3, 1.0))]
+    return _pg(ring), _pg(tri + [tri[0]])
+
+
+def _pgpg_edge_part(b):
+    """A triangle with one side along part of a's edge (between lattice points): outside a
+    (touches along a line) or inside it (a contains the triangle)."""
+    ring, c, i, pts = b.lattice_polygon()
+    if len(pts) < 2:
+        pts = [ring[i]] + pts
+    j, k = _two(b, pts)
+    p, q = np.array(pts[j]), np.array(pts[k])
+    n = _outer_normal(ring, c, i)
+    if b.rng.random() < 0.5:
+        apex = b.r(0.5 * (p + q) + n * b.rng.uniform(0.2, 1.0))
+    else:
+        apex = b.inside(ring, c)
+    tri = [pts[j], pts[k], apex]
+    return _pg(ring), _pg(tri + [tri[0]])
+
+
 def _pgpg_far(b):
     return _pg(b.polygon()[0]), _pg(b.polygon()[0])
 
@@ -362,26 +547,40 @@ def _pgpg_far(b):
 SCENES: dict[tuple[str, str], dict[str, tuple[Callable, float]]] = {
     ("Point", "Point"): {"same": (_pp_same, 2.0), "near": (_pp_near, 1.5), "far": (_pp_far, 0.5)},
     ("Point", "LineString"): {"end": (_pl_end, 1.0), "inner_vertex": (_pl_inner_vertex, 1.0),
+                              "in_segment": (_pl_in_segment, 1.0),
                               "near": (_pl_near, 1.0), "far": (_pl_far, 0.3)},
     ("Point", "Polygon"): {"inside": (_ppg_inside, 1.0), "vertex": (_ppg_vertex, 1.0),
+                           "in_edge": (_ppg_in_edge, 1.0),
                            "near": (_ppg_near, 1.0), "far": (_ppg_far, 0.3)},
     ("LineString", "LineString"): {"same": (_ll_same, 1.0), "sub": (_ll_sub, 1.0), "super": (_ll_super, 1.0),
                                    "partial": (_ll_partial, 1.0), "cross": (_ll_cross, 1.0),
                                    "touch": (_ll_end_touch, 1.0), "near": (_ll_near, 1.0),
-                                   "nudged": (_ll_nudged, 1.0), "far": (_ll_far, 0.3)},
+                                   "nudged": (_ll_nudged, 1.0), "far": (_ll_far, 0.3),
+                                   "collinear_sub": (_ll_collinear_sub, 0.6),
+                                   "collinear_partial": (_ll_collinear_partial, 0.6),
+                                   "collinear_equal": (_ll_collinear_equal, 0.4),
+                                   "in_segment_touch": (_ll_in_segment_touch, 0.6),
+                                   "in_segment_cross": (_ll_in_segment_cross, 0.6)},
     ("LineString", "Polygon"): {"inside": (_lpg_inside, 1.0), "inside_to_vertex": (_lpg_inside_to_vertex, 1.0),
                                 "crossing": (_lpg_crossing, 1.0), "outside_to_vertex": (_lpg_outside_to_vertex, 1.0),
-                                "near": (_lpg_near, 1.0), "far": (_lpg_far, 0.3)},
+                                "near": (_lpg_near, 1.0), "far": (_lpg_far, 0.3),
+                                "to_edge": (_lpg_to_edge, 0.7), "through_edge_point": (_lpg_through_edge_point, 0.6),
+                                "along_edge": (_lpg_along_edge, 0.7)},
     ("Polygon", "Polygon"): {"same": (_pgpg_same, 1.0), "inner": (_pgpg_inner, 1.0), "outer": (_pgpg_outer, 1.0),
                              "vertex_touch": (_pgpg_vertex_touch, 1.0), "edge_touch": (_pgpg_edge_touch, 1.0),
                              "shifted": (_pgpg_shifted, 1.0), "nudged": (_pgpg_nudged, 1.0),
-                             "near": (_pgpg_near, 1.0), "far": (_pgpg_far, 0.3)},
+                             "near": (_pgpg_near, 1.0), "far": (_pgpg_far, 0.3),
+                             "edge_point_touch": (_pgpg_edge_point_touch, 0.8),
+                             "edge_part": (_pgpg_edge_part, 0.7)},
 }
 
 
 def draw_scene(rng: np.random.Generator, a_type: str, b_type: str, decimals: int = 4,
                scene: str | None = None) -> tuple[Geom, Geom, str]:
     """One valid geometry pair of the given types on the printed grid: ``(a, b, scene name)``.
+    Valid: both geometries pass :func:`~stsim.sim.shapes.to_shapely`, line strings are simple,
+    and no vertex of one lies closer than ``MIN_CLEARANCE`` to the other without touching it
+    exactly (:func:`~stsim.sim.shapes.near_misses`); scenes that fail are redrawn.
 
     Raises:
         GeometryError: no scenes for the pair, or no valid pair after 50 draws.
@@ -400,9 +599,9 @@ def draw_scene(rng: np.random.Generator, a_type: str, b_type: str, decimals: int
             to_shapely(a), to_shapely(b)
         except GeometryError:
             continue
-        if a["type"] == "LineString" and not to_shapely(a).is_simple:
+        if any(g["type"] == "LineString" and not is_simple_line(g) for g in (a, b)):
             continue
-        if b["type"] == "LineString" and not to_shapely(b).is_simple:
+        if near_misses(a, b):
             continue
         return (b, a, name) if swap else (a, b, name)
     raise GeometryError(f"no valid {a_type}/{b_type} scene after 50 draws")

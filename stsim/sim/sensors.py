@@ -204,6 +204,29 @@ def make_layout(spec: Any, rng: np.random.Generator, n: int = 4) -> np.ndarray:
     return _as_points(spec, "sensor layout")
 
 
+def detection_region(sensors: np.ndarray, radius: float, min_hits: int,
+                     domain: tuple[float, float] = (0.0, 10.0), quad_segs: int = 64):
+    """Where a target is detected by at least ``min_hits`` of the disk sensors (closed disks of
+    ``radius`` around each (m, 2) sensor position): the union, over every ``min_hits``-subset of
+    sensors, of the intersection of their disks, clipped to the square ``domain``.  A shapely
+    geometry; disks are polygons with ``4 * quad_segs`` vertices on the circle (so the region
+    is inscribed in the true one, short by at most ``radius * (1 - cos(pi / (4 quad_segs)))``).
+
+    Raises:
+        ValueError: ``min_hits`` outside ``1..m``.
+    """
+    from itertools import combinations
+
+    import shapely
+    pts = _as_points(sensors, "sensors")
+    if not 1 <= min_hits <= len(pts):
+        raise ValueError(f"min_hits must be in 1..{len(pts)} (the number of sensors), got {min_hits}")
+    disks = [shapely.Point(x, y).buffer(radius, quad_segs=quad_segs) for x, y in pts]
+    parts = [shapely.intersection_all([disks[i] for i in c]) for c in combinations(range(len(pts)), min_hits)]
+    box = shapely.box(domain[0], domain[0], domain[1], domain[1])
+    return shapely.union_all(parts).intersection(box)
+
+
 def apply_dropout(readings: np.ndarray, rate: float, rng: np.random.Generator) -> np.ndarray:
     """Set each (step, sensor) reading to NaN with probability ``rate``.
 
@@ -218,6 +241,43 @@ def apply_dropout(readings: np.ndarray, rate: float, rng: np.random.Generator) -
     return out
 
 
+def apply_count_dropout(readings: np.ndarray, kept_counts, rng: np.random.Generator) -> np.ndarray:
+    """Per-step dropout with a fixed set of reading counts (the structure of STARK's release).
+
+    At every step the number of readings kept is drawn uniformly from ``kept_counts`` and that
+    many sensors, chosen uniformly without replacement, keep their reading; the others become
+    NaN.  STARK's released range / bearing / range+bearing tracking tasks keep 1, 2 or 3 of
+    4 readings per step (about a third each, mean dropout 0.5); its ToA tracking tasks keep 3
+    or 4 (about half each, mean dropout 0.125), so no step is empty and a ToA step can always
+    fix ``(x, y, t0)``.  Independent per-reading dropout (:func:`apply_dropout`) has the same
+    mean but also gives steps with no or all readings.
+
+    ``readings``: (k, m) or (k, m, 2); a dropped range+bearing reading loses both parts.
+    Returns a new array.  The mean dropout rate is ``1 - mean(kept_counts) / m``.
+
+    Raises:
+        ValueError: ``kept_counts`` empty or holding a count outside ``0..m``.
+    """
+    out = np.array(readings, dtype=float, copy=True)
+    k, m = out.shape[:2]
+    counts = np.asarray(list(kept_counts), dtype=int)
+    if counts.size == 0 or counts.min() < 0 or counts.max() > m:
+        raise ValueError(f"kept reading counts must be in 0..{m} (the number of sensors), got "
+                         f"{list(kept_counts)}")
+    keep = counts[rng.integers(0, counts.size, size=k)]
+    order = np.argsort(rng.random((k, m)), axis=1)      # a uniform random permutation per step
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(m)[None, :].repeat(k, 0), axis=1)
+    out[ranks >= keep[:, None]] = np.nan
+    return out
+
+
+def count_dropout_rate(kept_counts, m: int) -> float:
+    """Mean fraction of dropped readings under :func:`apply_count_dropout` with ``m`` sensors."""
+    return 1.0 - float(np.mean(list(kept_counts))) / m
+
+
 __all__ = ["RangeSensor", "BearingSensor", "RangeBearingSensor", "ProximitySensor", "ToASensor",
            "NoNoise", "distances", "bearings_deg", "uniform_layout", "circle_layout",
-           "make_layout", "apply_dropout", "sensor_from_params"]
+           "make_layout", "detection_region", "apply_dropout", "apply_count_dropout", "count_dropout_rate",
+           "sensor_from_params"]

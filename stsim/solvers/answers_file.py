@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..answers import ParseError, RUBRICS, get_format, parse_answer
+from ..answers import LEGACY_RUBRICS, ParseError, RUBRICS, get_format, parse_answer
 from ..records import ANSWER_STATUSES, Answer, RecordError, Score, Task, iter_jsonl
 
 OUTCOMES = ("correct", "wrong", "scored", "format_failure", "refusal", "missing", "no_answer")
@@ -79,6 +79,7 @@ def read_answers(path: str | Path, tasks_by_id: dict[str, Task]) -> tuple[list[A
     answers: list[Answer] = []
     first_line: dict[tuple[str, int | None], int] = {}
     unknown = 0
+    unknown_lines: list[str] = []
     warnings: list[str] = []
     for lineno, obj in iter_jsonl(path):
         where = f"{path}:{lineno}"
@@ -90,6 +91,8 @@ def read_answers(path: str | Path, tasks_by_id: dict[str, Task]) -> tuple[list[A
         task = tasks_by_id.get(str(obj["task_id"]))
         if task is None:
             unknown += 1
+            if len(unknown_lines) < 5:
+                unknown_lines.append(f"line {lineno} ({str(obj['task_id'])[:60]})")
             continue
         problem = _step_problem(task, step)
         if problem is not None:
@@ -107,7 +110,8 @@ def read_answers(path: str | Path, tasks_by_id: dict[str, Task]) -> tuple[list[A
         first_line[key] = lineno
         answers.append(_answer_of(obj, task, step, where))
     if unknown:
-        warnings.append(f"ignored {unknown} answer(s) whose task_id is not in the tasks file")
+        warnings.append(f"{path}: ignored {unknown} answer(s) whose task_id is not in the tasks file: "
+                        + ", ".join(unknown_lines) + (", ..." if unknown > len(unknown_lines) else ""))
     if not answers:
         warnings.append(f"{path} holds no usable answers: every item counts as missing")
     return answers, warnings
@@ -117,7 +121,7 @@ def _answer_of(obj: dict[str, Any], task: Task, step: int | None, where: str) ->
     solver = obj.get("solver") or "answers-file"
     if "text" in obj:
         rubric = task.meta.get("rubric", "stark")
-        if rubric not in RUBRICS:
+        if rubric not in RUBRICS and rubric not in LEGACY_RUBRICS:
             raise RecordError(f"{where}: task {task.id} asks for rubric {rubric!r}; known: {', '.join(RUBRICS)}")
         return parse_answer(obj["text"], task_id=task.id, step=step, answer_format=task.answer_format,
                             rubric=rubric, spec=task.meta.get("answer_spec"), solver=solver)

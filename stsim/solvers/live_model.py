@@ -25,7 +25,7 @@ from typing import Any
 from ..answers import parse_answer
 from ..generators.chat_prompts import CI_NO_CODE_TURN, MODES, SYSTEM_CI, SYSTEM_DA, chat_plan  # noqa: F401
 from ..records import Answer, Task
-from .chat_client import ChatClient, ChatConfig, ChatError
+from .chat_client import ChatClient, ChatConfig, ChatError, ChatReply, EndpointUnreachable, needs_api_key
 from ..sandbox.isolation import Limits, Sandbox
 from .base import SolverError, register_solver
 
@@ -87,33 +87,53 @@ class OpenAISolver:
         if self._sandbox is not None:
             self._sandbox.close()
 
-    def _turn(self, messages: list[dict[str, str]]) -> str:
-        """Get the final reply for the last user turn (running CI code as the model asks)."""
+    def _turn(self, messages: list[dict[str, str]]) -> ChatReply:
+        """Get the final reply for the last user turn (running CI code as the model asks); a
+        refusal, an empty or a tool-call-only reply ends the turn at once."""
         for _ in range(self.max_turns if self.mode == "ci" else 1):
-            reply = self.client.complete(messages).text
+            got = self.client.complete(messages)
+            reply = got.text
             messages.append({"role": "assistant", "content": reply})
-            if self.mode == "da" or _RESULTS.search(reply):
-                return reply
+            if got.outcome != "ok" or self.mode == "da" or _RESULTS.search(reply):
+                return got
             code = extract_code(reply)
             if code is None:
                 feedback = CI_NO_CODE_TURN
             else:
                 feedback = sandbox_feedback(self.sandbox.run(code))
             messages.append({"role": "user", "content": feedback})
-        return reply
+        return got
 
-    def _answer(self, task: Task, step: int | None, reply: str) -> Answer:
-        return parse_answer(reply, task_id=task.id, step=step, answer_format=task.answer_format,
+    def _answer(self, task: Task, step: int | None, got: ChatReply) -> Answer:
+        if got.outcome == "refusal":
+            return Answer(task.id, step, "refusal", text=got.text, detail=got.detail, solver=self.name)
+        if got.outcome != "ok":
+            return Answer(task.id, step, "format_failure", text=got.text or None, detail=got.detail,
+                          solver=self.name)
+        return parse_answer(got.text, task_id=task.id, step=step, answer_format=task.answer_format,
                             rubric=task.meta.get("rubric", "stark"), spec=task.meta.get("answer_spec"),
                             solver=self.name)
 
     def solve(self, task: Task) -> list[Answer]:
+        """Answers of one task (one per asked step for tracking).
+
+        Raises:
+            SolverError: the endpoint is unreachable (:class:`EndpointUnreachable`): the run stops.
+        """
+        try:
+            return self._solve(task)
+        except EndpointUnreachable as exc:
+            raise SolverError(str(exc)) from None
+
+    def _solve(self, task: Task) -> list[Answer]:
         plan = chat_plan(task, self.mode, None if not task.steps else self.max_steps)
         messages = [{"role": "system", "content": plan.system}]
         if not task.steps:
             messages.append({"role": "user", "content": plan.turns[0].content})
             try:
                 return [self._answer(task, None, self._turn(messages))]
+            except EndpointUnreachable:
+                raise
             except ChatError as exc:
                 return [Answer(task.id, None, "missing", detail=f"request failed: {exc}", solver=self.name)]
         out: list[Answer] = []
@@ -125,6 +145,8 @@ class OpenAISolver:
             messages.append({"role": "user", "content": turn.content})
             try:
                 out.append(self._answer(task, turn.step, self._turn(messages)))
+            except EndpointUnreachable:
+                raise
             except ChatError as exc:
                 out.append(Answer(task.id, turn.step, "missing", detail=f"request failed: {exc}", solver=self.name))
         out += [Answer(task.id, i, "missing", detail="step not asked (beyond max_steps)", solver=self.name)
@@ -140,6 +162,9 @@ def _openai_factory(arg: str | None, *, base_url: str | None = None, mode: str =
                     max_turns: int = 5, sandbox_reuse: bool = False, **_: Any) -> OpenAISolver:
     if not arg:
         raise SolverError("--solver openai:MODEL needs a model name")
+    why = needs_api_key(base_url or ChatConfig.base_url, api_key_env)
+    if why is not None:
+        raise SolverError(f"--solver openai:{arg}: {why}")
     cfg = ChatConfig(model=arg, base_url=base_url or ChatConfig.base_url, api_key_env=api_key_env,
                      temperature=temperature, seed=seed, max_tokens=max_tokens, timeout_s=timeout_s,
                      max_retries=max_retries, concurrency=concurrency)
