@@ -49,22 +49,22 @@ def _cmd(*args):
 
 def test_baseline_run_killed_and_resumed_equals_uninterrupted(tmp_path, capsys):
     ref, out = tmp_path / "ref", tmp_path / "out"
-    assert main(["run", "quickstart", "--n", "5", "--out", str(ref), "--quiet"]) == 0
-    rc = _kill_midway(_cmd("quickstart", "--n", "5", "--out", str(out)), out / "answers.jsonl", 60, signal.SIGKILL)
+    assert main(["run", "quickstart", "--n", "3", "--out", str(ref), "--quiet"]) == 0
+    rc = _kill_midway(_cmd("quickstart", "--n", "3", "--out", str(out)), out / "answers.jsonl", 40, signal.SIGKILL)
     assert rc == -signal.SIGKILL
     done = (out / "tasks.jsonl").read_text().count("\n")
-    assert 0 < done < 70 and not (out / "summary.json").exists()
+    assert 0 < done < 42 and not (out / "summary.json").exists()
     capsys.readouterr()
     assert main(["run", "quickstart", "--resume", str(out), "--quiet"]) == 0
     printed = capsys.readouterr().out
     summary = json.loads((out / "summary.json").read_text())
     kept = summary["resumed"]["reused_tasks"]
-    assert 0 < kept < 70 and kept + summary["resumed"]["solved_tasks"] == 70
+    assert 0 < kept < 42 and kept + summary["resumed"]["solved_tasks"] == 42
     assert f"{kept} task(s) kept" in printed
     _same_run(ref, out)
     # resuming a finished run solves nothing and changes nothing
     assert main(["run", "quickstart", "--resume", str(out), "--quiet"]) == 0
-    assert json.loads((out / "summary.json").read_text())["resumed"] == {"reused_tasks": 70, "solved_tasks": 0}
+    assert json.loads((out / "summary.json").read_text())["resumed"] == {"reused_tasks": 42, "solved_tasks": 0}
     _same_run(ref, out)
 
 
