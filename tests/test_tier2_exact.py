@@ -193,3 +193,19 @@ def test_every_generated_item_keeps_the_clearance():
             if near_misses(a, b):
                 bad.append((t.id, seed, near_misses(a, b)[0]))
     assert bad == []
+
+
+def test_audit_accepts_the_issue_label_and_the_oracle_gives_it():
+    """Before: `stsim audit` flagged label 1 of "LineString (0 0, 2.1 1.2) contains Point
+    (0.7 0.4)" as [label] with "gap 4.6e-17"; the label is right in decimal arithmetic."""
+    from stsim.baselines import BASELINES
+    from stsim.records import Task
+    from stsim.scoring.audit import audit_task
+    t = Task("t/stark.relation.spatial/000000", "stark.relation.spatial", "",
+             {"a": A, "b": P((0.7, 0.4)), "predicate": "contains", "decimals": 1}, 1, "binary")
+    (r,) = audit_task(t)
+    assert r.ok and r.reason == ""
+    assert BASELINES[t.family](t)[0].value == 1
+    wrong = Task(t.id, t.family, "", t.inputs, 0, "binary")
+    (r,) = audit_task(wrong)
+    assert not r.ok and "0F1FF0FF2" in r.reason and "shared point(s) only" in r.reason

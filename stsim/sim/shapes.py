@@ -49,9 +49,9 @@ of the other (or of a non-adjacent segment of its own) is inserted into that seg
 (:func:`exact_pair`).  After that every contact is a vertex-vertex contact, which binary
 floats represent exactly, and GEOS (shapely) computes the rest of DE-9IM.  The remaining
 configurations are decided by the sign of an orientation determinant that is non-zero in
-decimal arithmetic; for coordinates with at most 8 decimals and magnitude below 1e4 it is at
-least 1e-16 in absolute value, far above the float representation error, so GEOS's robust
-orientation test returns the same sign.  (:func:`holds` and :func:`relate` agree with plain
+decimal arithmetic; for coordinates with at most 4 decimals (STARK's and ours) and magnitude
+below 1000 it is a non-zero multiple of 1e-8, while rounding the decimals to binary floats moves
+it by less than 2e-9, so GEOS's robust orientation test returns the same sign.  (:func:`holds` and :func:`relate` agree with plain
 shapely on inputs without such incidences; tests check both.)
 
 Raises :class:`GeometryError` (a ``ValueError``) for degenerate input: zero-length line
