@@ -106,3 +106,31 @@ def test_samples_carry_the_live_solvers_messages():
     assert json.loads(s.target) == [st.answer for st in tasks[0].steps]
     with pytest.raises(ValueError, match="direct-answer"):
         samples(tasks, mode="ci")
+
+
+def test_registered_task_in_the_package(monkeypatch):
+    """`inspect eval stsim/benchmarks/inspect_task.py@stsim_suite -T suite=...`: the package's
+    @task is found by Inspect's file scan and scores a right reply as exact."""
+    from pathlib import Path
+
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai._eval.list import list_tasks
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    from stsim.benchmarks.suites import get_suite
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)
+    assert [t.name for t in list_tasks("stsim/benchmarks/inspect_task.py")] == ["stsim_suite"]
+    (task,) = get_suite("quickstart").tasks(n=1, only="stark.localization.range")
+    usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    reply = f"[RESULTS_START] {json.dumps(task.answer)} [RESULTS_END]"
+    model = get_model("mockllm/model", custom_outputs=[
+        ModelOutput.from_content(model="mockllm/model", content=reply).model_copy(update={"usage": usage})])
+    (log,) = inspect_eval("stsim/benchmarks/inspect_task.py@stsim_suite", model=model, display="none",
+                          task_args={"suite": "quickstart", "n": 1, "family": "stark.localization.range"},
+                          log_dir=str(root / ".pytest-inspect-logs"), log_format="json")
+    import shutil
+    shutil.rmtree(root / ".pytest-inspect-logs", ignore_errors=True)
+    assert log.status == "success", log.error
+    (s,) = log.samples
+    assert s.id == task.id and s.scores["stsim_score"].value == {"correct": None, "error": 0.0, "failures": 0}

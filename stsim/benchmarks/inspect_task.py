@@ -23,13 +23,16 @@ and ``DIR/stsim_task.py``, a task file for ``inspect eval DIR/stsim_task.py`` (i
 """
 from __future__ import annotations
 
+# Absolute imports only: `inspect eval stsim/benchmarks/inspect_task.py@stsim_suite` loads this
+# file as a stand-alone module, where relative imports fail.
+
 import json
 import math
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..records import Score as StsimScore
-from ..records import Task as StsimTask
+from stsim.records import Score as StsimScore
+from stsim.records import Task as StsimTask
 
 
 def _inspect():
@@ -49,8 +52,8 @@ def samples(tasks: Iterable[StsimTask], max_steps: int | None = 10, mode: str = 
     _inspect()
     from inspect_ai.dataset import Sample
     from inspect_ai.model import ChatMessageSystem, ChatMessageUser
-    from ..generators.chat_prompts import chat_plan
-    from ..records import dumps
+    from stsim.generators.chat_prompts import chat_plan
+    from stsim.records import dumps
     if mode != "da":
         raise ValueError("the Inspect tasks run direct-answer mode only (no code-interpreter sandbox)")
     if max_steps == 0:
@@ -93,8 +96,8 @@ def score_replies(task: StsimTask, steps: list[int | None], replies: list[str],
                   max_steps: int | None = 10) -> list[StsimScore]:
     """Score the model's replies to a task as ``stsim score`` scores an answers file holding
     ``{"task_id", "step", "text"}`` lines: each reply read by the task's rubric and format."""
-    from ..answers import parse_answer
-    from ..scoring.score import score_answers
+    from stsim.answers import parse_answer
+    from stsim.scoring.score import score_answers
     answers = [parse_answer(text, task_id=task.id, step=step, answer_format=task.answer_format,
                             rubric=task.meta.get("rubric", "stark"), spec=task.meta.get("answer_spec"),
                             solver="answers-file")
@@ -120,7 +123,7 @@ def stsim_metrics(trim: float = 0.10):
     @metric
     def stsim_summary():
         def compute(scores) -> dict[str, float | None]:
-            from ..scoring.score import summarise
+            from stsim.scoring.score import summarise
             items = [StsimScore(**d) for s in scores  # Score or SampleScore, by Inspect version
                      for d in (getattr(s, "score", s).metadata or {}).get("items", [])]
             out: dict[str, float | None] = {}
@@ -163,9 +166,9 @@ def suite_task(suite: str, n: int | None = None, seed: int = 0, family: str | No
     _inspect()
     from inspect_ai import Task
     from inspect_ai.dataset import MemoryDataset
-    from .suites import get_suite
+    from stsim.benchmarks.suites import get_suite
     if tasks_file is not None:
-        from ..records import read_tasks
+        from stsim.records import read_tasks
         tasks = read_tasks(tasks_file)
         steps = 10 if max_steps == -1 else max_steps
     else:
@@ -176,18 +179,19 @@ def suite_task(suite: str, n: int | None = None, seed: int = 0, family: str | No
                 solver=stsim_conversation(), scorer=stsim_scorer(steps), name=f"stsim_{suite}")
 
 
+try:  # the @task registration needs inspect-ai; without it the function is a plain one
+    from inspect_ai import task
+except ImportError:  # pragma: no cover - optional extra
+    def task(fn):
+        return fn
+
+
+@task
 def stsim_suite(suite: str = "quickstart", n: int | None = None, seed: int = 0, family: str | None = None,
                 max_steps: int | None = -1):
-    """The registered Inspect task: ``inspect eval stsim/benchmarks/inspect_task.py@stsim_suite
-    -T suite=stark-mini -T n=1 --model ...``."""
+    """The registered Inspect task (one per suite through ``-T suite=NAME``):
+    ``inspect eval stsim/benchmarks/inspect_task.py@stsim_suite -T suite=stark-mini -T n=1 --model ...``."""
     return suite_task(suite, n=n, seed=seed, family=family, max_steps=max_steps)
-
-
-try:  # register the @task only where inspect-ai is installed
-    from inspect_ai import task as _task
-    stsim_suite = _task(stsim_suite)
-except ImportError:  # pragma: no cover - optional extra
-    pass
 
 
 TASK_FILE = '''"""Inspect AI task for the stsim suite {suite!r} (written by `stsim export {suite} --format inspect`).
@@ -211,7 +215,7 @@ def stsim_{ident}(max_steps: int | None = {max_steps!r}):
 
 def write_task_file(tasks: Iterable[StsimTask], out: Path, suite: str, max_steps: int | None) -> list[Path]:
     """``stsim export --format inspect``: ``out/tasks.jsonl`` and ``out/stsim_task.py``."""
-    from .export import write_jsonl
+    from stsim.benchmarks.export import write_jsonl
     write_jsonl(tasks, out / "tasks.jsonl")
     ident = "".join(c if c.isalnum() else "_" for c in suite)
     path = out / "stsim_task.py"
