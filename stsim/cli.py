@@ -465,7 +465,7 @@ def _cmd_run(args) -> int:
         options["sandbox_reuse"] = args.sandbox == "zygote"
         options["isolation"] = args.isolation
         options["concurrency"] = max(1, args.workers)
-    if args.out is not None:
+    if args.out is not None and args.resume is None:  # a resume checks DIR/run.json instead
         _keep_other_run(args.out, {"suite": args.suite, "solver": args.solver, "seed": args.seed,
                                    "n_per_family": args.n, "families_filter": args.family,
                                    "data": None if args.data is None else str(args.data)})

@@ -150,6 +150,9 @@ PROVENANCE = {
              "Qualitative Spatial and Temporal Calculi*, Cohn & Blackwell (seed 000). Questions are "
              "enumerated from stsim's own calculus tables; gold by the calculus engine."),
     "qstrx": "QSTRBenchExtended presentation variants of the QSTRBench questions (Cohn & Blackwell, seed 000).",
+    "geoqa": ("MultiGlobeQA: *A Multilingual and Globally Diverse Benchmark for Geospatial "
+              "Reasoning* (seed 003): question templates executed over stsim's entity store (see its "
+              "data files for their own sources and licences)."),
     "cardinal": ("*Evaluating the Ability of Large Language Models to Reason about Cardinal "
                  "Directions*, Cohn & Blackwell (seed 002): templates T1-T6, enumerated exhaustively."),
 }
