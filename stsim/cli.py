@@ -3,10 +3,12 @@
 ::
 
     stsim list                                  suites and families
-    stsim run SUITE [--solver S] [--n N] [--seed S] [--out DIR] [--data DIR]
+    stsim run SUITE [--solver S] [--n N] [--seed S] [--out DIR] [--data DIR] [--resume DIR]
               [--base-url URL] [--mode da|ci]     (--solver openai:MODEL | code:PATH | baseline)
-    stsim generate SUITE [--n N] [--seed S] [-o FILE] [--prompts-only]
+    stsim generate SUITE [--n N] [--seed S] [-o FILE] [--prompts-only [--mode da|ci]]
+    stsim export SUITE --format chat|jsonl|csv|parquet|hf|inspect -o DIR [--n N] [--seed S]
     stsim score TASKS ANSWERS [--out DIR] [--tolerance X]
+    stsim show TASK_ID --tasks FILE [--answers FILE] [--png OUT]
     stsim audit TASKS
     stsim calculus list | show NAME [--format json|gqr] [--out DIR] | witness rcc22 R S T
     stsim compare RUN_A RUN_B [--trim 0.25]
@@ -84,6 +86,11 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="only families matching this pattern, e.g. 'stark.localization.*'")
 
 
+def _export_formats() -> dict[str, str]:
+    from .benchmarks.export import FORMATS
+    return FORMATS
+
+
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose ``run`` / ``generate`` help ends with the known suites, looked
     up only when help is shown (loading every suite costs about a second)."""
@@ -150,6 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "JSON or prose (default none; docs/geoqa.md)")
     r.add_argument("--language", default="en", metavar="CODE",
                    help="geoqa questions in this language (default en; codes: docs/geoqa.md)")
+    r.add_argument("--resume", type=Path, default=None, metavar="DIR",
+                   help="continue the interrupted run in DIR: tasks with a final answer keep it, only "
+                        "the others are solved (options not given are taken from DIR/run.json)")
     r.add_argument("--sandbox", choices=("fresh", "zygote"), default="zygote",
                    help="for code: and openai --mode ci: reused pre-imported zygote sandboxes forking "
                         "one child per program (default, about 10x faster; programs share a sandbox "
@@ -188,8 +198,34 @@ def build_parser() -> argparse.ArgumentParser:
                    help="geoqa questions in this language, or 'all' (each task once per language); "
                         "default en; codes: docs/geoqa.md")
     g.add_argument("--prompts-only", action="store_true",
-                   help="write only what a model is shown (id, family, prompt, answer format, step "
-                        "prompts): no gold answers, inputs or metadata; score replies against the full file")
+                   help="write only what a model is shown: id, family, prompt, answer format, step "
+                        "prompts and the exact chat messages the live-model solver sends (as `export "
+                        "--format chat`); no gold answers, inputs or metadata; score replies against "
+                        "the full file")
+    g.add_argument("--mode", choices=("da", "ci"), default="da",
+                   help="with --prompts-only: system prompt of direct answer or code interpreter (default da)")
+    g.add_argument("--max-steps", type=_int_at_least(0), default=-1, metavar="K",
+                   help="with --prompts-only: tracking steps asked (default: suite's, 10; 0 = all)")
+
+    e = sub.add_parser("export", help="write a suite's tasks for other tools (chat messages, datasets, ...)")
+    e.add_argument("suite")
+    _add_common(e)
+    e.add_argument("--data", type=Path, default=None, help="data folder or archive for data suites")
+    e.add_argument("--format", required=True, choices=_export_formats(), metavar="FORMAT",
+                   help="one of: " + "; ".join(f"{k}: {v}" for k, v in _export_formats().items()))
+    e.add_argument("-o", "--out", type=Path, required=True, metavar="DIR", help="output folder")
+    e.add_argument("--mode", choices=("da", "ci"), default="da",
+                   help="chat/inspect: direct answer or code interpreter system prompt (default da)")
+    e.add_argument("--max-steps", type=_int_at_least(0), default=-1, metavar="K",
+                   help="chat/inspect: tracking steps asked (default: suite's, 10; 0 = all)")
+
+    sh = sub.add_parser("show", help="one task: prompt, gold, baseline answer, how a reply was read; "
+                        "--png draws the scenario")
+    sh.add_argument("task_id")
+    sh.add_argument("--tasks", type=Path, required=True, metavar="FILE", help="tasks JSONL holding the task")
+    sh.add_argument("--answers", type=Path, default=None, metavar="FILE",
+                    help="answers JSONL: show how each reply to this task was read and scored")
+    sh.add_argument("--png", type=Path, default=None, metavar="OUT", help="draw the scenario into this PNG file")
 
     s = sub.add_parser("score", help="score an answers JSONL against a tasks JSONL")
     s.add_argument("tasks", type=Path)
@@ -398,6 +434,27 @@ def _context(mode: str, language: str = "en"):
     return lambda t: with_context(with_language(t, language), mode)
 
 
+def _resume_options(args) -> None:
+    """``--resume DIR``: options left at their defaults take the values recorded in
+    DIR/run.json; ``--out``, when given, must be DIR."""
+    if args.out is not None and args.out != args.resume:
+        raise CLIError(f"--resume {args.resume} writes into that folder; drop --out {args.out}")
+    args.out = args.resume
+    try:
+        rec = json.loads((args.resume / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # the runner names what is wrong with the folder
+    defaults = build_parser().parse_args(["run", args.suite])
+    for key, attr in (("solver", "solver"), ("seed", "seed"), ("n_per_family", "n"),
+                      ("families_filter", "family"), ("mode", "mode")):
+        if getattr(args, attr) == getattr(defaults, attr) and rec.get(key) is not None:
+            setattr(args, attr, rec[key])
+    if args.max_steps == defaults.max_steps and "max_steps" in rec:
+        args.max_steps = 0 if rec["max_steps"] is None else rec["max_steps"]
+    if args.data is None and rec.get("data") is not None:
+        args.data = Path(rec["data"])
+
+
 def _keep_other_run(out: Path, this: dict) -> None:
     """Refuse (exit 2) an ``--out`` folder that holds the run of another suite, solver, seed,
     ``--n``, ``--family`` or ``--data``: its answers.jsonl, scores.jsonl and summary.json would
@@ -419,6 +476,8 @@ def _keep_other_run(out: Path, this: dict) -> None:
 def _cmd_run(args) -> int:
     from .scoring.report import format_table, legend
     from .benchmarks.runner import run
+    if args.resume is not None:
+        _resume_options(args)
     max_steps = None if args.max_steps == 0 else args.max_steps
     if args.n is not None and args.n < 1:
         raise CLIError("--n must be at least 1")
@@ -432,16 +491,20 @@ def _cmd_run(args) -> int:
         options["sandbox_reuse"] = args.sandbox == "zygote"
         options["isolation"] = args.isolation
         options["concurrency"] = max(1, args.workers)
-    if args.out is not None:
+    if args.out is not None and args.resume is None:  # a resume checks DIR/run.json instead
         _keep_other_run(args.out, {"suite": args.suite, "solver": args.solver, "seed": args.seed,
                                    "n_per_family": args.n, "families_filter": args.family,
                                    "data": None if args.data is None else str(args.data)})
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
-                  only=args.family, solver_options=options or None, transform=_context(args.context, args.language))
+                  only=args.family, solver_options=options or None, transform=_context(args.context, args.language),
+                  resume=args.resume is not None)
     seed = f"seed {summary['seed']}" if summary.get("data") is None else f"data {summary['data']}"
     print(f"suite {summary['suite']}  solver {summary['solver']}  {seed}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
+    if "resumed" in summary:
+        print(f"resumed {summary['out_dir']}: {summary['resumed']['reused_tasks']} task(s) kept, "
+              f"{summary['resumed']['solved_tasks']} solved now")
     analyses = list(summary.get("analyses", {}).values())
     # a benchmark whose own table covers every task (geoqa: EM / NE per SFID and format) prints
     # that table instead of the per-family one
@@ -507,6 +570,7 @@ def _cmd_generate(args) -> int:
     from .records import dumps
     if args.n is not None and args.n < 1:
         raise CLIError("--n must be at least 1")
+    from .generators.chat_prompts import chat_record
     suite = get_suite(args.suite)
     langs = None
     if args.language == "all":
@@ -518,11 +582,12 @@ def _cmd_generate(args) -> int:
         tasks = (f(t) if f is not None else t for t in tasks for f in transforms)
     elif transforms[0] is not None:
         tasks = map(transforms[0], tasks)
+    steps = suite.max_steps if args.max_steps == -1 else (args.max_steps or None)
     fh = sys.stdout if args.out == "-" else _open_output(Path(args.out))
     count = 0
     try:
         for t in tasks:
-            fh.write(dumps(t.prompt_view() if args.prompts_only else t.to_dict()) + "\n")
+            fh.write(dumps(chat_record(t, args.mode, steps) if args.prompts_only else t.to_dict()) + "\n")
             count += 1
     except KeyboardInterrupt:
         if fh is sys.stdout:
@@ -533,6 +598,57 @@ def _cmd_generate(args) -> int:
             fh.close()
     if args.out != "-":
         print(f"wrote {count} tasks to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_export(args) -> int:
+    from .benchmarks import export
+    from .benchmarks.suites import get_suite
+    if args.n is not None and args.n < 1:
+        raise CLIError("--n must be at least 1")
+    suite = get_suite(args.suite)
+    steps = suite.max_steps if args.max_steps == -1 else (args.max_steps or None)
+    tasks = suite.tasks(n=args.n, seed=args.seed, data=args.data, only=args.family)
+    first = next(tasks, None)  # a bad --data or --family fails before the folder is made
+    if first is None:
+        raise CLIError(f"no task of suite {args.suite!r} to export")
+    import itertools
+    tasks = itertools.chain([first], tasks)
+    _out_dir(args.out, "-o")
+    try:
+        written = export.export(args.format, tasks, args.out, suite=args.suite, seed=args.seed, n=args.n,
+                                mode=args.mode, max_steps=steps, family=args.family)
+    except export.ExportError as exc:
+        raise CLIError(str(exc)) from None
+    except KeyboardInterrupt:
+        raise Interrupted(f"{args.out} is partial") from None
+    print(f"wrote {', '.join(str(p) for p in written)}", file=sys.stderr)
+    return 0
+
+
+def _cmd_show(args) -> int:
+    from .benchmarks.show import ShowError, describe, draw
+    from .records import read_tasks
+    tasks = read_tasks(args.tasks)
+    task = next((t for t in tasks if t.id == args.task_id), None)
+    if task is None:
+        near = [t.id for t in tasks if args.task_id in t.id][:5] or [t.id for t in tasks[:3]]
+        raise CLIError(f"no task {args.task_id!r} in {args.tasks}; e.g. {', '.join(near)}")
+    answers = None
+    if args.answers is not None:
+        from .solvers.answers_file import read_answers
+        answers, _ = read_answers(args.answers, {task.id: task})
+    if args.png is not None and not args.png.parent.is_dir():
+        raise CLIError(f"--png {args.png}: folder {args.png.parent} does not exist")
+    print(describe(task, answers))
+    if args.png is not None:
+        try:
+            fig, _ = draw(task, args.png)
+        except ShowError as exc:
+            raise CLIError(str(exc)) from None
+        except OSError as exc:
+            raise CLIError(f"--png {args.png}: cannot write ({exc.strerror or exc})") from None
+        print(f"wrote {args.png}", file=sys.stderr)
     return 0
 
 
@@ -801,7 +917,8 @@ def _cmd_entities(args) -> int:
 
 
 COMMANDS = {"entities": _cmd_entities, "calculus": _cmd_calculus, "list": _cmd_list, "run": _cmd_run,
-            "generate": _cmd_generate, "score": _cmd_score, "audit": _cmd_audit, "sandbox": _cmd_sandbox,
+            "generate": _cmd_generate, "score": _cmd_score, "export": _cmd_export, "show": _cmd_show,
+            "audit": _cmd_audit, "sandbox": _cmd_sandbox,
             "compare": _cmd_compare, "fidelity": _cmd_fidelity}
 
 

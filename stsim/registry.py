@@ -52,6 +52,9 @@ class Family:
             zero-argument callable when counting needs work (the geoqa families execute their
             templates first); read it with :func:`family_size`.  ``make`` of such a family
             raises ``IndexError`` for an index beyond its tasks.
+        source: where the family comes from: benchmark, paper section, tables (e.g. ``"STARK
+            §3.2.1, Appendix 7.3; prompts Tables 11-14"``), or ``"beyond the paper: ..."``;
+            shown in the task catalogue and the dataset card of ``stsim export``.
     """
     name: str
     answer_format: str
@@ -62,6 +65,7 @@ class Family:
     rubric: str = "stark"
     validate: Callable[[Task], None] | None = None
     size: int | Callable[[], int] | None = None
+    source: str = ""
 
 
 def family_size(family: "Family") -> int | None:

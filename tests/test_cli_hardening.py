@@ -422,7 +422,8 @@ def test_prompts_only_export_hides_the_gold(tmp_path):
     assert [v["id"] for v in views] == [t["id"] for t in tasks]
     for t, v in zip(tasks, views):
         assert v["prompt"] == t["prompt"] and v["answer_format"] == t["answer_format"]
-        assert set(v) <= {"id", "family", "prompt", "answer_format", "steps"}
+        assert set(v) <= {"id", "family", "prompt", "answer_format", "steps", "mode", "max_steps", "rubric",
+                          "messages", "message_steps", "steps_not_asked", "ci_no_code_turn"}
         assert [s["prompt"] for s in v.get("steps", [])] == [s["prompt"] for s in t["steps"] or []]
         assert all(set(s) == {"index", "prompt"} for s in v.get("steps", []))
     assert any(v.get("steps") for v in views)       # tracking tasks keep their step prompts

@@ -63,7 +63,7 @@ def test_wrote_line_lists_every_file(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["run", "cardinal", "--n", "1", "--out", str(out), "--quiet"]) == 0
     line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("Wrote "))
-    assert line == f"Wrote {out}/ (answers.jsonl, cardinal/, scores.jsonl, summary.json, tasks.jsonl)"
+    assert line == f"Wrote {out}/ (answers.jsonl, cardinal/, run.json, scores.jsonl, summary.json, tasks.jsonl)"
 
 
 def test_audit_lines_name_the_source(tmp_path, capsys):

@@ -20,6 +20,20 @@ everything it finished)::
     program_output/ ``<task>.stdout.txt`` / ``.stderr.txt``: what each ``code:`` program printed
                     (truncated at the sandbox's output limit, the dropped byte count noted)
     cardinal/       report.json, confusion.csv, confusion.png (cardinal-direction tasks only)
+    run.json        what identifies the run (suite, solver, seed, n, family filter, max_steps,
+                    data, mode, stsim version), written before the first task: ``--resume``
+                    checks it
+
+**Resume** (``run(..., resume=True)``, ``stsim run SUITE --resume DIR``): an interrupted run
+(Ctrl-C, a kill, a lost machine) is continued in its own folder.  Its tasks are made again
+(same suite and seed: same bytes, checked against ``tasks.jsonl``); every task that already has
+a final answer for each of its items in ``answers.jsonl`` keeps it, and only the others are
+solved.  A task is not final when an item is missing from the file (the run stopped while
+solving it; a line cut short by a kill is ignored) or was answered ``missing`` because a
+model request failed.  The folder is then rewritten in task order, so a resumed run's files
+equal an uninterrupted run's (timing fields aside).  The kept answers are first saved to
+``answers.previous.jsonl`` (replaced atomically), which is deleted when the run completes and
+read again if the resume itself is interrupted.
 """
 from __future__ import annotations
 
@@ -35,7 +49,7 @@ from typing import Any, Callable, Iterable, Iterator
 from tqdm import tqdm
 
 from .. import __version__
-from ..records import Answer, JsonlWriter, Score, Task
+from ..records import Answer, JsonlWriter, Score, Task, dumps
 from ..answers import get_format, lenient_read
 from ..solvers.random_guess import random_reference
 from ..scoring.score import run_analyses, score_answers, summarise, wants_analysis
@@ -124,6 +138,83 @@ def check_run_options(*, seed: Any, trim: Any, workers: Any, max_steps: Any) -> 
         raise RunError(f"--max-steps must be 0 (all) or positive, got {max_steps!r}")
 
 
+#: run options that identify a run; ``--resume`` refuses a folder whose run.json differs.
+RUN_IDENTITY = ("suite", "solver", "seed", "n_per_family", "families_filter", "max_steps", "data", "mode")
+
+#: details of ``missing`` answers that a resume asks again (the request failed, not the model).
+_RETRY_DETAILS = ("request failed", "an earlier step's request failed")
+
+
+def _read_lines_tolerant(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSONL file written by a run; a last line cut short by a kill is
+    skipped, any other bad line raises :class:`RunError`."""
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            if i >= len(lines) - 2 and not path.read_text(encoding="utf-8").endswith("\n"):
+                break  # the line being written when the run was killed
+            raise RunError(f"--resume: {path}:{i + 1}: not valid JSON; the folder is damaged") from None
+        out.append(obj)
+    return out
+
+
+def previous_answers(out: Path, tasks: Iterable[Task]) -> dict[str, list[Answer]]:
+    """Final answers of an interrupted run in ``out``: task id -> its answers in step order,
+    for every one of ``tasks`` whose items all have an answer that is not a failed request.
+    Reads ``answers.previous.jsonl`` (left by an interrupted resume) and ``answers.jsonl``."""
+    by_task: dict[str, dict[Any, Answer]] = {}
+    for name in ("answers.previous.jsonl", "answers.jsonl"):
+        for obj in _read_lines_tolerant(out / name):
+            a = Answer(**{k: obj.get(k) for k in Answer.__dataclass_fields__})
+            by_task.setdefault(a.task_id, {})[a.step] = a
+    final = {}
+    for t in tasks:
+        items = by_task.get(t.id)
+        if items is None:
+            continue
+        tid = t.id
+        keys = [s.index for s in t.steps] or [None]
+        if set(keys) - set(items):
+            continue
+        ans = [items[k] for k in keys]
+        if any(a.status == "missing" and (a.detail or "").startswith(_RETRY_DETAILS) for a in ans):
+            continue
+        final[tid] = ans
+    return final
+
+
+def _check_resume(out: Path, identity: dict[str, Any]) -> None:
+    """Raise :class:`RunError` unless ``out`` holds a run with the same identity."""
+    path = out / "run.json"
+    if not out.is_dir():
+        raise RunError(f"--resume {out}: no such folder")
+    if not path.exists():
+        raise RunError(f"--resume {out}: no run.json in it (not a run folder, or made by an older stsim)")
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        raise RunError(f"--resume {out}: run.json is not valid JSON") from None
+    diff = [k for k in RUN_IDENTITY if recorded.get(k) != identity.get(k)]
+    if diff:
+        raise RunError(f"--resume {out}: the run there differs in " + ", ".join(
+            f"{k} ({recorded.get(k)!r} there, {identity.get(k)!r} now)" for k in diff))
+
+
+def _atomic_jsonl(path: Path, records: Iterable[Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with JsonlWriter(tmp) as w:
+        for r in records:
+            w.write(r)
+    os.replace(tmp, path)
+
+
 def default_out_dir(suite: str) -> Path:
     return Path("runs") / f"{suite}-{time.strftime('%Y%m%d-%H%M%S')}"
 
@@ -133,7 +224,7 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         max_steps: int | None = -1, trim: float = 0.10, workers: int = 1,
         progress: bool = True, only: str | None = None,
         solver_options: dict[str, Any] | None = None,
-        transform: Callable[[Task], Task] | None = None) -> dict[str, Any]:
+        transform: Callable[[Task], Task] | None = None, resume: bool = False) -> dict[str, Any]:
     """Generate (or load), solve, score and summarise a suite; return the summary dict.
 
     Args:
@@ -144,17 +235,26 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
             ``max_steps`` are added.
         transform: applied to every task before it is written and solved (an evaluation
             condition, e.g. geoqa's ``--context``).
+        resume: continue the interrupted run in ``out_dir`` (module docstring, "Resume").
     Raises:
         SuiteError / SolverError: unknown suite or solver, a data suite without data or with
             bad data, or a family filter matching nothing.
-        RunError: an out-of-range option (seed, trim, workers, max_steps) or an output
-            folder that cannot be created.
+        RunError: an out-of-range option (seed, trim, workers, max_steps), an output
+            folder that cannot be created, or (``resume``) a folder without a run of the same
+            suite, solver, seed, ``n``, filter, ``max_steps``, data and mode, or whose tasks differ.
     Every input is checked before the output folder is created.
     """
     suite = get_suite(suite_name)
     check_run_options(seed=seed, trim=trim, workers=workers, max_steps=max_steps)
     steps = suite.max_steps if max_steps == -1 else max_steps
+    if resume and out_dir is None:
+        raise RunError("--resume needs the folder of the interrupted run")
     out = Path(out_dir) if out_dir is not None else default_out_dir(suite_name)
+    identity = {"suite": suite_name, "solver": solver_spec, "seed": seed, "n_per_family": n,
+                "families_filter": only, "max_steps": steps, "data": None if data is None else str(data),
+                "mode": (solver_options or {}).get("mode") if solver_spec.startswith("openai") else None}
+    if resume:
+        _check_resume(out, identity)
     options = {"out_dir": str(out), "max_steps": steps, **(solver_options or {})}
     solver = get_solver(solver_spec, options)  # fails fast on a bad spec
     variant = getattr(solver, "variant", None)
@@ -185,6 +285,20 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         raise SuiteError(f"no task of suite {suite_name!r} {what}"
                          + (f" in --data {data}" if data is not None else ""))
     make_out_dir(out)
+    previous: dict[str, list[Answer]] = {}
+    everything: list[Task] = []
+    if resume:  # all tasks first: each one already written must be the same, byte for byte
+        everything = [first, *pending]
+        recorded = {o["id"]: dumps(o) for o in _read_lines_tolerant(out / "tasks.jsonl")}
+        for t in everything:
+            if t.id in recorded and recorded[t.id] != dumps(t.to_dict()):
+                raise RunError(f"--resume {out}: task {t.id} differs from the one in tasks.jsonl "
+                               "(another stsim version or other data?); start a new run")
+        previous = previous_answers(out, everything)
+        _atomic_jsonl(out / "answers.previous.jsonl", [a for ans in previous.values() for a in ans])
+    else:
+        (out / "run.json").write_text(json.dumps({**identity, "stsim_version": __version__}, indent=2,
+                                                 sort_keys=True) + "\n")
     total = len(suite.task_keys(n, only)) if suite.loader is None else None
     all_scores: list[Score] = []
     analysed: tuple[list[Task], list[Answer]] = ([], [])  # kept for benchmark analyses
@@ -209,10 +323,24 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
             for t in it:
                 tw.write(t)
                 yield t
+
+        def resumed() -> Iterator[tuple[Task, list[Answer]]]:
+            """(task, answers) in task order: kept answers, else solved now."""
+            todo = [t for t in everything if t.id not in previous]
+            solved = solve_all(iter(todo), solver_spec, workers, options, solver)
+            try:
+                for t in everything:
+                    tw.write(t)
+                    yield (t, previous[t.id]) if t.id in previous else next(solved)
+            finally:
+                solved.close()
+        reused = 0
         bar = tqdm(total=total, desc=f"{suite_name} / {solver_spec}", unit="task",
                    disable=not progress, leave=False)
         try:
-            for task, answers in solve_all(tee(tasks), solver_spec, workers, options, solver):
+            stream = resumed() if resume else solve_all(tee(tasks), solver_spec, workers, options, solver)
+            for task, answers in stream:
+                reused += task.id in previous
                 for a in answers:
                     aw.write(a)
                     if a.isolation:
@@ -245,6 +373,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                 solver.close()
             if variant is not None:
                 summary["solver_variant_families"] = sorted(variant_families)
+            if resume:
+                summary["resumed"] = {"reused_tasks": reused, "solved_tasks": n_tasks - reused}
             summary["isolation"] = ", ".join(sorted(isolation)) or None
             if any(i.startswith("process") for i in isolation):
                 summary["isolation_note"] = WEAK_ISOLATION_NOTE
@@ -261,6 +391,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                 summary["families"].setdefault(fam, {}).update(ref)
             (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     summary["out_dir"] = str(out)
+    if resume and not interrupted:
+        (out / "answers.previous.jsonl").unlink(missing_ok=True)
     if interrupted:
         raise KeyboardInterrupt(str(out))
     return summary

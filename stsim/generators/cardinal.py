@@ -177,8 +177,10 @@ T4_FROM_AGENT_SIZE = len(LOCOMOTION) * len(PERSONS) * 8 * 2
 register_family(Family(
     "cardinal.large", "direction", _make(LARGE_TEMPLATES), {},
     "Cohn & Blackwell T1-T6: direction of a lake, bandstand, road or sea (5,760 questions)",
-    rubric="cardinal", validate=validate_inputs, size=LARGE_SIZE))
+    rubric="cardinal", validate=validate_inputs, size=LARGE_SIZE,
+    source="Cohn & Blackwell, cardinal directions (seed 002) §3, templates T1-T6"))
 register_family(Family(
     "cardinal.t4_from_agent", "direction", _make((T4_FROM_AGENT,)), {},
     "T4 asked 'from' the agent (seed 002 §5's disambiguation; 960 questions)",
-    rubric="cardinal", validate=validate_inputs, size=T4_FROM_AGENT_SIZE))
+    rubric="cardinal", validate=validate_inputs, size=T4_FROM_AGENT_SIZE,
+    source="Cohn & Blackwell, cardinal directions (seed 002) §5, T4 asked from the agent"))

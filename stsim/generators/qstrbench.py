@@ -145,7 +145,8 @@ def _register(name: str, key: str, qtype: str, style: Style, variant: str, desc:
         name=name, answer_format="relation" if qtype == "converse" else "relation_set",
         make=lambda rng, cfg, index, k=key, q=qtype, s=style, v=variant: make_question(k, q, index, s, v),
         defaults={}, description=desc, version="2", rubric="qstrbench", size=size,
-        validate=validate_qstr))
+        validate=validate_qstr, source="QSTRBench (Cohn & Blackwell, seed 000) §3" + (
+            "" if variant == "base" else f"; QSTRBenchExtended presentation variant {variant!r}")))
 
 
 QTYPE_TEXT = {"converse": "converse", "ct": "composition", "cn": "conceptual neighbourhood"}
@@ -209,5 +210,6 @@ for _key in CALCULUS_KEYS:
         name=f"qstr.chain.{_key}", answer_format="relation_set",
         make=lambda rng, cfg, k=_key: make_chain(k, rng, cfg), defaults={"k_min": 2, "k_max": 10},
         description=f"{all_calculi()[_key].abbrev} multi-hop composition chains, k = 2..10 "
-                    "(gold by algebraic closure)", rubric="qstrbench", validate=validate_qstr))
+                    "(gold by algebraic closure)", rubric="qstrbench", validate=validate_qstr,
+        source="beyond QSTRBench: multi-hop composition chains (gold by algebraic closure)"))
     CHAIN_FAMILIES.append(f"qstr.chain.{_key}")

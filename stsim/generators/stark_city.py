@@ -233,7 +233,8 @@ def validate_city(task) -> None:
 
 
 def _register(name, make, extra, description):
-    register_family(Family(name, "binary", make, {**CITY_DEFAULTS, **extra}, description, validate=validate_city))
+    register_family(Family(name, "binary", make, {**CITY_DEFAULTS, **extra}, description, validate=validate_city,
+                           source="STARK §3.2.3, Tables 22-26 (simulated city)"))
 
 
 _register("stark.knowledge.direction", make_direction, {"margin_deg": 4.0},

@@ -186,7 +186,8 @@ def validate_field(task) -> None:
 
 
 def _register(name, fmt, make, extra, description):
-    register_family(Family(name, fmt, make, {**FIELD_DEFAULTS, **extra}, description, validate=validate_field))
+    register_family(Family(name, fmt, make, {**FIELD_DEFAULTS, **extra}, description, validate=validate_field,
+                           source="STARK §3.2.1 (field-variable prediction), prompt content Table 18; scored by RMSPE (§4.1)"))
 
 
 _register("stark.field.spatial_impute", "scalar", make_spatial, {"n_sensors": 6},

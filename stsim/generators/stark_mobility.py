@@ -142,7 +142,7 @@ def validate_mobility(task) -> None:
 
 register_family(Family("stark.knowledge.poi", "binary", _make("poi"), dict(MOBILITY_DEFAULTS),
                        "Will the simulated user visit location x in the next 5 hours (Table 27)?",
-                       validate=validate_mobility))
+                       validate=validate_mobility, source="STARK §3.2.3 (6), Table 27 (simulated person)"))
 register_family(Family("stark.knowledge.intent", "binary", _make("intent"), dict(MOBILITY_DEFAULTS),
                        "Will the simulated user do activity y in the next 5 hours (Table 28)?",
-                       validate=validate_mobility))
+                       validate=validate_mobility, source="STARK §3.2.3 (7), Table 28 (simulated person)"))

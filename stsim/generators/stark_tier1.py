@@ -355,8 +355,10 @@ _VERSIONS = {"stark.localization.proximity": "2"}
 def _register(name, fmt, make, defaults, description):
     version = "2" if ".tracking." in name or name.startswith("stark.temporal_tracking.") else \
         _VERSIONS.get(name, "1")
+    part = "Appendix 7.4 (tracking)" if ".tracking." in name or "_tracking." in name else "Appendix 7.3 (localisation)"
     register_family(Family(name, fmt, make, defaults, description, version=version,
-                           validate=validate_inputs))
+                           validate=validate_inputs,
+                           source=f"STARK §3.2.1, {part}; prompt content Appendix 7.9 Tables 11-17"))
 
 
 for _m, _desc in [("range", "multilateration from 4 noisy ranges"),

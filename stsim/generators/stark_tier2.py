@@ -385,17 +385,22 @@ _COMMON = {"decimals": 4}
 GEOMETRY_VERSION = "2"
 register_family(Family(SPATIAL_FAMILY, "binary", make_spatial, dict(_COMMON),
                        "Does a spatial predicate hold between two geometries? (STARK Table 8, 34 combinations)",
-                       validate=validate_inputs, version=GEOMETRY_VERSION))
+                       validate=validate_inputs, version=GEOMETRY_VERSION,
+                       source='STARK §3.2.2, Appendix 7.5 Table 8 (34 predicate combinations); prompts Tables 19-21'))
 register_family(Family(TEMPORAL_FAMILY, "binary", make_temporal, {**_COMMON, "p_neighbour": 0.6},
                        "Does an Allen relation hold between two intervals? (13 relations, balanced)",
-                       validate=validate_inputs))
+                       validate=validate_inputs,
+                       source='STARK §3.2.2 (Allen relations); prompts Tables 19-21'))
 register_family(Family(CHOICE_FAMILY, "relation", make_choice, dict(_COMMON),
                        "Which of Allen's 13 relations holds between two intervals?",
-                       validate=validate_inputs))
+                       validate=validate_inputs,
+                       source='STARK §3.2.2 (Allen relations), asked as a 13-way choice'))
 register_family(Family(ST_FAMILY, "binary", make_spatiotemporal,
                        {**_COMMON, "n_steps": 10, "duration": 9.2, "p_neighbour": 0.6, "max_draws": 500},
                        "Does the event interval of a trajectory vs a geometry stand in an Allen relation? (STARK Table 21)",
-                       validate=validate_inputs, version=GEOMETRY_VERSION))
+                       validate=validate_inputs, version=GEOMETRY_VERSION,
+                       source='STARK §3.2.2, Table 21 (event interval of a trajectory)'))
 register_family(Family(DE9IM_FAMILY, "de9im", make_de9im, dict(_COMMON),
                        "The full DE-9IM matrix of two geometries (exact match and per-cell accuracy)",
-                       validate=validate_inputs, version=GEOMETRY_VERSION))
+                       validate=validate_inputs, version=GEOMETRY_VERSION,
+                       source='beyond the paper: full DE-9IM matrix (OGC Simple Features, shapely)'))

@@ -12,7 +12,9 @@ Either way the final reply is read by the task's rubric and answer format
 multi-turn: the first user turn is the task prompt with step 0's readings, then one user turn
 per further step, and each step's reply is that step's answer.
 
-The system prompts below say what STARK Table 5 says, in our own words.
+The system prompts (STARK Table 5, our wording) and the user turns come from
+:func:`stsim.generators.chat_prompts.chat_plan`, the same function ``stsim export --format chat``
+uses, so an exported conversation is exactly what this solver sends.
 """
 from __future__ import annotations
 
@@ -21,34 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from ..answers import parse_answer
+from ..generators.chat_prompts import CI_NO_CODE_TURN, MODES, SYSTEM_CI, SYSTEM_DA, chat_plan  # noqa: F401
 from ..records import Answer, Task
 from .chat_client import ChatClient, ChatConfig, ChatError, ChatReply, EndpointUnreachable, needs_api_key
 from ..sandbox.isolation import Limits, Sandbox, SandboxError, require_isolation
 from .base import SolverError, register_solver
 
-#: STARK Table 5, direct-answer mode (same content, our wording).
-SYSTEM_DA = ("You are a helpful assistant. Answer from your own reasoning only: "
-             "you may not write or run code, and you may not use any tools.")
-
-#: STARK Table 5, code-interpreter mode (same content, our wording).
-SYSTEM_CI = (
-    "You are a helpful assistant, and you may use Python for signal-processing work.\n"
-    "1. To run code, reply with one ```python code block that defines a function called solver "
-    "(this function is mandatory). Put all your code, imports included, inside functions; "
-    "nothing may run outside them. Only the numpy, scipy and shapely libraries may be used. "
-    "Template:\n"
-    "```python\n"
-    "def solver():\n"
-    "    # import numpy / scipy here and compute your answer\n"
-    "    # takes no input; returns the result as a numpy array\n"
-    "    return result\n"
-    "```\n"
-    "The code is not run interactively: a bare variable name shows nothing, but whatever you "
-    "print() will be sent back to you.\n"
-    "2. [IMPORTANT] When you have the answer, write it directly in the chat between the "
-    "keywords [RESULTS_START] and [RESULTS_END]; that ends the exchange.")
-
-MODES = {"da": SYSTEM_DA, "ci": SYSTEM_CI}
 
 _CODE = re.compile(r"```(?:python|py)?[ \t]*\n(?P<code>.*?)```", re.IGNORECASE | re.DOTALL)
 _RESULTS = re.compile(r"RESULTS?[ _]?START", re.IGNORECASE)
@@ -119,8 +99,7 @@ class OpenAISolver:
                 return got
             code = extract_code(reply)
             if code is None:
-                feedback = ("No Python block and no answer found. Either send code in a ```python "
-                            "block, or give the answer between [RESULTS_START] and [RESULTS_END].")
+                feedback = CI_NO_CODE_TURN
             else:
                 feedback = sandbox_feedback(self.sandbox.run(code))
             messages.append({"role": "user", "content": feedback})
@@ -154,9 +133,10 @@ class OpenAISolver:
             raise SolverError(str(exc)) from None
 
     def _solve(self, task: Task) -> list[Answer]:
-        messages = [{"role": "system", "content": MODES[self.mode]}]
+        plan = chat_plan(task, self.mode, None if not task.steps else self.max_steps)
+        messages = [{"role": "system", "content": plan.system}]
         if not task.steps:
-            messages.append({"role": "user", "content": task.prompt})
+            messages.append({"role": "user", "content": plan.turns[0].content})
             extra = None
             if self.structured and self.mode == "da" and task.meta.get("answer_schema"):
                 # OpenAI-compatible structured output: the JSON Schema of the task's answer type
@@ -169,20 +149,20 @@ class OpenAISolver:
             except ChatError as exc:
                 return [Answer(task.id, None, "missing", detail=f"request failed: {exc}", solver=self.name)]
         out: list[Answer] = []
-        asked = task.steps if self.max_steps is None else task.steps[: self.max_steps]
-        for st in task.steps:
-            if st not in asked or (out and out[-1].status == "missing"):
-                why = "step not asked (beyond max_steps)" if st not in asked else "an earlier step's request failed"
-                out.append(Answer(task.id, st.index, "missing", detail=why, solver=self.name))
+        for turn in plan.turns:
+            if out and out[-1].status == "missing":
+                out.append(Answer(task.id, turn.step, "missing", detail="an earlier step's request failed",
+                                  solver=self.name))
                 continue
-            content = (task.prompt + "\n\n" + st.prompt) if st.index == task.steps[0].index else st.prompt
-            messages.append({"role": "user", "content": content})
+            messages.append({"role": "user", "content": turn.content})
             try:
-                out.append(self._answer(task, st.index, self._turn(messages)))
+                out.append(self._answer(task, turn.step, self._turn(messages)))
             except EndpointUnreachable:
                 raise
             except ChatError as exc:
-                out.append(Answer(task.id, st.index, "missing", detail=f"request failed: {exc}", solver=self.name))
+                out.append(Answer(task.id, turn.step, "missing", detail=f"request failed: {exc}", solver=self.name))
+        out += [Answer(task.id, i, "missing", detail="step not asked (beyond max_steps)", solver=self.name)
+                for i in plan.not_asked]
         return out
 
 

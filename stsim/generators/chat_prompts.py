@@ -1,0 +1,133 @@
+"""The chat messages a live model is sent for a task: one source for the live-model solver
+(``--solver openai:MODEL``), ``stsim generate --prompts-only``, ``stsim export --format chat``
+and the Inspect AI tasks, so an outside harness that replays these messages reproduces our runs.
+
+The layout (STARK §4.4 and Appendix 7.1, Table 5):
+
+* one **system** message: :data:`SYSTEM_DA` (direct answer) or :data:`SYSTEM_CI` (code
+  interpreter), whatever the family;
+* a single-answer task: one **user** turn, the task prompt;
+* a tracking task (``task.steps``): the first user turn is the task prompt, a blank line and
+  step 0's readings; every further asked step is one more user turn holding that step's
+  readings, sent after the model's reply to the previous step is appended as an
+  ``assistant`` message.  Each step's reply is that step's answer.  Steps beyond
+  ``max_steps`` are not asked (they are scored ``missing``).
+
+In CI mode the model may answer a user turn with a Python block instead of an answer; the
+solver then runs it and sends what it printed as an extra user turn (see
+:func:`stsim.solvers.live_model.sandbox_feedback`), or :data:`CI_NO_CODE_TURN` when the
+reply had neither code nor an answer.  Those turns depend on the model's replies and are not
+part of the fixed plan below.
+
+The system prompts say what STARK Table 5 says, in our own words.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..records import Task
+
+#: STARK Table 5, direct-answer mode (same content, our wording).
+SYSTEM_DA = ("You are a helpful assistant. Answer from your own reasoning only: "
+             "you may not write or run code, and you may not use any tools.")
+
+#: STARK Table 5, code-interpreter mode (same content, our wording).
+SYSTEM_CI = (
+    "You are a helpful assistant, and you may use Python for signal-processing work.\n"
+    "1. To run code, reply with one ```python code block that defines a function called solver "
+    "(this function is mandatory). Put all your code, imports included, inside functions; "
+    "nothing may run outside them. Only the numpy, scipy and shapely libraries may be used. "
+    "Template:\n"
+    "```python\n"
+    "def solver():\n"
+    "    # import numpy / scipy here and compute your answer\n"
+    "    # takes no input; returns the result as a numpy array\n"
+    "    return result\n"
+    "```\n"
+    "The code is not run interactively: a bare variable name shows nothing, but whatever you "
+    "print() will be sent back to you.\n"
+    "2. [IMPORTANT] When you have the answer, write it directly in the chat between the "
+    "keywords [RESULTS_START] and [RESULTS_END]; that ends the exchange.")
+
+#: mode name -> system prompt.
+MODES = {"da": SYSTEM_DA, "ci": SYSTEM_CI}
+
+#: CI mode: the user turn sent when a reply has neither a Python block nor an answer.
+CI_NO_CODE_TURN = ("No Python block and no answer found. Either send code in a ```python "
+                   "block, or give the answer between [RESULTS_START] and [RESULTS_END].")
+
+
+@dataclass(frozen=True)
+class UserTurn:
+    """One fixed user turn: ``step`` is the tracking step it asks for (``None`` for a
+    single-answer task); ``content`` is the message text."""
+
+    step: int | None
+    content: str
+
+
+@dataclass(frozen=True)
+class ChatPlan:
+    """The fixed part of a conversation about one task.
+
+    Attributes:
+        system: the system prompt (:data:`MODES` of ``mode``).
+        turns: the user turns, in order; the model answers each before the next is sent.
+        not_asked: indices of tracking steps beyond ``max_steps`` (never sent, scored missing).
+        mode: ``"da"`` or ``"ci"``.
+    """
+
+    system: str
+    turns: tuple[UserTurn, ...]
+    not_asked: tuple[int, ...]
+    mode: str
+
+    def messages(self) -> list[dict[str, str]]:
+        """System and user messages in the order sent (OpenAI chat format); a harness appends
+        the model's reply as an ``assistant`` message after each user message."""
+        return [{"role": "system", "content": self.system}] + \
+            [{"role": "user", "content": t.content} for t in self.turns]
+
+
+def chat_plan(task: Task, mode: str = "da", max_steps: int | None = 10) -> ChatPlan:
+    """The system prompt and user turns the live-model solver sends for ``task``.
+
+    Args:
+        task: any task (``task.steps`` non-empty for tracking).
+        mode: ``"da"`` (direct answer) or ``"ci"`` (code interpreter), STARK Table 5.
+        max_steps: tracking steps asked (the first ``max_steps``); ``None`` = all.
+    Raises:
+        ValueError: unknown ``mode`` or a negative ``max_steps``.
+    """
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; known: {', '.join(MODES)}")
+    if max_steps is not None and max_steps < 0:
+        raise ValueError(f"max_steps must be None or >= 0, got {max_steps}")
+    if not task.steps:
+        return ChatPlan(MODES[mode], (UserTurn(None, task.prompt),), (), mode)
+    asked = task.steps if max_steps is None else task.steps[:max_steps]
+    turns = tuple(UserTurn(st.index, (task.prompt + "\n\n" + st.prompt) if k == 0 else st.prompt)
+                  for k, st in enumerate(asked))
+    return ChatPlan(MODES[mode], turns, tuple(st.index for st in task.steps[len(asked):]), mode)
+
+
+def chat_record(task: Task, mode: str = "da", max_steps: int | None = 10) -> dict[str, Any]:
+    """One line of ``stsim export --format chat`` / ``generate --prompts-only``: the task's
+    :meth:`~stsim.records.Task.prompt_view` (no gold, inputs or metadata) plus
+
+    * ``mode``, ``max_steps``, ``rubric`` (how the reply is read, :data:`stsim.answers.RUBRICS`);
+    * ``messages``: system and user messages in the order sent (:meth:`ChatPlan.messages`);
+    * ``message_steps``: for each user message, the tracking step it asks (``null`` for a
+      single-answer task);
+    * ``steps_not_asked``: tracking steps never sent (scored ``missing``);
+    * in CI mode, ``ci_no_code_turn``: the text sent when a reply has neither code nor answer.
+    """
+    plan = chat_plan(task, mode, max_steps)
+    rec = task.prompt_view()
+    rec.update(mode=mode, max_steps=max_steps, rubric=task.meta.get("rubric", "stark"),
+               messages=plan.messages(), message_steps=[t.step for t in plan.turns],
+               steps_not_asked=list(plan.not_asked))
+    if mode == "ci":
+        rec["ci_no_code_turn"] = CI_NO_CODE_TURN
+    return rec

@@ -1,0 +1,137 @@
+"""`stsim run ... --resume DIR`: a run killed mid-way (a real subprocess and a signal) and then
+resumed gives the same files as an uninterrupted run (timing fields aside), for the baseline,
+model-written code in the sandbox, and a live model behind a loopback server."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from stsim.cli import main
+from tests.fake_openai import FakeChatServer, Slow
+
+TIMING = ("wall_s", "resumed")
+
+
+def _kill_midway(cmd, answers, min_lines, sig, env=None):
+    """Start ``cmd``, wait until ``answers`` has ``min_lines`` lines, send ``sig``; return the
+    exit code."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if answers.exists() and answers.read_text().count("\n") >= min_lines:
+            break
+        time.sleep(0.01)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    os.kill(proc.pid, sig)
+    return proc.wait(timeout=60)
+
+
+def _same_run(a, b):
+    for name in ("tasks.jsonl", "answers.jsonl", "scores.jsonl"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    sa, sb = (json.loads((d / "summary.json").read_text()) for d in (a, b))
+    for s in (sa, sb):
+        for k in TIMING + ("solver_options",):
+            s.pop(k, None)
+    assert sa == sb
+    assert not (b / "answers.previous.jsonl").exists()
+
+
+def _cmd(*args):
+    return [sys.executable, "-m", "stsim.cli", "run", *args, "--quiet"]
+
+
+def test_baseline_run_killed_and_resumed_equals_uninterrupted(tmp_path, capsys):
+    ref, out = tmp_path / "ref", tmp_path / "out"
+    assert main(["run", "quickstart", "--n", "3", "--out", str(ref), "--quiet"]) == 0
+    rc = _kill_midway(_cmd("quickstart", "--n", "3", "--out", str(out)), out / "answers.jsonl", 40, signal.SIGKILL)
+    assert rc == -signal.SIGKILL
+    done = (out / "tasks.jsonl").read_text().count("\n")
+    assert 0 < done < 42 and not (out / "summary.json").exists()
+    capsys.readouterr()
+    assert main(["run", "quickstart", "--resume", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    kept = summary["resumed"]["reused_tasks"]
+    assert 0 < kept < 42 and kept + summary["resumed"]["solved_tasks"] == 42
+    assert f"{kept} task(s) kept" in printed
+    _same_run(ref, out)
+    # resuming a finished run solves nothing and changes nothing
+    assert main(["run", "quickstart", "--resume", str(out), "--quiet"]) == 0
+    assert json.loads((out / "summary.json").read_text())["resumed"] == {"reused_tasks": 42, "solved_tasks": 0}
+    _same_run(ref, out)
+
+
+def test_resume_refuses_another_run(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["run", "quickstart", "--n", "1", "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["run", "quickstart", "--n", "2", "--resume", str(out), "--quiet"]) == 2
+    assert "differs in n_per_family (1 there, 2 now)" in capsys.readouterr().err
+    assert main(["run", "stark-mini", "--resume", str(out), "--quiet"]) == 2
+    assert "differs in suite" in capsys.readouterr().err
+    assert main(["run", "quickstart", "--resume", str(tmp_path / "none"), "--quiet"]) == 2
+    assert "no such folder" in capsys.readouterr().err
+    # a task changed on disk (another version): refused before anything is rewritten
+    lines = (out / "tasks.jsonl").read_text().splitlines()
+    t = json.loads(lines[0])
+    t["prompt"] += " "
+    lines[0] = json.dumps(t)
+    (out / "tasks.jsonl").write_text("\n".join(lines) + "\n")
+    before = (out / "answers.jsonl").read_bytes()
+    assert main(["run", "quickstart", "--resume", str(out), "--quiet"]) == 2
+    assert "differs from the one in tasks.jsonl" in capsys.readouterr().err
+    assert (out / "answers.jsonl").read_bytes() == before
+
+
+def test_code_run_killed_and_resumed_equals_uninterrupted(tmp_path):
+    prog = tmp_path / "centroid.py"
+    prog.write_text("import numpy as np\n"
+                    "def solver(inputs):\n"
+                    "    return np.mean(np.asarray(inputs['sensors'], float), axis=0)\n")
+    args = ["stark-mini", "--family", "stark.localization.*", "--n", "3", "--solver", f"code:{prog}"]
+    ref, out = tmp_path / "ref", tmp_path / "out"
+    assert main(["run", *args, "--out", str(ref), "--quiet"]) == 0
+    rc = _kill_midway(_cmd(*args, "--out", str(out)), out / "answers.jsonl", 5, signal.SIGTERM)
+    assert rc == -signal.SIGTERM
+    assert (out / "answers.jsonl").read_text().count("\n") < 18
+    assert main(["run", "stark-mini", "--resume", str(out), "--quiet"]) == 0  # options from run.json
+    _same_run(ref, out)
+
+
+def _oracle(tasks_path):
+    tasks = [json.loads(l) for l in tasks_path.read_text().splitlines()]
+
+    def reply(body):
+        users = [m["content"] for m in body["messages"] if m["role"] == "user"]
+        t = next(t for t in tasks if users[0].startswith(t["prompt"]))
+        gold = t["steps"][len(users) - 1]["answer"] if t["steps"] else t["answer"]
+        return f"[RESULTS_START] {json.dumps(gold)} [RESULTS_END]"
+    return reply
+
+
+def test_live_model_run_interrupted_and_resumed_equals_uninterrupted(tmp_path):
+    """Ctrl-C (SIGINT) a live-model run; the resume asks only what was not answered (the
+    response cache pays nothing twice) and ends with the files of an uninterrupted run."""
+    tasks = tmp_path / "tasks.jsonl"
+    assert main(["generate", "quickstart", "--n", "1", "-o", str(tasks)]) == 0
+    reply = _oracle(tasks)
+    ref, out = tmp_path / "ref", tmp_path / "out"
+    with FakeChatServer(lambda body, n: (200, Slow(0.03, reply(body)))) as srv:
+        common = ["quickstart", "--n", "1", "--solver", "openai:fake", "--base-url", srv.url, "--max-steps", "3"]
+        assert main(["run", *common, "--out", str(ref), "--quiet"]) == 0
+        n_ref = len(srv.requests)
+        rc = _kill_midway(_cmd(*common, "--out", str(out)), out / "answers.jsonl", 6, signal.SIGINT)
+        assert rc == 130
+        assert json.loads((out / "summary.json").read_text())["interrupted"] is True
+        first = len(srv.requests) - n_ref
+        assert main(["run", "quickstart", "--base-url", srv.url, "--resume", str(out), "--quiet"]) == 0
+        resumed = len(srv.requests) - n_ref - first
+    assert 0 < first < n_ref and resumed <= n_ref - first + 1  # at most the request in flight twice
+    _same_run(ref, out)
