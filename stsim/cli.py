@@ -19,6 +19,7 @@ traceback); 130 interrupted (files written so far are kept).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 from collections import Counter
 import sys
@@ -96,6 +97,14 @@ class _Parser(argparse.ArgumentParser):
         return text
 
 
+def _add_cluster(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cluster", default=None, metavar="local:N|tcp://HOST:PORT",
+                   help="generate (solve, score) on a Dask cluster: N local worker processes, or a running "
+                        "`dask scheduler`; needs stsim[distributed] (docs/distributed.md)")
+    p.add_argument("--chunk-size", type=_int_at_least(1), default=None, metavar="K",
+                   help="tasks per cluster chunk (default 16)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="stsim", description="Generate, solve and score verified "
                                  "spatial and temporal reasoning benchmarks.")
@@ -117,7 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-steps", type=_int_at_least(0), default=-1, metavar="K",
                    help="tracking steps scored per task (default: suite's, 10; 0 = all)")
     r.add_argument("--trim", type=_trim_fraction, default=0.10, help="trim fraction each side (default 0.10)")
-    r.add_argument("--workers", type=_int_at_least(1), default=1, help="solver processes (default 1)")
+    r.add_argument("--workers", type=_int_at_least(1), default=1,
+                   help="solver processes on this machine (default 1); with --cluster only for live "
+                        "models: requests in flight across the whole cluster")
+    _add_cluster(r)
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.add_argument("--sandbox", choices=("fresh", "zygote"), default="fresh",
                    help="for code: and openai --mode ci: a fresh sandbox per program (default), or "
@@ -142,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("suite", help=suites_help.replace("run", "write"))
     _add_common(g)
     g.add_argument("--data", type=Path, default=None, help="data folder or archive for data suites")
+    _add_cluster(g)
     g.add_argument("-o", "--out", default="-", help="output file (default: standard output)")
     g.add_argument("--prompts-only", action="store_true",
                    help="write only what a model is shown (id, family, prompt, answer format, step "
@@ -336,7 +349,8 @@ def _cmd_run(args) -> int:
         options["sandbox_reuse"] = args.sandbox == "zygote"
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
-                  only=args.family, solver_options=options or None)
+                  only=args.family, solver_options=options or None, cluster=args.cluster,
+                  chunk_size=args.chunk_size)
     seed = f"seed {summary['seed']}" if summary.get("data") is None else f"data {summary['data']}"
     print(f"suite {summary['suite']}  solver {summary['solver']}  {seed}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
@@ -384,6 +398,26 @@ def _cmd_generate(args) -> int:
         raise CLIError("--n must be at least 1")
     suite = get_suite(args.suite)
     tasks = suite.tasks(n=args.n, seed=args.seed, data=args.data, only=args.family)
+    stack = contextlib.ExitStack()
+    if args.cluster is not None:
+        from .benchmarks.cluster import Cluster, ChunkStream, Work, chunks_of, check_cluster_spec
+        check_cluster_spec(args.cluster)
+        if suite.loader is not None:
+            raise CLIError(f"--cluster: suite {args.suite!r} is read from --data on this machine; "
+                           "there is nothing to generate on a cluster (stsim run --cluster ships its tasks)")
+        next(tasks, None)  # checks --family before a cluster starts
+        cl = stack.enter_context(Cluster(args.cluster))
+        keys = suite.task_keys(args.n, args.family)
+        stream = ChunkStream(cl.client, chunks_of(suite=args.suite, seed=args.seed, keys=keys,
+                                                  size=args.chunk_size or 16), Work(None),
+                             window=2 * cl.n_threads() + 1)
+        tasks = (t for t, _, _ in stream)
+    with stack:
+        return _write_tasks(args, tasks, stream if args.cluster is not None else None)
+
+
+def _write_tasks(args, tasks, stream) -> int:
+    from .records import dumps
     fh = sys.stdout if args.out == "-" else _open_output(Path(args.out))
     count = 0
     try:
@@ -397,6 +431,9 @@ def _cmd_generate(args) -> int:
     finally:
         if fh is not sys.stdout:
             fh.close()
+    if stream is not None and stream.failed:
+        from .benchmarks.cluster import ChunkFailed
+        raise ChunkFailed(stream.failed, stream.errors, args.out)
     if args.out != "-":
         print(f"wrote {count} tasks to {args.out}", file=sys.stderr)
     return 0
@@ -662,6 +699,7 @@ COMMANDS = {"calculus": _cmd_calculus, "list": _cmd_list, "run": _cmd_run, "gene
 
 def main(argv: Sequence[str] | None = None) -> int:
     from .benchmarks.runner import RunError
+    from .benchmarks.cluster import ChunkFailed, ClusterError
     from .solvers.base import SolverError
     from .benchmarks.suites import SuiteError
     from .qstr.calculus import CalculusError
@@ -669,7 +707,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (CLIError, RecordError, SuiteError, SolverError, RunError) as exc:
+    except ChunkFailed as exc:  # the run's files (without these tasks) and summary are written
+        print(f"stsim: error: {exc}", file=sys.stderr)
+        return 1
+    except (CLIError, RecordError, SuiteError, SolverError, RunError, ClusterError) as exc:
         print(f"stsim: error: {exc}", file=sys.stderr)
         return 2
     except UnknownName as exc:  # registries name what is known
