@@ -41,7 +41,7 @@ _INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
 _TYPO = str.maketrans({**{c: " " for c in _SPACES}, **{c: None for c in _INVISIBLE},
                        **{chr(0xFF10 + i): str(i) for i in range(10)},  # full-width digits
                        "\uff0e": ".", "\uff0c": ",", "\uff3b": "[", "\uff3d": "]", "\uff08": "(",
-                       "\uff09": ")", "\uff0b": "+", "\u3001": ",", "\u2024": ".", "\u00d7": "\u00d7"})
+                       "\uff09": ")", "\uff0b": "+", "\u3001": ",", "\u2024": "."})
 _SUPERSCRIPT = str.maketrans("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u207b\u207a",
                              "0123456789-+")
 _MANTISSA = r"(?P<m>[-+]?(?:\d+(?:\.\d*)?|\.\d+))"
@@ -101,8 +101,13 @@ def numbers_in(text: str) -> list[float]:
 _MARK = r"(?:\[\s*(?i:RESULTS?[ _]?{w})\s*\]|(?<![A-Za-z_])RESULTS?_{w}(?![A-Za-z_]))"
 _START, _END = _MARK.format(w="START"), _MARK.format(w="END")
 _STARK_BLOCK = re.compile(_START + r"(?P<body>(?:(?!" + _START + r").)*?)" + _END, re.DOTALL)
+# One refusal reader for every rubric (STARK, cardinal, QSTRBench): a reply in which no answer
+# was found reads as a refusal when it declines or says it does not know.  Typographic
+# apostrophes (U+2019) count as apostrophes.
 _REFUSAL = re.compile(
-    r"\b(I\s+(?:cannot|can't|can not|am unable to|won't|will not)|unable to (?:determine|answer|comply)"
+    r"\b(I\s+(?:cannot|can't|can not|am unable to|won't|will not|do not know|don't know|have no idea"
+    r"|am not (?:sure|able to))|I'm (?:not sure|unable to)|unable to (?:determine|answer|comply|tell)"
+    r"|(?:cannot|can't) be determined|not enough information|insufficient information"
     r"|as an ai|I'm sorry, but|I refuse)\b",
     re.IGNORECASE,
 )
@@ -302,8 +307,9 @@ RUBRIC_NOTES: dict[str, Callable[[str], str | None]] = {"cardinal": cardinal_not
 
 
 def looks_like_refusal(text: str) -> bool:
-    """True if ``text`` reads as an explicit refusal (used only when no answer was found)."""
-    return bool(_REFUSAL.search(text))
+    """True if ``text`` reads as an explicit refusal or "I don't know" (used, for every rubric,
+    only when no answer was found)."""
+    return bool(_REFUSAL.search(text.replace("\u2019", "'")))
 
 
 # -------------------------------------------------------------------------------------- formats

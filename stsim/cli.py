@@ -189,7 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("tasks", type=Path)
     a.add_argument("--limit", type=_int_at_least(0), default=50, help="violations to print (default 50)")
 
-    c = sub.add_parser("compare", help="per-family relative change in trimmed RMSE of run B against run A")
+    c = sub.add_parser("compare", help="per family, run B against run A: relative change in trimmed RMSE "
+                       "or accuracy difference, each with a paired bootstrap 95% CI")
     c.add_argument("run_a", type=Path, help="run folder (or scores.jsonl), e.g. direct answer")
     c.add_argument("run_b", type=Path, help="run folder (or scores.jsonl), e.g. code interpreter")
     c.add_argument("--trim", type=_trim_fraction, default=0.25, help="fraction trimmed each side (STARK §4.4: 0.25)")
@@ -228,17 +229,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_compare(args) -> int:
-    from .scoring.compare import compare_runs, format_comparison
+    from .scoring.compare import compare_runs, family_keys, format_comparison, run_mismatches
     if not 0 <= args.trim < 0.5:
         raise CLIError(f"--trim must be in [0, 0.5), got {args.trim}")
     rows = compare_runs(args.run_a, args.run_b, args.trim)
+    for w in run_mismatches(args.run_a, args.run_b, family_keys(args.run_a, args.run_b)):
+        print(f"stsim: warning: {w}", file=sys.stderr)
     if args.json:
         print(json.dumps(rows, indent=2, sort_keys=True))
     else:
         print(f"A = {args.run_a}\nB = {args.run_b}\n")
-        print(format_comparison(rows))
-        print(f"\nchange = (trim.RMSE B - trim.RMSE A) / trim.RMSE A, {args.trim:.0%} trimmed each side "
-              "(STARK §4.4); negative: B is better.")
+        print(format_comparison(rows, args.trim))
+        if any(r["kind"] == "numeric" for r in rows.values()):
+            print(f"\nchange = (RMSE B - RMSE A) / RMSE A, with {args.trim:.0%} of each run's errors trimmed each "
+                  f"side (RMSE t{100 * args.trim:g}%; STARK §4.4; `stsim run` trims 10 %); negative: B is better.")
+        if any(r["kind"] == "categorical" for r in rows.values()):
+            print("\nacc = accuracy, failures counting as wrong; B - A > 0: B is better.")
+        print("95% CI: paired bootstrap percentile interval (1000 resamples of the items both runs scored).")
     return 0
 
 
@@ -357,6 +364,11 @@ def _cmd_run(args) -> int:
     print(format_table(summary["families"]))
     for result in summary.get("analyses", {}).values():
         print(result["headline"])
+    recoverable = sum(r.get("lenient_recoverable", 0) for r in summary["families"].values())
+    if recoverable:
+        print(f"strictness: a lenient reader (words dropped: '4.49 s', 'x = 9.2, y = 1.6') would have read "
+              f"{recoverable} of the format failures (per family: 'lenient_recoverable' in summary.json); "
+              "they stay failures.")
     dead = [f for f, r in summary["families"].items() if r["n"] and r["failures"] == r["n"]]
     if dead:
         print(f"\nnote: solver {summary['solver']} gave no usable answer for {len(dead)} famil"
@@ -547,13 +559,15 @@ def _qstr_breakdown(tasks, answers) -> tuple[dict, str]:
         return {}, ""
     from .qstr.scoring import score_replies, summarise_scores
     rows = summarise_scores(score_replies(qt, replies))
-    lines = [f"\n{'calculus/question':<20} {'n':>5} {'acc':>7} {'TP':>6} {'FP':>6} {'FN':>6} "
+    lines = [f"\n{'calculus/question':<20} {'n':>5} {'acc':>7} {'unans.':>6} {'TP':>6} {'FP':>6} {'FN':>6} "
              f"{'invalid':>7} {'guess':>9}"]
     for key, r in rows.items():
-        lines.append(f"{key:<20} {r['n']:>5} {r['accuracy']:>7.4f} {r['tp']:>6} {r['fp']:>6} {r['fn']:>6} "
-                     f"{r['invalid_names']:>7} {r['guess_rate']:>9.2e}")
-    lines.append("(TP/FP/FN: relations correctly given / wrongly given / missed; invalid: names that are "
-                 "not relations of the calculus; guess: chance of the exact set by uniform guessing)")
+        lines.append(f"{key:<20} {r['n']:>5} {r['accuracy']:>7.4f} {r['unanswered']:>6} {r['tp']:>6} {r['fp']:>6} "
+                     f"{r['fn']:>6} {r['invalid_names']:>7} {r['guess_rate']:>9.2e}")
+    lines.append("(unans.: questions with no reply or no answer in it, wrong in 'acc' and left out of TP/FP/FN; "
+                 "TP/FP/FN: relations correctly given / wrongly given / missed in the answered questions; "
+                 "invalid: names that are not relations of the calculus; guess: chance of the exact set by "
+                 "uniform guessing)")
     return {"qstr": rows}, "\n".join(lines)
 
 

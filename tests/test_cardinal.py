@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from stsim.answers import parse_answer, read_cardinal
 from stsim.baselines.cardinal import solve_cardinal
-from stsim.scoring.cardinal_report import accuracy_with_sem, cardinal_report
+from stsim.scoring.cardinal_report import accuracy_with_sem, cardinal_report, headline
 from stsim.cli import main
 from stsim.generators.cardinal import LOCOMOTION, PERSONS, question_text
 from stsim.records import RecordError
@@ -194,12 +194,13 @@ def test_report_counts_and_confusion(large):
     rep = cardinal_report(tasks, answers)
     assert rep["overall"]["n"] == 5 and rep["overall"]["correct"] == 2
     assert rep["overall"]["sem"] == pytest.approx(math.sqrt(0.4 * 0.6 / 4), abs=1e-6)
-    assert rep["rubric"] == {"followed": 2, "failures": 3, "scored": 1, "scored_correct": 1,
-                             "invalid": 2}
+    assert rep["rubric"] == {"followed": 2, "failures": 2, "scored": 1, "scored_correct": 1,
+                             "invalid": 1, "missing": 1}
     west = rep["confusion"]["counts"][rep["confusion"]["rows"].index("west")]
     cols = rep["confusion"]["columns"]
     assert west[cols.index("west")] == 2 and west[cols.index("east")] == 1
-    assert west[cols.index("invalid")] == 2 and sum(west) == 5
+    assert west[cols.index("invalid")] == 1 and west[cols.index("missing")] == 1 and sum(west) == 5
+    assert "missing (no answer) 1" in headline(rep)
     assert sum(map(sum, rep["confusion"]["counts"])) == 5
     assert rep["by_direction"]["west"]["n"] == 5
 
@@ -229,7 +230,7 @@ def test_cli_run_oracle_and_score_model_text(tmp_path, capsys):
     assert rep["overall"]["accuracy"] == 1.0 and rep["overall"]["n"] == 112
     assert (out / "cardinal" / "confusion.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rows = (out / "cardinal" / "confusion.csv").read_text().splitlines()
-    assert len(rows) == 9 and rows[0].endswith(",invalid")
+    assert len(rows) == 9 and rows[0].endswith(",invalid,missing")
     # a "model" that always answers the side it walks on, in a sentence
     tasks = [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
     answers = tmp_path / "answers.jsonl"

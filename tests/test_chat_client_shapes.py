@@ -121,3 +121,13 @@ def test_connection_failures_are_counted_across_requests():
     assert not isinstance(first.value, EndpointUnreachable)
     with pytest.raises(EndpointUnreachable):
         c.complete(MSG)
+
+
+def test_run_counts_what_a_lenient_reader_would_recover(tmp_path, capsys):
+    out = tmp_path / "run"
+    with FakeChatServer(lambda b, n: (200, "The object is at x = 3.2, y = 4.1 km.")) as srv:
+        assert main(["run", "quickstart", "--n", "2", "--family", "stark.localization.range", "--solver",
+                     "openai:m", "--base-url", srv.url, "--out", str(out), "--quiet"]) == 0
+    fam = json.loads((out / "summary.json").read_text())["families"]["stark.localization.range"]
+    assert fam["failures"] == 2 and fam["lenient_recoverable"] == 2
+    assert "would have read 2 of the format failures" in capsys.readouterr().out

@@ -43,3 +43,42 @@ def test_runs_without_a_common_family_are_an_error(tmp_path, capsys):
         assert f"{tmp_path / 'a'} has fam.one; {tmp_path / 'b'} has fam.two" in cap.err
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "empty")]) == 2
     assert f"{tmp_path / 'empty'} has no scored family" in capsys.readouterr().err
+
+
+def _cat(path, correct, seed=0, prefix="x"):
+    path.mkdir()
+    rows = [{"task_id": f"{prefix}/{i}", "family": "c", "step": None, "status": "ok", "correct": c, "error": None}
+            for i, c in enumerate(correct)]
+    (path / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (path / "summary.json").write_text(json.dumps({"suite": "s", "seed": seed}))
+
+
+def test_categorical_families_get_accuracy_delta_with_a_paired_ci(tmp_path, capsys):
+    a = [1, 1, 1, 1, 1, 0, 0, 0, 0, 0]
+    b = [1, 1, 1, 1, 1, 1, 1, 1, 0, 0]  # B fixes three items and breaks none
+    _cat(tmp_path / "a", a)
+    _cat(tmp_path / "b", b)
+    r = compare_runs(tmp_path / "a", tmp_path / "b")["c"]
+    assert (r["accuracy_a"], r["accuracy_b"], r["accuracy_delta"]) == (0.5, 0.8, pytest.approx(0.3))
+    lo, hi = r["ci95"]
+    # paired: every resample's difference is >= 0 (B never worse on an item); unpaired it would not be
+    assert 0.0 <= lo <= 0.3 <= hi <= 0.7
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "+0.3000" in out and "B - A" in out and "paired" in out
+
+
+def test_identical_runs_have_a_zero_width_interval(tmp_path):
+    _scores(tmp_path / "a", "f", [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])
+    _scores(tmp_path / "b", "f", [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])
+    r = compare_runs(tmp_path / "a", tmp_path / "b")["f"]
+    assert r["relative_change"] == 0.0 and r["ci95"] == [0.0, 0.0]
+
+
+def test_runs_of_different_seeds_or_task_sets_are_named(tmp_path, capsys):
+    _cat(tmp_path / "a", [1, 0, 1, 0], seed=0)
+    _cat(tmp_path / "b", [1, 1, 1, 0, 1], seed=1)
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    err = capsys.readouterr().err
+    assert "the runs differ in seed: A 0, B 1" in err
+    assert "c: 0 item(s) only in A, 1 only in B (e.g. x/4); the 95 % CI uses the 4 common item(s)" in err

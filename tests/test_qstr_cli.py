@@ -79,6 +79,9 @@ def test_score_model_replies_gives_qstr_breakdown(tmp_path, capsys):
     r = summ["qstr"]["RCC-8/ct"]
     assert (r["tp"], r["fp"], r["fn"], r["invalid_names"]) == (4, 0, 4, 1)
     assert summ["qstr"]["PA/converse"]["correct"] == 1
+    # the 25 questions without a reply are unanswered, not false negatives
+    everything = summ["qstr"]["all/all"]
+    assert everything["unanswered"] == 25 and (everything["tp"], everything["fp"], everything["fn"]) == (5, 0, 4)
 
 
 def test_score_rejects_tampered_qstr_task(tmp_path, capsys):

@@ -87,3 +87,74 @@ def test_published_run_says_data_not_seed_and_announces_the_unpack(tmp_path, cap
     head = cap.out.splitlines()[0]
     assert "seed" not in head and f"data {archive}" in head
     assert "unpacking" in cap.err and "MB" in cap.err
+
+
+@pytest.mark.parametrize("rubric, fmt", [("stark", "point"), ("cardinal", "direction"),
+                                         ("qstrbench", "relation_set")])
+@pytest.mark.parametrize("text", ["I don't know.", "I don\u2019t know", "I cannot determine the direction.",
+                                  "There is not enough information to tell."])
+def test_one_refusal_reader_for_every_rubric(rubric, fmt, text):
+    from stsim.answers import parse_answer
+    a = parse_answer(text, task_id="t", step=None, answer_format=fmt, rubric=rubric)
+    assert a.status == "refusal", (rubric, text, a.status, a.detail)
+
+
+def test_refusal_words_do_not_hide_an_answer():
+    from stsim.answers import parse_answer
+    a = parse_answer("I'm not sure, but north.", task_id="t", step=None, answer_format="direction",
+                     rubric="cardinal")
+    assert a.status == "ok" and a.value == "north"
+
+
+def test_baseline_variant_labels_only_the_families_it_ran_on(tmp_path):
+    out = tmp_path / "run"
+    assert main(["run", "stark-mini", "--solver", "baseline:ls", "--family", "stark.*.range", "--out", str(out),
+                 "--quiet"]) == 0
+    by_family = {}
+    for line in (out / "answers.jsonl").read_text().splitlines():
+        a = json.loads(line)
+        by_family.setdefault(a["task_id"].split("/")[1], set()).add(a["solver"])
+    assert by_family["stark.localization.range"] == {"baseline:ls"}
+    assert by_family["stark.tracking.range"] == {"baseline"}  # no ls variant: the default baseline ran
+
+
+def test_a_family_without_any_solver_answer_has_accuracy_na(capsys):
+    from stsim.records import Answer, Task
+    from stsim.scoring.report import format_table, legend
+    from stsim.scoring.score import score_answers, summarise
+    tasks = [Task(f"t/k/{i}", "stark.knowledge.poi", "q", {}, 1, "binary", [], {}) for i in range(3)]
+    answers = [Answer(t.id, None, "no_estimate", detail="needs world knowledge") for t in tasks]
+    fams = summarise(score_answers(tasks, answers))
+    assert fams["stark.knowledge.poi"]["accuracy"] is None
+    table = format_table(fams)
+    assert "n/a" in table.splitlines()[1] and "0.0000" not in table.splitlines()[1].split()[2]
+    assert "accuracy n/a" in legend(fams)
+    # one wrong answer among them: a real 0.0
+    answers[0] = Answer(tasks[0].id, None, "ok", value=0)
+    assert summarise(score_answers(tasks, answers))["stark.knowledge.poi"]["accuracy"] == 0.0
+
+
+def test_zero_error_on_spatial_impute_is_explained():
+    from stsim.scoring.report import legend
+    fams = {"stark.field.spatial_impute": {"n": 50, "failures": 0, "trimmed_rmse": 0.0, "rmse": 0.0,
+                                           "median_error": 0.0, "metric": "rmspe"}}
+    note = legend(fams)
+    assert "inverse-distance weighting" in note and "does not leak" in note
+    assert "spatial_impute" not in legend({"stark.localization.range": {"n": 1, "failures": 0}})
+
+
+def test_field_columns_say_what_they_measure_and_trims_are_named():
+    from stsim.scoring.compare import format_comparison
+    from stsim.scoring.report import format_table, legend
+    fams = {"stark.field.temporal_impute": {"n": 2, "failures": 0, "trimmed_rmse": 0.1, "rmse": 0.1,
+                                            "median_error": 0.1, "metric": "rmspe"},
+            "stark.localization.range": {"n": 2, "failures": 0, "trimmed_rmse": 0.2, "rmse": 0.2,
+                                         "median_error": 0.2}}
+    table = format_table(fams)
+    head, field, point = table.splitlines()[:3]
+    assert "trim.RMSE" not in head and "trim.err" in head and "measure" in head
+    assert field.split()[2] == "rel.L2" and point.split()[2] == "eucl"
+    assert "rel.L2 = ||pred - gold|| / ||gold||" in legend(fams)
+    rows = {"f": {"kind": "numeric", "n_a": 1, "n_b": 1, "failures_a": 0, "failures_b": 0,
+                  "trimmed_rmse_a": 1.0, "trimmed_rmse_b": 1.0, "relative_change": 0.0, "ci95": None}}
+    assert "RMSE t25% A" in format_comparison(rows, 0.25)

@@ -211,7 +211,8 @@ def test_released_instances_match_distance_py_value_for_value(released, oracle, 
         ours = it.error if it.time_error is None else (it.error, it.time_error)
         assert _same(ours, theirs), (task.id, ours, theirs)
     capsys.readouterr()
-    assert checked >= 6 * 17 * 3  # 14 tier-1 + 4 field families x 3 instances (one has no family here)
+    assert len({t.family for t in released}) == 18  # 14 tier-1 + 4 field families, 3 instances each
+    assert checked == 6 * len(released) == 6 * 18 * 3
 
 
 def test_legacy_reader_drops_signs_and_takes_the_first_block():

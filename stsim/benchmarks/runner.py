@@ -33,7 +33,7 @@ from tqdm import tqdm
 
 from .. import __version__
 from ..records import Answer, JsonlWriter, Score, Task
-from ..answers import get_format
+from ..answers import get_format, lenient_read
 from ..solvers.random_guess import random_reference
 from ..scoring.score import run_analyses, score_answers, summarise, wants_analysis
 from ..scoring.stark_metric import stark_item, summarise_stark
@@ -206,6 +206,7 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     n_tasks = 0
     categorical: list[Task] = []  # for the random-guess reference column
     stark_items = []  # STARK's own per-item convention (stark_metric), one per STARK instance
+    lenient: dict[str, int] = {}  # format failures a lenient reader would have read (model text)
     interrupted = False
     started = time.perf_counter()
     stream = None
@@ -241,6 +242,10 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                     sw.write(s)
                 all_scores.extend(scores)
                 item = stark_item(task, answers, steps)
+                for a in answers:
+                    if a.status == "format_failure" and a.text is not None and lenient_read(
+                            a.text, task.answer_format, task.meta.get("answer_spec")) is not None:
+                        lenient[task.family] = lenient.get(task.family, 0) + 1
                 if item is not None:
                     stark_items.append(item)
                 if wants_analysis(task.family):
@@ -269,6 +274,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                            families=summarise(all_scores, trim))
             for fam, row in summarise_stark(stark_items, trim).items():
                 summary["families"].setdefault(fam, {}).update(row)
+            for fam, k in lenient.items():
+                summary["families"].setdefault(fam, {})["lenient_recoverable"] = k
             if analysed[0]:
                 summary["analyses"] = run_analyses(*analysed, out_dir=out)
             for fam, ref in random_reference(categorical, steps).items():

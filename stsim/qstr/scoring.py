@@ -75,13 +75,20 @@ def gold_canonical(task: Task) -> list[str]:
 
 
 def score_reply(task: Task, text: Any, coarsen: Mapping[str, str] | None = None) -> QuestionScore:
-    """Score one reply; ``coarsen`` maps canonical names to a coarser calculus first."""
+    """Score one reply; ``coarsen`` maps canonical names to a coarser calculus first.  A
+    missing reply, or one without an answer, is wrong and ``answered=False``, with TP = FP =
+    FN = 0: its gold relations are not counted as false negatives (they were never answered)."""
     given, invalid, found = read_relations(text, task)
     gold = gold_canonical(task)
     if coarsen is not None:
         given = sorted({coarsen[g] for g in given})
         gold = sorted({coarsen[g] for g in gold})
     g, a = set(gold), set(given)
+    if not found:  # no reply, or no answer in it: wrong, but no relation was given or missed
+        return QuestionScore(
+            task_id=task.id, calculus=task.meta.get("calculus", "?"), qtype=task.meta.get("qtype", "?"),
+            variant=task.meta.get("variant", "base"), answered=False, correct=0, tp=0, fp=0, fn=0,
+            given=[], invalid=[], gold=sorted(g), guess_rate=float(task.meta.get("guess_rate", 0.0)))
     return QuestionScore(
         task_id=task.id, calculus=task.meta.get("calculus", "?"), qtype=task.meta.get("qtype", "?"),
         variant=task.meta.get("variant", "base"), answered=found,

@@ -4,8 +4,11 @@ person, and the 8 x 8 (+ invalid) confusion matrix as numbers and as a PNG heatm
 
 Every reply is read by :func:`stsim.answers.read_cardinal`: a bare direction follows the
 rubric; a longer reply naming exactly one direction is scored on it but counted as a rubric
-failure; anything else (no direction, several directions, a failed or missing answer) is
-*invalid*, counts as wrong and lands in the confusion matrix's last column.
+failure; anything else (no direction, several directions, a refusal or an unreadable answer)
+is *invalid*, counts as wrong and lands in the confusion matrix's ``invalid`` column.  An item
+with no answer at all (no line in the answers file, a failed request) is *missing*: it counts
+as wrong too but has its own bucket and column, so a broken run is not read as a model that
+answers badly.
 """
 from __future__ import annotations
 
@@ -19,8 +22,8 @@ from typing import Any, Iterable
 from ..answers import COMPASS8, read_cardinal
 from ..records import Answer, Task
 
-#: Columns of the confusion matrix: the eight points, then ``invalid``.
-PREDICTED = (*COMPASS8, "invalid")
+#: Columns of the confusion matrix: the eight points, then ``invalid`` and ``missing``.
+PREDICTED = (*COMPASS8, "invalid", "missing")
 #: Best accuracy on the 5,760-question set among the eight models of seed 002 (§4), for context.
 PAPER_BEST_LARGE = (0.5951389, "gpt-3.5-turbo-0125")
 
@@ -46,8 +49,8 @@ def accuracy_with_sem(correct: list[int]) -> dict[str, Any]:
 
 def _prediction(answer: Answer | None) -> tuple[str, bool, str | None]:
     """(predicted column, rubric followed, note) of one answer."""
-    if answer is None:
-        return "invalid", False, "missing"
+    if answer is None or answer.status == "missing":
+        return "missing", False, "missing"
     if answer.text is not None:
         reading = read_cardinal(answer.text)
         followed = reading.strict
@@ -65,23 +68,27 @@ def cardinal_report(tasks: Iterable[Task], answers: Iterable[Answer]) -> dict[st
     Returns a JSON-serialisable dict: ``overall`` (n, correct, accuracy, sem), ``rubric``
     (``followed``, ``failures`` = replies not a bare direction, of which ``scored`` named one
     direction and ``scored_correct`` were right; ``invalid`` = no usable direction),
+    ``missing`` = no answer at all, not counted among the rubric failures),
     ``by_<key>`` for each of :data:`BREAKDOWNS`, and ``confusion`` (``rows`` gold in COMPASS8
-    order, ``columns`` :data:`PREDICTED`, ``counts`` 8 x 9 integers).
+    order, ``columns`` :data:`PREDICTED`, ``counts`` 8 x 10 integers).
     """
     by_id = {(a.task_id, a.step): a for a in answers}
     counts = [[0] * len(PREDICTED) for _ in COMPASS8]
     outcomes: list[int] = []
     groups: dict[str, dict[str, list[int]]] = {k: defaultdict(list) for k in BREAKDOWNS}
-    rubric = {"followed": 0, "failures": 0, "scored": 0, "scored_correct": 0, "invalid": 0}
+    rubric = {"followed": 0, "failures": 0, "scored": 0, "scored_correct": 0, "invalid": 0, "missing": 0}
     for t in tasks:
         predicted, followed, _ = _prediction(by_id.get((t.id, None)))
         ok = int(predicted == t.answer)
         outcomes.append(ok)
         counts[COMPASS8.index(t.answer)][PREDICTED.index(predicted)] += 1
-        rubric["followed" if followed else "failures"] += 1
+        if predicted == "missing":
+            rubric["missing"] += 1
+        else:
+            rubric["followed" if followed else "failures"] += 1
         if predicted == "invalid":
             rubric["invalid"] += 1
-        elif not followed:
+        elif predicted != "missing" and not followed:
             rubric["scored"] += 1
             rubric["scored_correct"] += ok
         labels = {"family": t.family, **{k: t.meta.get(k) for k in BREAKDOWNS[1:]}}
@@ -103,13 +110,13 @@ def headline(report: dict[str, Any]) -> str:
               else f"(n={o['n']}, SEM undefined)")
     return (f"cardinal directions: accuracy {acc} {spread}; rubric not followed "
             f"{r['failures']} (scored on one direction {r['scored']}, of which correct "
-            f"{r['scored_correct']}); invalid {r['invalid']}  [paper's best on the large set: "
+            f"{r['scored_correct']}); invalid {r['invalid']}; missing (no answer) {r.get('missing', 0)}  [paper's best on the large set: "
             f"{PAPER_BEST_LARGE[0]:.3f}, {PAPER_BEST_LARGE[1]}, seed 002 §4]")
 
 
 def plot_confusion(report: dict[str, Any], path: str | Path, title: str = "") -> None:
     """Write the confusion matrix as a PNG heatmap (matplotlib, Agg backend): gold rows,
-    predicted columns (8 points + invalid), each cell annotated with its count."""
+    predicted columns (8 points, invalid, missing), each cell annotated with its count."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -117,8 +124,9 @@ def plot_confusion(report: dict[str, Any], path: str | Path, title: str = "") ->
     counts = c["counts"]
     fig, ax = plt.subplots(figsize=(7.5, 6.0), dpi=100)
     im = ax.imshow(counts, cmap="Blues")
-    ax.set_xticks(range(len(c["columns"])), [s.upper() if s != "invalid" else "inv." for s in
-                                             ("n", "ne", "e", "se", "s", "sw", "w", "nw", "invalid")])
+    short = {"invalid": "inv.", "missing": "miss."}
+    ax.set_xticks(range(len(c["columns"])), [short.get(s, s.upper()) for s in
+                                             ("n", "ne", "e", "se", "s", "sw", "w", "nw", *c["columns"][8:])])
     ax.set_yticks(range(len(c["rows"])), [s.upper() for s in ("n", "ne", "e", "se", "s", "sw", "w", "nw")])
     ax.set_xlabel("predicted")
     ax.set_ylabel("gold")

@@ -2,12 +2,18 @@
 against code interpreter (B), as STARK §4.4 / Table 4 does: the relative change in trimmed
 RMSE, ``(RMSE_B - RMSE_A) / RMSE_A``, with the top and bottom 25 % of each run's errors removed
 (negative = B is better).  Failures are counted, not trimmed away: they have no error.
+Categorical families compare accuracy (B - A).  Every difference comes with a paired bootstrap
+95 % interval over the items both runs scored, and runs of different seeds, suites or task
+sets are named in warnings (:func:`run_mismatches`).
 """
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ..records import RecordError, iter_jsonl
 from .metrics import trimmed_rmse
@@ -27,24 +33,71 @@ def _families_text(run: str | Path, fams: dict[str, Any]) -> str:
     return f"{run} has {shown}"
 
 
-def _family_errors(run: str | Path) -> dict[str, dict[str, Any]]:
+def _family_items(run: str | Path) -> dict[str, dict[tuple[str, Any], dict[str, Any]]]:
+    """family -> {(task_id, step): {"status", "error", "correct"}} from a run's scores.jsonl."""
     path = Path(run) / "scores.jsonl" if Path(run).is_dir() else Path(run)
-    fams: dict[str, dict[str, Any]] = defaultdict(lambda: {"errors": [], "n": 0, "failures": 0})
+    fams: dict[str, dict[tuple[str, Any], dict[str, Any]]] = defaultdict(dict)
     for lineno, obj in iter_jsonl(path):
         if "family" not in obj or "status" not in obj:
             raise RecordError(f"{path}:{lineno}: a score needs 'family' and 'status'")
-        f = fams[obj["family"]]
-        f["n"] += 1
-        if obj["status"] != "ok":
-            f["failures"] += 1
-        elif obj.get("error") is not None:
-            f["errors"].append(float(obj["error"]))
+        fams[obj["family"]][(str(obj.get("task_id")), obj.get("step"))] = {
+            "status": obj["status"], "error": obj.get("error"), "correct": obj.get("correct")}
     return dict(fams)
 
 
-def compare_runs(run_a: str | Path, run_b: str | Path, trim: float = STARK_CI_TRIM) -> dict[str, dict[str, Any]]:
-    """Per family present in both runs: n, failures and trimmed RMSE of each, and
-    ``relative_change`` of B against A (``None`` when undefined: no errors, or A's RMSE is 0).
+def _run_meta(run: str | Path) -> dict[str, Any]:
+    """The run's summary.json (``{}`` when absent or unreadable: a bare scores file)."""
+    path = Path(run) / "summary.json" if Path(run).is_dir() else Path(run).with_name("summary.json")
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+#: summary.json settings that make two runs answer different questions when they differ.
+_SETTINGS = ("suite", "seed", "data", "n_per_family", "families_filter", "max_steps", "tasks")
+
+
+def run_mismatches(run_a: str | Path, run_b: str | Path,
+                   items: dict[str, tuple[set, set]] | None = None) -> list[str]:
+    """Warnings naming each difference between two runs that makes their numbers not paired:
+    a setting of summary.json (:data:`_SETTINGS`, e.g. the seed) and, per family, items (task
+    and step) present in only one run."""
+    a, b = _run_meta(run_a), _run_meta(run_b)
+    out = [f"the runs differ in {k}: A {a.get(k)!r}, B {b.get(k)!r}" for k in _SETTINGS
+           if k in a and k in b and a.get(k) != b.get(k)]
+    for fam, (ka, kb) in sorted((items or {}).items()):
+        if ka != kb:
+            out.append(f"{fam}: {len(ka - kb)} item(s) only in A, {len(kb - ka)} only in B "
+                       f"(e.g. {sorted(ka ^ kb, key=str)[0][0]}); the 95 % CI uses the {len(ka & kb)} common item(s)")
+    return out
+
+
+def _ci(values: np.ndarray) -> list[float] | None:
+    v = values[np.isfinite(values)]
+    if len(v) < 2:
+        return None
+    lo, hi = np.percentile(v, [2.5, 97.5])
+    return [round(float(lo), 6), round(float(hi), 6)]
+
+
+def _accuracy(rows: dict) -> float:
+    return sum(1 for r in rows.values() if r["status"] == "ok" and r.get("correct")) / len(rows)
+
+
+def compare_runs(run_a: str | Path, run_b: str | Path, trim: float = STARK_CI_TRIM, *,
+                 n_boot: int = 1000, seed: int = 0) -> dict[str, dict[str, Any]]:
+    """Per family present in both runs.
+
+    Numeric families: n, failures and trimmed RMSE of each, ``relative_change`` of B against A
+    (``None`` when undefined: no errors, or A's RMSE is 0) and its ``ci95``.  Categorical
+    families (scores with ``correct``): ``accuracy_a``, ``accuracy_b`` (failures count as
+    wrong), ``accuracy_delta`` = B - A and its ``ci95``.
+
+    The 95 % intervals are paired bootstrap percentiles (``n_boot`` resamples, fixed ``seed``)
+    over the items (task, step) scored in both runs: each resample draws the same items for A
+    and B, so item difficulty cancels (Efron & Tibshirani 1993, ch. 13); ``None`` with fewer
+    than 2 common items.
 
     Args:
         run_a, run_b: run folders (holding ``scores.jsonl``) or ``scores.jsonl`` files.
@@ -53,28 +106,85 @@ def compare_runs(run_a: str | Path, run_b: str | Path, trim: float = STARK_CI_TR
         RecordError: a missing or malformed scores file.
         NothingToCompare: (a RecordError) no family is in both runs, naming each run's families.
     """
-    a, b = _family_errors(run_a), _family_errors(run_b)
+    a, b = _family_items(run_a), _family_items(run_b)
     if not set(a) & set(b):
         raise NothingToCompare(f"no family in common: {_families_text(run_a, a)}; {_families_text(run_b, b)}")
+    rng = np.random.default_rng(seed)
     out = {}
     for fam in sorted(set(a) & set(b)):
-        ra = trimmed_rmse(a[fam]["errors"], trim) if a[fam]["errors"] else None
-        rb = trimmed_rmse(b[fam]["errors"], trim) if b[fam]["errors"] else None
+        ia, ib = a[fam], b[fam]
+        common = sorted(set(ia) & set(ib), key=str)
+        base = {"n_a": len(ia), "n_b": len(ib),
+                "failures_a": sum(r["status"] != "ok" for r in ia.values()),
+                "failures_b": sum(r["status"] != "ok" for r in ib.values()), "n_common": len(common)}
+        categorical = any(r.get("correct") is not None for r in (*ia.values(), *ib.values()))
+        idx = rng.integers(0, len(common), (n_boot, len(common))) if len(common) >= 2 else None
+        if categorical:
+            acc_a, acc_b = _accuracy(ia), _accuracy(ib)
+            ci = None
+            if idx is not None:
+                ca = np.array([1.0 if ia[k]["status"] == "ok" and ia[k].get("correct") else 0.0 for k in common])
+                cb = np.array([1.0 if ib[k]["status"] == "ok" and ib[k].get("correct") else 0.0 for k in common])
+                ci = _ci(cb[idx].mean(axis=1) - ca[idx].mean(axis=1))
+            out[fam] = {**base, "kind": "categorical", "accuracy_a": round(acc_a, 6), "accuracy_b": round(acc_b, 6),
+                        "accuracy_delta": round(acc_b - acc_a, 6), "ci95": ci}
+            continue
+        ea = [r["error"] for r in ia.values() if r["status"] == "ok" and r["error"] is not None]
+        eb = [r["error"] for r in ib.values() if r["status"] == "ok" and r["error"] is not None]
+        ra = trimmed_rmse(ea, trim) if ea else None
+        rb = trimmed_rmse(eb, trim) if eb else None
         change = None if ra is None or rb is None or ra == 0 else (rb - ra) / ra
-        out[fam] = {"n_a": a[fam]["n"], "n_b": b[fam]["n"], "failures_a": a[fam]["failures"],
-                    "failures_b": b[fam]["failures"], "trimmed_rmse_a": ra, "trimmed_rmse_b": rb,
-                    "relative_change": change}
+        ci = None
+        if idx is not None:
+            pa = np.array([_err(ia[k]) for k in common])
+            pb = np.array([_err(ib[k]) for k in common])
+            boot = []
+            for row in idx:
+                xa, xb = pa[row], pb[row]
+                xa, xb = xa[~np.isnan(xa)], xb[~np.isnan(xb)]
+                if len(xa) and len(xb):
+                    ta = trimmed_rmse(xa, trim)
+                    boot.append((trimmed_rmse(xb, trim) - ta) / ta if ta else np.nan)
+            ci = _ci(np.array(boot, dtype=float))
+        out[fam] = {**base, "kind": "numeric", "trimmed_rmse_a": ra, "trimmed_rmse_b": rb,
+                    "relative_change": change, "ci95": ci}
     return out
 
 
-def format_comparison(rows: dict[str, dict[str, Any]]) -> str:
-    """Fixed-width table of :func:`compare_runs` (at least one row)."""
-    w = max(len(f) for f in rows)
-    f4 = lambda x: "-".rjust(9) if x is None else f"{x:9.4f}"  # noqa: E731
-    lines = [f"{'family':<{w}}  {'n A':>5}  {'n B':>5}  {'fail A':>6}  {'fail B':>6}  {'trim.RMSE A':>11}  "
-             f"{'trim.RMSE B':>11}  {'change':>8}"]
-    for fam, r in rows.items():
-        ch = "-" if r["relative_change"] is None else f"{100 * r['relative_change']:+.1f}%"
-        lines.append(f"{fam:<{w}}  {r['n_a']:>5}  {r['n_b']:>5}  {r['failures_a']:>6}  {r['failures_b']:>6}  "
-                     f"{f4(r['trimmed_rmse_a']):>11}  {f4(r['trimmed_rmse_b']):>11}  {ch:>8}")
+def _err(r: dict[str, Any]) -> float:
+    return float(r["error"]) if r["status"] == "ok" and r["error"] is not None else np.nan
+
+
+def family_keys(run_a: str | Path, run_b: str | Path) -> dict[str, tuple[set, set]]:
+    """family -> (item keys of A, item keys of B), for families in both runs."""
+    a, b = _family_items(run_a), _family_items(run_b)
+    return {f: (set(a[f]), set(b[f])) for f in set(a) & set(b)}
+
+
+def format_comparison(rows: dict[str, dict[str, Any]], trim: float = STARK_CI_TRIM) -> str:
+    """Fixed-width tables of :func:`compare_runs` (numeric families, then categorical ones)."""
+    lines: list[str] = []
+    num = {f: r for f, r in rows.items() if r.get("kind", "numeric") == "numeric"}
+    cat = {f: r for f, r in rows.items() if r.get("kind") == "categorical"}
+    pct = f"t{100 * trim:g}%"
+    f4 = lambda x: "-".rjust(11) if x is None else f"{x:11.4f}"  # noqa: E731
+    if num:
+        w = max(len(f) for f in num)
+        lines.append(f"{'family':<{w}}  {'n A':>5}  {'n B':>5}  {'fail A':>6}  {'fail B':>6}  {'RMSE ' + pct + ' A':>11}  "
+                     f"{'RMSE ' + pct + ' B':>11}  {'change':>8}  {'95% CI (paired)':>17}")
+        for fam, r in num.items():
+            ch = "-" if r["relative_change"] is None else f"{100 * r['relative_change']:+.1f}%"
+            ci = "-" if not r.get("ci95") else f"[{100 * r['ci95'][0]:+.1f}%, {100 * r['ci95'][1]:+.1f}%]"
+            lines.append(f"{fam:<{w}}  {r['n_a']:>5}  {r['n_b']:>5}  {r['failures_a']:>6}  {r['failures_b']:>6}  "
+                         f"{f4(r['trimmed_rmse_a'])}  {f4(r['trimmed_rmse_b'])}  {ch:>8}  {ci:>17}")
+    if cat:
+        if lines:
+            lines.append("")
+        w = max(len(f) for f in cat)
+        lines.append(f"{'family':<{w}}  {'n A':>5}  {'n B':>5}  {'fail A':>6}  {'fail B':>6}  {'acc A':>7}  {'acc B':>7}  "
+                     f"{'B - A':>7}  {'95% CI (paired)':>17}")
+        for fam, r in cat.items():
+            ci = "-" if not r.get("ci95") else f"[{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
+            lines.append(f"{fam:<{w}}  {r['n_a']:>5}  {r['n_b']:>5}  {r['failures_a']:>6}  {r['failures_b']:>6}  "
+                         f"{r['accuracy_a']:7.4f}  {r['accuracy_b']:7.4f}  {r['accuracy_delta']:+7.4f}  {ci:>17}")
     return "\n".join(lines)

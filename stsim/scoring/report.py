@@ -74,7 +74,8 @@ def format_table(families: dict[str, dict[str, Any]]) -> str:
         lines.append(f"{'family':<{w}}  {'n':>5}  {'accuracy':>9}  {'partial':>9}  {'failed':>6}  "
                      f"{'random':>9}  {'rnd.part':>9}  {'chance':>9}")
         for f, r in categorical.items():
-            lines.append(f"{f:<{w}}  {r['n']:>5}  {_f(r['accuracy'])}  {_f(r.get('partial_accuracy'))}  "
+            acc = "n/a".rjust(9) if r["accuracy"] is None else _f(r["accuracy"])
+            lines.append(f"{f:<{w}}  {r['n']:>5}  {acc}  {_f(r.get('partial_accuracy'))}  "
                          f"{r['failures']:>6}  {_f(r.get('random_accuracy'))}  "
                          f"{_f(r.get('random_partial_accuracy'))}  {_f(r.get('chance'))}")
         for f, r in categorical.items():
@@ -119,6 +120,10 @@ def legend(families: dict[str, dict[str, Any]]) -> str:
     if any(f.endswith("event_xyt") for f in numeric):
         notes.append("event_xyt families answer [x, y, t0]; our error is the Euclidean norm of "
                      "(dx km, dy km, dt s or min) together, so it mixes units.")
+    if "stark.field.spatial_impute" in numeric:
+        notes.append("stark.field.spatial_impute: STARK's prompt states the rule (inverse-distance weighting of "
+                     "the shown readings) and its gold follows that rule, so a solver applying it scores 0 "
+                     "(Table 3: o3, 0.000); the gold is computed from the inputs, it does not leak into them.")
     if any("stark_n" in families[f] for f in numeric):
         notes.append("'STARK trim' is STARK's own convention (its released distance.py/main.py): per item the "
                      "root mean square over the coordinates (a 2-D point: Euclidean error / sqrt 2), one value per "
@@ -134,6 +139,9 @@ def legend(families: dict[str, dict[str, Any]]) -> str:
         notes.append("'STARK best' is the best model of STARK Table 3 on the paper's own (~15-item) "
                      "subsets of its released tasks: context, not the same tasks as this run; compare it with "
                      "'STARK trim', not with our Euclidean columns.")
+    if any(families[f]["accuracy"] is None for f in categorical):
+        notes.append("accuracy n/a: the solver gave no answer for any item of the family (no_estimate: e.g. "
+                     "world-knowledge items have no first-principle baseline); it is not a score of 0.")
     if categorical:
         notes.append("'random' / 'rnd.part' are the measured random-guess reference on the same tasks, "
                      "'chance' its expected accuracy; 'partial' is partial credit (DE-9IM: fraction of "

@@ -123,7 +123,10 @@ def summarise(scores: Iterable[Score], trim: float = 0.10) -> dict[str, dict[str
             row.update(trimmed_rmse=_r(trimmed_rmse(errs, trim)), rmse=_r(rmse(errs)),
                        median_error=_r(median_error(errs)))
         else:
-            row["accuracy"] = _r(sum(s.correct or 0 for s in ok) / len(items))
+            # a solver with no answer for any item (e.g. no baseline for world-knowledge items)
+            # has no accuracy: None ("n/a"), not 0.0
+            none = fails.get("no_estimate", 0) == len(items)
+            row["accuracy"] = None if none else _r(sum(s.correct or 0 for s in ok) / len(items))
             if any("tp" in s.extra for s in ok):
                 for k in ("tp", "fp", "fn"):
                     row[k] = sum(s.extra.get(k, 0) for s in ok)

@@ -59,7 +59,8 @@ class BaselineSolver:
             return ALTERNATIVES[task.family][self.variant](task, solver=self.name)
         if task.family not in BASELINES:
             raise SolverError(f"no baseline for family {task.family!r}")
-        return BASELINES[task.family](task, solver=self.name)
+        # the family has no such variant: its default baseline answers, and says so
+        return BASELINES[task.family](task, solver="baseline")
 
 
 SOLVERS: dict[str, Callable[[str | None], Solver]] = {}
