@@ -164,6 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("tasks", type=Path)
     s.add_argument("answers", type=Path)
     s.add_argument("--out", type=Path, default=None, help="also write scores.jsonl and summary.json here")
+    s.add_argument("--cluster", default=None, metavar="local:N|tcp://HOST:PORT",
+                   help="score on a Dask cluster in chunks of tasks (docs/distributed.md)")
     s.add_argument("--max-steps", type=_int_at_least(0), default=10, metavar="K",
                    help="tracking steps scored per task (default 10; 0 = all)")
     s.add_argument("--trim", type=_trim_fraction, default=0.10, help="trim fraction each side (default 0.10)")
@@ -460,6 +462,9 @@ def _cmd_score(args) -> int:
     from .registry import validate_task
     if args.tolerance is not None and not args.tolerance >= 0:
         raise CLIError(f"--tolerance must be non-negative, got {args.tolerance}")
+    if args.cluster is not None:
+        from .benchmarks.cluster import check_cluster_spec
+        check_cluster_spec(args.cluster)  # before anything is read or written
     tasks = read_tasks(args.tasks)
     for t in tasks:
         validate_task(t)
@@ -477,7 +482,12 @@ def _cmd_score(args) -> int:
         _out_dir(args.out)
     for w in warnings:
         print(f"stsim: warning: {w}", file=sys.stderr)
-    scores = score_answers(tasks, answers, max_steps=None if args.max_steps == 0 else args.max_steps)
+    if args.cluster is not None:
+        from .benchmarks.cluster import Cluster, score_on_cluster
+        with Cluster(args.cluster) as cl:
+            scores = score_on_cluster(cl.client, tasks, answers, None if args.max_steps == 0 else args.max_steps)
+    else:
+        scores = score_answers(tasks, answers, max_steps=None if args.max_steps == 0 else args.max_steps)
     tag_outcomes(scores, args.tolerance)
     fams = summarise(scores, args.trim)
     for fam, ref in random_reference(tasks, None if args.max_steps == 0 else args.max_steps).items():

@@ -43,9 +43,10 @@ def address():
         yield lc.scheduler_address
 
 
-def _summary(out: Path) -> dict:
+def _summary(out: Path, timing: bool = True) -> dict:
     s = json.loads((out / "summary.json").read_text().replace(str(out), "OUT"))  # analyses name their files
-    s.pop("wall_s")  # the one timing field
+    if timing:
+        s.pop("wall_s")  # the one timing field
     return s
 
 
@@ -86,6 +87,13 @@ def test_mixed_suite_same_bytes_as_local_run(tmp_path, address):
     assert (tmp_path / "dask" / "cardinal" / "report.json").exists()
     tasks = (tmp_path / "dask" / "tasks.jsonl").read_text().splitlines()
     assert [json.loads(l)["family"] for l in tasks] == [f for f, k in MIXED.items() for _ in range(k)]
+    # score: the same scores and summary as scoring here
+    local = tmp_path / "local"
+    assert main(["score", str(local / "tasks.jsonl"), str(local / "answers.jsonl"), "--out", str(tmp_path / "s1")]) == 0
+    assert main(["score", str(local / "tasks.jsonl"), str(local / "answers.jsonl"), "--out", str(tmp_path / "s2"),
+                 "--cluster", address]) == 0
+    assert (tmp_path / "s1" / "scores.jsonl").read_bytes() == (tmp_path / "s2" / "scores.jsonl").read_bytes()
+    assert _summary(tmp_path / "s1", timing=False) == _summary(tmp_path / "s2", timing=False)
     # generate: the same file as the local generator
     assert main(["generate", suite, "-o", str(tmp_path / "g.jsonl"), "--cluster", address, "--chunk-size", "4"]) == 0
     assert (tmp_path / "g.jsonl").read_bytes() == (tmp_path / "local" / "tasks.jsonl").read_bytes()

@@ -343,3 +343,37 @@ def cache_entries(path: str | Path | None) -> dict[str, dict]:
                 obj = json.loads(line)
                 out[obj["key"]] = obj
     return out
+
+
+def _score_chunk(tasks: list[Task], answers: list[Answer], max_steps: int | None) -> list[Score]:
+    return score_answers(tasks, answers, max_steps=max_steps)
+
+
+def score_on_cluster(client, tasks: list[Task], answers: list[Answer], max_steps: int | None,
+                     size: int = DEFAULT_CHUNK * 16) -> list[Score]:
+    """``score_answers(tasks, answers, max_steps)`` computed in chunks of ``size`` tasks on the
+    cluster (``stsim score --cluster``); the same list, in task order.
+
+    Raises:
+        ChunkFailed: a chunk that failed ``RETRIES + 1`` times (naming its tasks).
+    """
+    by_task: dict[str, list[Answer]] = {}
+    for a in answers:
+        by_task.setdefault(a.task_id, []).append(a)
+    parts = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+    futures = [client.submit(_score_chunk, part, [a for t in part for a in by_task.get(t.id, [])], max_steps,
+                             retries=RETRIES, pure=False) for part in parts]
+    out: list[Score] = []
+    failed, errors = [], []
+    try:
+        for part, fut in zip(parts, futures):
+            try:
+                out.extend(fut.result())
+            except Exception as exc:  # noqa: BLE001 - reported with the task ids below
+                failed.extend(t.id for t in part)
+                errors.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        client.cancel(futures)
+    if failed:
+        raise ChunkFailed(failed, errors)
+    return out
