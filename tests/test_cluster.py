@@ -99,6 +99,15 @@ def test_mixed_suite_same_bytes_as_local_run(tmp_path, address):
     assert (tmp_path / "g.jsonl").read_bytes() == (tmp_path / "local" / "tasks.jsonl").read_bytes()
 
 
+def test_data_suite_ships_the_loaded_tasks(tmp_path, address, stark_data):
+    """stark-published read here from the released files; workers get the tasks, not the files."""
+    args = ["run", "stark-published", "--data", str(stark_data), "--n", "1", "--quiet"]
+    assert main(args + ["--out", str(tmp_path / "local")]) == 0
+    assert main(args + ["--out", str(tmp_path / "dask"), "--cluster", address, "--chunk-size", "5"]) == 0
+    _same_run(tmp_path / "local", tmp_path / "dask")
+    assert _summary(tmp_path / "dask")["n_tasks"] > 10
+
+
 def test_killed_worker_loses_and_duplicates_nothing(tmp_path, address):
     """Answers come from a slow loopback model (0.15 s a request) so the run is still going when
     one worker process is killed; its chunks are rerun elsewhere and every task is written once."""

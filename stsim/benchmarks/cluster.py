@@ -22,7 +22,6 @@ Needs the optional extra ``stsim[distributed]`` (``dask[distributed]``).
 from __future__ import annotations
 
 import itertools
-import json
 import re
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -330,19 +329,6 @@ class ChunkStream:
                 client.cancel(list(pending.values()), force=True)
             if cache_f is not None:
                 client.cancel([cache_f])
-
-
-def cache_entries(path: str | Path | None) -> dict[str, dict]:
-    """The live-model response cache at ``path`` (JSONL, ``key`` -> entry; {} when absent)."""
-    if path is None or not Path(path).is_file():
-        return {}
-    out = {}
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                obj = json.loads(line)
-                out[obj["key"]] = obj
-    return out
 
 
 def _score_chunk(tasks: list[Task], answers: list[Answer], max_steps: int | None) -> list[Score]:

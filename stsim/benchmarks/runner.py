@@ -296,7 +296,7 @@ def _cluster_stream(cl, suite, suite_name: str, seed: int, n: int | None, only: 
     """The :class:`~stsim.benchmarks.cluster.ChunkStream` of a ``--cluster`` run: generated
     suites send (family, index) keys, data suites the loaded tasks; live models get the
     cluster-wide semaphore and the shared response cache (appended to the run's cache file)."""
-    from .cluster import DEFAULT_CHUNK, ChunkStream, Work, cache_entries, chunks_of
+    from .cluster import DEFAULT_CHUNK, ChunkStream, Work, chunks_of
     size = chunk_size or DEFAULT_CHUNK
     if suite.loader is None:
         chunks = chunks_of(suite=suite_name, seed=seed, keys=suite.task_keys(n, only), size=size)
