@@ -220,7 +220,11 @@ def test_live_model_global_concurrency_and_shared_cache(tmp_path, address):
         cache = (out / "llm_cache.jsonl").read_text().splitlines()
         assert len(cache) == 12 and len({json.loads(l)["key"] for l in cache}) == 12
         first = (out / "answers.jsonl").read_bytes()
+        trans = [json.loads(l) for l in (out / "transcript.jsonl").read_text().splitlines()]
+        assert len(trans) == 12 and not any(r["cached"] for r in trans)  # one line per request
         assert main(args + ["--out", str(out)]) == 0
         assert len(srv.requests) == sent  # resumed: every reply from the cache
         assert (out / "answers.jsonl").read_bytes() == first
         assert len((out / "llm_cache.jsonl").read_text().splitlines()) == 12
+        trans = [json.loads(l) for l in (out / "transcript.jsonl").read_text().splitlines()]
+        assert len(trans) == 24 and all(r["cached"] for r in trans[12:])  # the resume: cache hits

@@ -167,6 +167,16 @@ class Work:
     leases: int = 1
 
 
+class _Collect(list):
+    """A stand-in for a JsonlWriter that keeps the records (a chunk's transcript lines)."""
+
+    def write(self, record) -> None:
+        self.append(record)
+
+    def close(self) -> None:
+        pass
+
+
 class _LeaseSemaphore:
     """``threading.BoundedSemaphore``'s ``acquire``/``release``/context use on a Dask semaphore."""
 
@@ -192,13 +202,15 @@ def run_chunk(chunk: Chunk, work: Work, cache: dict | None = None) -> dict[str, 
     """Generate (or take), solve and score one chunk on a worker.
 
     Returns ``{"number", "tasks": [Task], "answers": [[Answer]], "scores": [[Score]], "cache":
-    [new cache entries]}`` (lists in task order; ``answers``/``scores`` empty when generating
-    only).  An exception raised while solving one task is that task's ``crashed`` answer
-    (``runner.safe_solve``); generation errors propagate (the chunk is retried, then reported).
+    [new cache entries], "transcript": [live-model transcript records]}`` (lists in task order;
+    ``answers``/``scores`` empty when generating only).  An exception raised while solving one
+    task is that task's ``crashed`` answer (``runner.safe_solve``); generation errors propagate
+    (the chunk is retried, then reported).
     """
     from .runner import safe_solve  # same level; runner imports this module lazily too
     tasks = chunk.make()
-    out: dict[str, Any] = {"number": chunk.number, "tasks": tasks, "answers": [], "scores": [], "cache": []}
+    out: dict[str, Any] = {"number": chunk.number, "tasks": tasks, "answers": [], "scores": [], "cache": [],
+                           "transcript": []}
     if work.solver_spec is None:
         return out
     solver = get_solver(work.solver_spec, work.options)
@@ -207,6 +219,7 @@ def run_chunk(chunk: Chunk, work: Work, cache: dict | None = None) -> dict[str, 
     if chat is not None and hasattr(chat, "_cache"):
         chat._cache.update(cache or {})
         known = set(chat._cache)
+        chat._trans_w = out["transcript"] = _Collect()
         if work.semaphore is not None:
             chat._sem = _LeaseSemaphore(work.semaphore, work.leases)
     try:
@@ -250,13 +263,14 @@ class ChunkStream:
 
     A chunk that failed ``RETRIES + 1`` times (or whose workers kept dying) is skipped and
     recorded in :attr:`failed` (task ids) and :attr:`errors`; the stream goes on with the others.
-    ``cache_file``: a :class:`~stsim.records.JsonlWriter` that receives the new live-model cache
-    entries of each chunk as it arrives.  Closing the generator (or Ctrl-C while waiting) cancels
-    every chunk still on the cluster.
+    ``cache_file`` / ``transcript_file``: :class:`~stsim.records.JsonlWriter` s that receive the
+    new live-model cache entries and transcript records of each chunk as it arrives.  Closing the
+    generator (or Ctrl-C while waiting) cancels every chunk still on the cluster.
     """
 
     def __init__(self, client, chunks: Iterable[Chunk], work: Work, *, window: int,
-                 cache: dict | None = None, cache_file=None) -> None:
+                 cache: dict | None = None, cache_file=None, transcript_file=None) -> None:
+        self.transcript_file = transcript_file
         self.client = client
         self.chunks = iter(chunks)
         self.work = work
@@ -314,6 +328,9 @@ class ChunkStream:
                     if self.cache_file is not None:
                         for entry in res["cache"]:
                             self.cache_file.write(entry)
+                    if self.transcript_file is not None:
+                        for record in res["transcript"]:
+                            self.transcript_file.write(record)
                     done[number] = res
                 else:
                     exc = fut.exception()

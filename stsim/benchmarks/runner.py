@@ -303,12 +303,13 @@ def _cluster_stream(cl, suite, suite_name: str, seed: int, n: int | None, only: 
     else:
         chunks = chunks_of(suite=suite_name, seed=seed, tasks=tasks, size=size)
     work = Work(solver_spec, dict(options), steps)
-    cache, cache_file = None, None
+    cache, cache_file, transcript_file = None, None, None
     chat = getattr(solver, "client", None)
     if getattr(solver, "threaded", False) and chat is not None and hasattr(chat, "_cache"):
         # one cache file, written here only; workers read the broadcast copy and return new entries
         cache = dict(chat._cache)
         cache_file = getattr(chat, "_cache_w", None)
+        transcript_file = getattr(chat, "_trans_w", None)
         work.options.update(out_dir=None, cache=None)
         work.threads = workers
         work.semaphore = f"stsim-llm-{id(stack):x}-{time.time_ns():x}"
@@ -316,6 +317,6 @@ def _cluster_stream(cl, suite, suite_name: str, seed: int, n: int | None, only: 
         from distributed import Semaphore
         stack.callback(Semaphore(max_leases=work.leases, name=work.semaphore).close)
     stream = ChunkStream(cl.client, chunks, work, window=2 * cl.n_threads() + 1, cache=cache,
-                         cache_file=cache_file)
+                         cache_file=cache_file, transcript_file=transcript_file)
     stream.chunk_size = size
     return stream
