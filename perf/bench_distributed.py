@@ -55,7 +55,7 @@ def main() -> None:
     clusters = {}
     for k in (1, 2):
         t0 = time.perf_counter()
-        lc = LocalCluster(n_workers=k, threads_per_worker=1, processes=True, dashboard_address=None)
+        lc = LocalCluster(n_workers=k, threads_per_worker=1, processes=True, dashboard_address=":0")
         clusters[k] = lc
         warm = dict(cases[0][1], n=1)
         timed("warm-up", None, cluster=lc.scheduler_address, **warm)

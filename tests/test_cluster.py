@@ -39,7 +39,7 @@ def _mixed() -> str:
 @pytest.fixture(scope="module")
 def address():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=True,
-                                  dashboard_address=None) as lc:
+                                  dashboard_address=":0") as lc:
         yield lc.scheduler_address
 
 

@@ -22,6 +22,7 @@ Needs the optional extra ``stsim[distributed]`` (``dask[distributed]``).
 from __future__ import annotations
 
 import itertools
+import logging
 import re
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -106,7 +107,8 @@ class Cluster:
         try:
             if m:
                 self._local = distributed.LocalCluster(n_workers=int(m.group(1)), threads_per_worker=1,
-                                                       processes=True, dashboard_address=None)
+                                                       processes=True, dashboard_address=":0",
+                                                       silence_logs=logging.ERROR)  # e.g. slow shutdowns
                 self.client = distributed.Client(self._local)
             else:
                 self.client = distributed.Client(self.spec, timeout="10s")
