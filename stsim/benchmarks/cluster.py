@@ -335,13 +335,17 @@ class ChunkStream:
                             self.transcript_file.write(record)
                     done[number] = res
                 else:
-                    exc = fut.exception()
+                    try:
+                        exc = fut.exception()
+                    except Exception as why:  # noqa: BLE001 - e.g. cancelled by the scheduler
+                        exc = why
                     failed[number] = chunk_of[number].task_ids()
                     self.failed = [i for k in sorted(failed) for i in failed[k]]  # task order
                     self.errors.append(f"{type(exc).__name__}: {exc}")
                     done[number] = None
                 fut.release()
-                while more and len(pending) < self.window:
+                # a slow early chunk holds the later ones back: buffer at most 4 windows of them
+                while more and len(pending) < self.window and len(done) < 4 * self.window:
                     more = submit()
         finally:
             if pending:
