@@ -11,10 +11,12 @@
     stsim calculus list | show NAME [--format json|gqr] [--out DIR] | witness rcc22 R S T
     stsim compare RUN_A RUN_B [--trim 0.25]
     stsim sandbox run FILE.py [--timeout S] [--memory MB] [--args JSON_FILE|JSON]
+                              [--isolation bwrap|process]
 
-Exit codes: 0 success (``sandbox run``: whatever the program did; its status is in the JSON);
-1 the audit found violations; 2 bad input (message on stderr, no
-traceback); 130 interrupted (files written so far are kept).
+Exit codes: 0 success; 1 the audit found violations, or ``sandbox run``'s outcome is not
+``ok`` (the JSON printed says which); 2 bad input, or no namespace isolation without
+``--isolation process`` (message on stderr, no traceback); 130 interrupted (files written so
+far are kept).
 """
 from __future__ import annotations
 
@@ -131,10 +133,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "models: requests in flight across the whole cluster")
     _add_cluster(r)
     r.add_argument("--quiet", action="store_true", help="no progress bar")
-    r.add_argument("--sandbox", choices=("fresh", "zygote"), default="fresh",
-                   help="for code: and openai --mode ci: a fresh sandbox per program (default), or "
-                        "reused pre-imported zygote sandboxes (much faster; jobs share a sandbox one "
-                        "after another, with every leftover process killed and /tmp emptied in between)")
+    r.add_argument("--sandbox", choices=("fresh", "zygote"), default="zygote",
+                   help="for code: and openai --mode ci: reused pre-imported zygote sandboxes forking "
+                        "one child per program (default, about 10x faster; programs share a sandbox "
+                        "one after another, with every leftover process killed and /tmp emptied in "
+                        "between), or a fresh sandbox per program")
+    r.add_argument("--isolation", choices=("bwrap", "process"), default="bwrap",
+                   help="for code: and openai --mode ci: namespace isolation with bubblewrap (default; "
+                        "refuses to start where it is unavailable), or the explicit, weaker process "
+                        "mode (recorded in answers.jsonl, summary.json and the report)")
     m = r.add_argument_group("live models (--solver openai:MODEL)")
     m.add_argument("--base-url", default=None, metavar="URL",
                    help="OpenAI-compatible endpoint root (default https://api.openai.com/v1)")
@@ -226,7 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
     sr.add_argument("--args", default=None, metavar="JSON",
                     help='call arguments, a JSON file or inline JSON: {"inputs": ...} for solver(inputs) '
                          'or {"readings", "coordinate", "timestamp"} for solver(readings, coordinate, timestamp)')
-    sr.add_argument("--isolation", choices=("auto", "bwrap", "process"), default="auto")
+    sr.add_argument("--isolation", choices=("bwrap", "process"), default="bwrap",
+                    help="namespace isolation with bubblewrap (default; refuses to run where it is "
+                         "unavailable, saying why), or the explicit, weaker process mode")
     return ap
 
 
@@ -253,7 +262,7 @@ def _cmd_compare(args) -> int:
 
 def _cmd_sandbox(args) -> int:
     from .sandbox.isolation import Limits, Sandbox, SandboxError
-    from .sandbox.call import check_call_args, check_solver_form
+    from .sandbox.call import check_call_args, check_solver_form, solver_parameters
     try:
         source = args.file.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -282,7 +291,14 @@ def _cmd_sandbox(args) -> int:
     try:
         check_solver_form(source, call)
     except ValueError as exc:
-        raise CLIError(f"{args.file}: {exc}") from None
+        hint = ""
+        if call is None:
+            params = solver_parameters(source) or []
+            example = ('\'{"inputs": {...}}\'' if len(params) == 1 else
+                       '\'{"readings": [[...], ...], "coordinate": [[x, y], ...], "timestamp": [t, ...]}\'')
+            hint = (f"; pass them with --args {example} or --args FILE.json "
+                    f"(a JSON object; see docs/sandbox.md for the three call forms)")
+        raise CLIError(f"{args.file}: {exc}{hint}") from None
     try:
         limits = Limits(wall_s=args.timeout, cpu_s=args.cpu or args.timeout, memory_mb=args.memory)
         with Sandbox(limits, isolation=args.isolation) as sandbox:
@@ -290,7 +306,7 @@ def _cmd_sandbox(args) -> int:
     except (ValueError, SandboxError) as exc:
         raise CLIError(str(exc)) from None
     print(json.dumps(result.to_dict(), sort_keys=True))
-    return 0
+    return 0 if result.status == "ok" else 1
 
 
 def _cmd_list(args) -> int:
@@ -356,6 +372,8 @@ def _cmd_run(args) -> int:
                        concurrency=max(1, args.workers))
     if args.solver.startswith(("openai", "code")):
         options["sandbox_reuse"] = args.sandbox == "zygote"
+        options["isolation"] = args.isolation
+        options["concurrency"] = max(1, args.workers)
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
                   only=args.family, solver_options=options or None, cluster=args.cluster,
@@ -364,6 +382,9 @@ def _cmd_run(args) -> int:
     print(f"suite {summary['suite']}  solver {summary['solver']}  {seed}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
     print(format_table(summary["families"]))
+    if summary.get("isolation"):
+        print(f"sandbox isolation: {summary['isolation']}"
+              + (f"\nwarning: {summary['isolation_note']}" if summary.get("isolation_note") else ""))
     for result in summary.get("analyses", {}).values():
         print(result["headline"])
     recoverable = sum(r.get("lenient_recoverable", 0) for r in summary["families"].values())

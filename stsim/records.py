@@ -168,6 +168,9 @@ class Answer:
         text: raw model text when the answer was parsed from text.
         detail: free-form explanation of a non-ok outcome (e.g. why no estimate).
         solver: name of the solver that produced it.
+        isolation: for answers computed by sandboxed code (``code:`` solvers, live models in
+            ``--mode ci``), the sandbox's isolation level (``bwrap...`` = namespaces,
+            ``process...`` = the weaker explicit process mode); ``None`` otherwise.
     """
 
     task_id: str
@@ -177,6 +180,7 @@ class Answer:
     text: str | None = None
     detail: str | None = None
     solver: str | None = None
+    isolation: str | None = None
 
     def __post_init__(self) -> None:
         if self.status not in ANSWER_STATUSES:

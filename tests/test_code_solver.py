@@ -3,6 +3,7 @@ baselines run *as code through the sandbox* score exactly as they do in-process.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -79,6 +80,58 @@ def test_single_program_for_every_task_and_cli(tmp_path, capsys):
     assert t0[0]["status"] == "bad_shape" and "one number" in t0[0]["detail"]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["families"]["stark.tracking.range"]["failure_kinds"] == {"bad_shape": 10}
+    # every answer and the run say how the code was isolated: namespaces by default
+    assert {a["isolation"].split("+")[0] for a in answers} == {"bwrap"}
+    assert summary["isolation"].startswith("bwrap") and "isolation_note" not in summary
+    assert "sandbox isolation: bwrap" in capsys.readouterr().out
+
+
+def test_code_runs_keep_each_programs_output_truncated(tmp_path):
+    prog = tmp_path / "chatty.py"
+    # 100 000 bytes to stdout (more than the 64 KiB kept), 6 bytes to stderr
+    prog.write_text("import sys\ndef solver():\n    sys.stdout.write('x' * 100000)\n"
+                    "    sys.stderr.write('hello\\n')\n    return 1.0\n")
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--n", "1", "--family", "stark.temporal_localization.event",
+                 "--solver", f"code:{prog}", "--out", str(out), "--quiet"]) == 0
+    (tid,) = [json.loads(l)["id"] for l in (out / "tasks.jsonl").read_text().splitlines()]
+    stem = out / "program_output" / program_name(tid)[:-3]
+    kept = Path(f"{stem}.stdout.txt").read_text()
+    assert kept.startswith("x" * 65536) and kept.count("x") == 65536
+    assert kept.endswith(f"[stsim: {100000 - 65536} more bytes dropped]\n")
+    assert Path(f"{stem}.stderr.txt").read_text() == "hello\n"
+
+
+def test_weaker_process_mode_is_explicit_and_recorded(tmp_path, capsys):
+    prog = tmp_path / "one.py"
+    prog.write_text("def solver():\n    return 1.0\n")
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--n", "1", "--family", "stark.temporal_localization.event",
+                 "--solver", f"code:{prog}", "--out", str(out), "--quiet", "--isolation", "process"]) == 0
+    answers = [json.loads(l) for l in (out / "answers.jsonl").read_text().splitlines()]
+    assert answers and all(a["status"] == "ok" and a["isolation"].startswith("process") for a in answers)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["isolation"].startswith("process") and "no filesystem" in summary["isolation_note"]
+    assert "warning: code ran with --isolation process" in capsys.readouterr().out
+
+
+def test_fail_closed_without_namespaces(tmp_path, monkeypatch, capsys):
+    """Where namespaces cannot be had, code: solvers and `sandbox run` refuse to start (exit 2,
+    nothing written) instead of falling back to the weaker process mode."""
+    from stsim.sandbox import isolation as sandbox
+    monkeypatch.setattr(sandbox, "_PROBE", dict(sandbox._PROBE, bwrap=(False, "simulated: no user namespaces")))
+    prog = tmp_path / "one.py"
+    prog.write_text("def solver():\n    return 1.0\n")
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--n", "1", "--solver", f"code:{prog}", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "refusing to run untrusted code without namespace isolation" in err and "--isolation process" in err
+    assert "simulated: no user namespaces" in err and not out.exists()
+    assert main(["sandbox", "run", str(prog)]) == 2
+    assert "simulated: no user namespaces" in capsys.readouterr().err
+    assert main(["run", "quickstart", "--n", "1", "--solver", "openai:m", "--mode", "ci", "--out", str(out),
+                 "--quiet"]) == 2
+    assert "refusing" in capsys.readouterr().err and not out.exists()
 
 
 def test_folder_of_programs_tracking_form_and_missing(tmp_path):
@@ -96,6 +149,7 @@ def test_folder_of_programs_tracking_form_and_missing(tmp_path):
     c = [sum(s[i] for s in trk.inputs["sensors"]) / len(trk.inputs["sensors"]) for i in (0, 1)]
     assert ans[3].value == pytest.approx(c)
     assert [a.status for a in solver.solve(loc)] == ["missing"]
+    solver.close()
 
 
 def test_typed_value_and_failures_map_to_items():

@@ -78,7 +78,7 @@ def test_cli_names_the_wrong_argument_before_running(tmp_path, capsys):
         (["--args", str(args_file)], f"--args {args_file}: the tracking form needs"),
         (["--args", "[1, 2]"], "--args: expected a JSON object"),
         (["--args", '{"inputs": {}}'], f"{prog}: solver(readings, coordinate, timestamp) is called with"),
-        ([], "no arguments were given"),
+        ([], "no arguments were given; pass them with --args '{\"readings\": "),
         (["--args", "{oops"], "--args: not valid JSON"),
         (["--args", str(tmp_path / "none.json")], "none.json: no such file"),
     ]
@@ -94,3 +94,13 @@ def test_cli_inline_arguments_run(tmp_path, capsys):
     assert main(["sandbox", "run", str(prog), "--args", json.dumps(TRACK), "--timeout", "20"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert (out["status"], out["value"]) == ("ok", [2, 2]), out["detail"]
+
+
+def test_cli_without_args_says_how_to_pass_inputs(tmp_path, capsys):
+    prog = tmp_path / "one.py"
+    prog.write_text("def solver(inputs):\n    return inputs['x']\n")
+    assert main(["sandbox", "run", str(prog)]) == 2
+    err = capsys.readouterr().err
+    assert "pass them with --args '{\"inputs\": {...}}' or --args FILE.json" in err
+    assert main(["sandbox", "run", str(prog), "--args", '{"inputs": {"x": 3}}']) == 0
+    assert json.loads(capsys.readouterr().out)["value"] == 3

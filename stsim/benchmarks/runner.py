@@ -14,7 +14,11 @@ everything it finished)::
                     categorical families also get "chance", "breakdown" and the measured
                     random-guess reference "random_accuracy" on the same tasks;
                     "solver_variant_families": families that used a ``baseline:NAME``
-                    variant (the others ran the default baseline)
+                    variant (the others ran the default baseline);
+                    "isolation": the sandbox isolation level(s) of code-computed answers
+                    (None when no code ran), "isolation_note" when it was the weaker process mode
+    program_output/ ``<task>.stdout.txt`` / ``.stderr.txt``: what each ``code:`` program printed
+                    (truncated at the sandbox's output limit, the dropped byte count noted)
     cardinal/       report.json, confusion.csv, confusion.png (cardinal-direction tasks only)
 """
 from __future__ import annotations
@@ -39,6 +43,11 @@ from ..scoring.score import run_analyses, score_answers, summarise, wants_analys
 from ..scoring.stark_metric import stark_item, summarise_stark
 from ..solvers.base import ORACLE_PREFIXES, OracleSolver, Solver, SolverError, get_solver
 from .suites import SuiteError, get_suite
+
+
+#: what summary.json and the report say when code ran without namespaces
+WEAK_ISOLATION_NOTE = ("code ran with --isolation process: a resource-limited process with no "
+                       "filesystem, network or PID namespaces (weaker than the default bwrap)")
 
 
 def safe_solve(solver: Solver, task: Task) -> list[Answer]:
@@ -203,6 +212,7 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     if solver_options:
         summary["solver_options"] = {k: str(v) if isinstance(v, Path) else v for k, v in solver_options.items()}
     variant_families: set[str] = set()  # families that used the solver's variant
+    isolation: set[str] = set()  # sandbox isolation levels of the answers computed by code
     n_tasks = 0
     categorical: list[Task] = []  # for the random-guess reference column
     stark_items = []  # STARK's own per-item convention (stark_metric), one per STARK instance
@@ -238,6 +248,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
             for task, answers, scores in results:
                 for a in answers:
                     aw.write(a)
+                    if a.isolation:
+                        isolation.add(a.isolation)
                 for s in scores:
                     sw.write(s)
                 all_scores.extend(scores)
@@ -269,6 +281,9 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                 results.close()  # cancels the chunks still on the cluster
                 if stream.failed:
                     summary["failed_tasks"] = list(stream.failed)
+            summary["isolation"] = ", ".join(sorted(isolation)) or None
+            if any(i.startswith("process") for i in isolation):
+                summary["isolation_note"] = WEAK_ISOLATION_NOTE
             summary.update(n_tasks=n_tasks, interrupted=interrupted,
                            wall_s=round(time.perf_counter() - started, 3),
                            families=summarise(all_scores, trim))

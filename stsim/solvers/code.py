@@ -19,12 +19,13 @@ no_result) on every item of the task.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..answers import get_format
 from ..records import Answer, RecordError, Task, iter_jsonl
-from ..sandbox.isolation import Limits, Sandbox, SandboxResult
+from ..sandbox.isolation import Limits, Sandbox, SandboxError, SandboxResult, require_isolation
 from .base import SolverError, register_solver
 
 
@@ -80,6 +81,10 @@ def call_args(task: Task) -> dict[str, Any]:
 
 def answers_from_result(task: Task, res: SandboxResult, solver: str) -> list[Answer]:
     """One :class:`Answer` per item of ``task`` from a sandbox result."""
+    return [replace(a, isolation=res.isolation) for a in _answers(task, res, solver)]
+
+
+def _answers(task: Task, res: SandboxResult, solver: str) -> list[Answer]:
     keys = [s.index for s in task.steps] or [None]
     if res.status != "ok":
         return [Answer(task.id, k, res.status, detail=res.detail, solver=solver) for k in keys]
@@ -111,13 +116,19 @@ class CodeSolver:
 
     Args:
         path: ``FILE.py``, ``DIR`` or ``FILE.jsonl`` (see the module docstring).
-        limits: sandbox limits; ``sandbox_options`` go to :class:`Sandbox` (e.g. ``share_stsim``).
+        output_dir: where each program's stdout and stderr are kept (see :meth:`keep_output`);
+            ``stsim run`` passes ``OUT/program_output``.  None: not kept.
+        limits: sandbox limits; ``sandbox_options`` go to :class:`Sandbox` (e.g. ``share_stsim``,
+            ``isolation``: ``"bwrap"`` by default, ``"process"`` only when asked for).
     Raises:
-        SolverError: the path does not exist or a JSONL line is malformed.
+        SolverError: the path does not exist, a JSONL line is malformed, or the isolation asked
+            for cannot be had here (fail closed: checked before any program runs).
     """
 
-    def __init__(self, path: str | Path, limits: Limits | None = None, **sandbox_options: Any) -> None:
+    def __init__(self, path: str | Path, limits: Limits | None = None, *,
+                 output_dir: str | Path | None = None, **sandbox_options: Any) -> None:
         self.path = Path(path)
+        self.output_dir = Path(output_dir) if output_dir is not None else None
         self.name = f"code:{path}"
         self._single: str | None = None
         self._programs: dict[str, str] | None = None
@@ -135,9 +146,21 @@ class CodeSolver:
             self._single = self.path.read_text(encoding="utf-8")
         elif not self.path.is_dir():
             raise SolverError(f"code solver: {self.path} is neither a .py file, a .jsonl file nor a folder")
+        try:
+            require_isolation(sandbox_options.get("isolation", "bwrap"))
+        except (SandboxError, ValueError) as exc:
+            raise SolverError(f"{self.name}: {exc}") from None
         self._limits = limits
         self._options = sandbox_options
         self._sandbox: Sandbox | None = None
+        if sandbox_options.get("reuse", True):
+            # zygotes are started now, by this (the run's) thread: they live as long as it does
+            # (bubblewrap's --die-with-parent), and threads solving tasks share them
+            self._sandbox = Sandbox(self._limits, **self._options)
+
+    #: the work happens in sandboxes: the runner solves tasks in threads sharing this solver
+    #: (one zygote per worker thread, ``warm``) instead of one solver per worker process
+    threaded = True
 
     def program_for(self, task: Task) -> str | None:
         if self._single is not None:
@@ -168,13 +191,33 @@ class CodeSolver:
             keys = [s.index for s in task.steps] or [None]
             return [Answer(task.id, k, "missing", detail=f"no program for this task in {self.path}",
                            solver=self.name) for k in keys]
-        return answers_from_result(task, self.run_program(task, source), self.name)
+        res = self.run_program(task, source)
+        self.keep_output(task, res)
+        return answers_from_result(task, res, self.name)
+
+    def keep_output(self, task: Task, res: SandboxResult) -> None:
+        """Write what the program printed to ``output_dir/<task>.stdout.txt`` and
+        ``.stderr.txt`` (only when non-empty): the first ``Limits.output_bytes`` of each, and
+        when more was printed a last line ``[stsim: N more bytes dropped]``."""
+        if self.output_dir is None:
+            return
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        stem = program_name(task.id)[:-3]
+        for name, text, total in (("stdout", res.stdout, res.stdout_bytes), ("stderr", res.stderr, res.stderr_bytes)):
+            if not total and not text:
+                continue
+            dropped = total - min(total, int(res.limits.get("output_bytes", total)))
+            if dropped:
+                text += f"\n[stsim: {dropped} more bytes dropped]\n"
+            (self.output_dir / f"{stem}.{name}.txt").write_text(text, encoding="utf-8")
 
 
-def _code_factory(arg: str | None, *, sandbox_reuse: bool = False, **_options) -> CodeSolver:
+def _code_factory(arg: str | None, *, sandbox_reuse: bool = True, isolation: str = "bwrap",
+                  out_dir: str | Path | None = None, concurrency: int = 1, **_options) -> CodeSolver:
     if not arg:
         raise SolverError("--solver code:PATH needs a .py file, a folder of programs or a .jsonl file")
-    return CodeSolver(arg, reuse=sandbox_reuse)
+    return CodeSolver(arg, reuse=sandbox_reuse, isolation=isolation, warm=max(1, int(concurrency)),
+                      output_dir=Path(out_dir) / "program_output" if out_dir is not None else None)
 
 
 register_solver("code", _code_factory)

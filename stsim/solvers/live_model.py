@@ -23,7 +23,7 @@ from typing import Any
 from ..answers import parse_answer
 from ..records import Answer, Task
 from .chat_client import ChatClient, ChatConfig, ChatError, ChatReply, EndpointUnreachable, needs_api_key
-from ..sandbox.isolation import Limits, Sandbox
+from ..sandbox.isolation import Limits, Sandbox, SandboxError, require_isolation
 from .base import SolverError, register_solver
 
 #: STARK Table 5, direct-answer mode (same content, our wording).
@@ -126,6 +126,12 @@ class OpenAISolver:
         return got
 
     def _answer(self, task: Task, step: int | None, got: ChatReply) -> Answer:
+        a = self._parse(task, step, got)
+        if self.mode == "ci":  # the model could run code: say how it was isolated
+            a.isolation = self.sandbox.isolation_label
+        return a
+
+    def _parse(self, task: Task, step: int | None, got: ChatReply) -> Answer:
         if got.outcome == "refusal":
             return Answer(task.id, step, "refusal", text=got.text, detail=got.detail, solver=self.name)
         if got.outcome != "ok":
@@ -179,9 +185,15 @@ def _openai_factory(arg: str | None, *, base_url: str | None = None, mode: str =
                     temperature: float | None = 0.0, seed: int | None = 0, max_tokens: int | None = None,
                     timeout_s: float = 120.0, max_retries: int = 5, concurrency: int = 4,
                     api_key_env: str = "OPENAI_API_KEY", max_steps: int | None = 10,
-                    max_turns: int = 5, sandbox_reuse: bool = False, **_: Any) -> OpenAISolver:
+                    max_turns: int = 5, sandbox_reuse: bool = True, isolation: str = "bwrap",
+                    **_: Any) -> OpenAISolver:
     if not arg:
         raise SolverError("--solver openai:MODEL needs a model name")
+    if mode == "ci":  # fail closed before the first request
+        try:
+            require_isolation(isolation)
+        except (SandboxError, ValueError) as exc:
+            raise SolverError(f"--solver openai:{arg} --mode ci: {exc}") from None
     why = needs_api_key(base_url or ChatConfig.base_url, api_key_env)
     if why is not None:
         raise SolverError(f"--solver openai:{arg}: {why}")
@@ -191,7 +203,10 @@ def _openai_factory(arg: str | None, *, base_url: str | None = None, mode: str =
     out = Path(out_dir) if out_dir is not None else None
     cache_path = Path(cache) if cache is not None else (out / "llm_cache.jsonl" if out else None)
     transcript = out / "transcript.jsonl" if out else None
-    sandbox = Sandbox(Limits(), reuse=True, warm=max(1, concurrency)) if sandbox_reuse and mode == "ci" else None
+    sandbox = None
+    if mode == "ci":
+        sandbox = Sandbox(Limits(), isolation=isolation, reuse=sandbox_reuse,
+                          warm=max(1, concurrency) if sandbox_reuse else 0)
     return OpenAISolver(ChatClient(cfg, cache_path, transcript), mode=mode, max_turns=max_turns,
                         max_steps=max_steps, sandbox=sandbox)
 
