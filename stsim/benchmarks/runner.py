@@ -330,7 +330,14 @@ def _cluster_stream(cl, suite, suite_name: str, seed: int, n: int | None, only: 
         work.semaphore = f"stsim-llm-{id(stack):x}-{time.time_ns():x}"
         work.leases = max(1, int(options.get("concurrency", workers)))
         from distributed import Semaphore
-        stack.callback(Semaphore(max_leases=work.leases, name=work.semaphore).close)
+        sem = Semaphore(max_leases=work.leases, name=work.semaphore)
+
+        def close_semaphore() -> None:
+            import warnings
+            with warnings.catch_warnings():  # a worker's last release may still be on its way
+                warnings.simplefilter("ignore", RuntimeWarning)
+                sem.close()
+        stack.callback(close_semaphore)
     stream = ChunkStream(cl.client, chunks, work, window=2 * cl.n_threads() + 1, cache=cache,
                          cache_file=cache_file, transcript_file=transcript_file)
     stream.chunk_size = size
