@@ -15,6 +15,7 @@ import socket
 import sys
 import tempfile
 import threading
+from dataclasses import replace
 import time
 from pathlib import Path
 
@@ -270,13 +271,20 @@ def test_hostile(host, mode, kind, name, source, expect, args):
 @pytest.mark.parametrize("mode", MODES)
 def test_another_concurrent_sandboxs_work_folder(host, mode):
     """Two sandboxes at once: the second cannot read, nor find, the first one's files."""
-    holder = prog("open('held.txt', 'w').write('held-secret-9')\nimport time\ntime.sleep(2.5)\nreturn 1")
+    # the holder keeps its file until the host drops 'release' into its work folder (or its
+    # wall time nears), so the test does not depend on how fast a loaded machine starts it
+    holder = prog("open('held.txt', 'w').write('held-secret-9')\nimport time\n"
+                  "t0 = time.monotonic()\n"
+                  "while time.monotonic() - t0 < 25:\n"
+                  "    try:\n        open('release').close()\n        break\n"
+                  "    except FileNotFoundError:\n        time.sleep(0.02)\nreturn 1")
     out = {}
-    with Sandbox(LIMITS, isolation=mode) as a:
+    with Sandbox(replace(LIMITS, wall_s=30.0, cpu_s=5.0), isolation=mode) as a:
         t = threading.Thread(target=lambda: out.setdefault("a", a.run(holder)))
         t.start()
         found = []
-        for _ in range(100):  # the host sees the first sandbox's folder appear
+        deadline = time.monotonic() + 25
+        while time.monotonic() < deadline:  # the host sees the first sandbox's folder appear
             found = [p for p in Path(tempfile.gettempdir()).glob(f"stsim-sandbox-{os.getpid()}-*/held.txt")]
             if found:
                 break
@@ -287,6 +295,7 @@ def test_another_concurrent_sandboxs_work_folder(host, mode):
         scan = b.run(prog("found = []\nfor d in ['', *os.listdir('/tmp')]:\n    try:\n"
                           "        found.append(len(open(f'/tmp/{d}/held.txt'.replace('//', '/')).read()))\n"
                           "    except (FileNotFoundError, NotADirectoryError):\n        pass\nreturn found", OS))
+        (found[0].parent / "release").write_text("")
         t.join()
     assert out["a"].status == "ok"
     assert direct.status in ({"crashed"} if mode == "bwrap" else {"forbidden"}), direct.detail
