@@ -6,7 +6,13 @@ the domain centre with finite-difference Jacobians (for proximity: STARK's grid 
 table also gives each method's trimmed RMSE on the same tasks, since a fast solver that lands in
 the wrong minimum is no bargain.
 
-Run:  python perf/bench_tier1.py [--n 100] [--seed 0]
+A second table (issue 20) gives every default tier-1 baseline, tracking included: tasks per
+second, how the total cost grows from ``--small`` to ``--large`` tasks per family (``growth`` =
+time(large) / time(small) / (large / small): 1.0 is linear), and the speed-up of solving through
+the runner with ``--workers 2`` over 1 on the same ``--large`` tasks (process start-up
+included, as a user sees it).
+
+Run:  python perf/bench_tier1.py [--n 100] [--seed 0] [--small 10] [--large 200] [--skip-naive]
 """
 from __future__ import annotations
 
@@ -23,6 +29,9 @@ from stsim.scoring.metrics import trimmed_rmse
 from stsim.registry import generate_task
 from stsim.sim.readings import readings_to_array
 
+TRACKING = ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",
+            "stark.tracking.proximity", "stark.tracking.event", "stark.temporal_tracking.event",
+            "stark.tracking.event_xyt"]
 FAMILIES = ["stark.localization.range", "stark.localization.bearing",
             "stark.localization.range_bearing", "stark.localization.proximity",
             "stark.localization.event", "stark.temporal_localization.event",
@@ -55,11 +64,49 @@ def naive(task) -> object:
     return least_squares(f, x0).x.tolist()
 
 
+def _solve_time(fam: str, tasks) -> float:
+    t = time.perf_counter()
+    for task in tasks:
+        BASELINES[fam](task)
+    return time.perf_counter() - t
+
+
+def cost_table(seed: int, small: int, large: int) -> None:
+    """Tasks/s of every default baseline, growth small -> large, and --workers 2 speed-up."""
+    from stsim.benchmarks.runner import solve_all
+    print(f"\n{'family':36s} {'tasks/s':>8s} {'growth':>7s} {'workers 2/1':>11s}")
+    for fam in FAMILIES + TRACKING:
+        tasks = [generate_task(fam, i, suite_seed=seed) for i in range(large)]
+        BASELINES[fam](tasks[0])  # warm-up (lazy imports)
+        t_small = _solve_time(fam, tasks[:small])
+        t_large = _solve_time(fam, tasks)
+        growth = (t_large / t_small) / (large / small)
+        t = time.perf_counter()
+        for _ in solve_all(tasks, "baseline", workers=1):
+            pass
+        w1 = time.perf_counter() - t
+        t = time.perf_counter()
+        for _ in solve_all(tasks, "baseline", workers=2):
+            pass
+        w2 = time.perf_counter() - t
+        print(f"{fam:36s} {large / t_large:8.1f} {growth:7.2f} {w1 / w2:11.2f}", flush=True)
+    print("growth = (time for large / time for small) / (large / small); 1.0 = linear.")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--small", type=int, default=10, help="tasks per family, small run")
+    ap.add_argument("--large", type=int, default=200, help="tasks per family, large run")
+    ap.add_argument("--skip-naive", action="store_true", help="only the cost table")
     args = ap.parse_args()
+    if not args.skip_naive:
+        naive_table(args)
+    cost_table(args.seed, args.small, args.large)
+
+
+def naive_table(args) -> None:
     print(f"{'family':36s} {'gen/s':>8s} {'ours/s':>8s} {'naive/s':>8s} {'speed ratio':>11s} "
           f"{'ours tRMSE':>10s} {'naive tRMSE':>11s}")
     for fam in FAMILIES:
