@@ -21,11 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .answers_geo import GEO_FORMATS, GeoFormat, ParseError, geoqa_rubric
 from .records import Answer, UnknownName
-
-
-class ParseError(ValueError):
-    """Text could not be read in the requested answer format."""
 
 
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
@@ -276,9 +273,19 @@ def qstrbench_rubric(text: str) -> str | None:
     return "; ".join(names) if names else None
 
 
+def _geoqa_rubric(text: str) -> str | None:
+    """:func:`~stsim.answers_geo.geoqa_rubric`, except that a whole one-line reply that reads
+    as a refusal ("I cannot determine that.") is no answer, so it counts as a refusal; numbers
+    are spelled in ASCII (:func:`normalise_typography`: a Unicode minus stays a minus)."""
+    body = geoqa_rubric(text)
+    if body is not None and body == text.strip() and looks_like_refusal(text):
+        return None
+    return None if body is None else normalise_typography(body)
+
+
 #: name -> function(reply text) -> answer text or None when the rubric finds no answer.
 RUBRICS: dict[str, Callable[[str], str | None]] = {"stark": stark_rubric, "cardinal": cardinal_rubric,
-                                                   "qstrbench": qstrbench_rubric}
+                                                   "qstrbench": qstrbench_rubric, "geoqa": _geoqa_rubric}
 
 #: name -> what a prompt read by that rubric must say, each a literal the prompt must contain
 #: (``stsim.answers.prompt_names_rubric``; checked for every family by the contract test).
@@ -286,6 +293,7 @@ RUBRIC_PROMPT_MARKERS: dict[str, tuple[str, ...]] = {
     "stark": ("[RESULTS_START]", "[RESULTS_END]"),
     "qstrbench": ("### Answer:",),
     "cardinal": ("north", "north-east", "east", "south-east", "south", "south-west", "west", "north-west"),
+    "geoqa": ("Answer:",),
 }
 
 
@@ -642,7 +650,7 @@ class DE9IMFormat(AnswerFormat):
 FORMATS: dict[str, AnswerFormat] = {f.name: f for f in (
     PointFormat(), ScalarFormat(), TimeFormat(), VectorFormat(), BinaryFormat(), RelationFormat(),
     RelationSetFormat(), DirectionFormat(), CellFormat(), GeometryFormat(), EntitySetFormat(),
-    DE9IMFormat())}
+    DE9IMFormat(), *GEO_FORMATS)}
 
 
 def get_format(name: str) -> AnswerFormat:
@@ -670,6 +678,8 @@ def check_gold(format_name: str, value: Any, spec: dict[str, Any] | None = None)
     if value is None:
         raise ParseError("gold answer is null")
     kind = type(value).__name__
+    if isinstance(fmt, GeoFormat):
+        return fmt.check(value, spec)
     if fmt.numeric or format_name == "binary":
         if isinstance(value, str) or (isinstance(value, (list, tuple))
                                       and any(isinstance(v, (str, bool)) or v is None for v in value)):

@@ -12,6 +12,7 @@
     stsim compare RUN_A RUN_B [--trim 0.25]
     stsim sandbox run FILE.py [--timeout S] [--memory MB] [--args JSON_FILE|JSON]
                               [--isolation bwrap|process]
+    stsim entities info                         the geographic entity store (geoqa suites)
 
 Exit codes: 0 success; 1 the audit found violations, or ``sandbox run``'s outcome is not
 ``ok`` (the JSON printed says which); 2 bad input, or no namespace isolation without
@@ -96,6 +97,11 @@ class _Parser(argparse.ArgumentParser):
             text += "\n" + textwrap.fill("suites: " + ", ".join(sorted(all_suites())) +
                                          " (`stsim list` describes them)", 78, subsequent_indent="  ",
                                          break_on_hyphens=False) + "\n"
+        if self.prog.split()[-1] == "run":
+            import textwrap
+            text += textwrap.fill("solvers (--solver): " + ", ".join(_solver_forms()) +
+                                  " (`stsim list` says which families each variant serves)", 78,
+                                  subsequent_indent="  ", break_on_hyphens=False) + "\n"
         return text
 
 
@@ -105,6 +111,23 @@ def _add_cluster(p: argparse.ArgumentParser) -> None:
                         "`dask scheduler`; needs stsim[distributed] (docs/distributed.md)")
     p.add_argument("--chunk-size", type=_int_at_least(1), default=None, metavar="K",
                    help="tasks per cluster chunk (default 16)")
+
+
+def _solver_forms() -> list[str]:
+    """Every ``--solver`` spec form, for ``stsim run --help``: the registered solvers, with the
+    argument each one takes, and the baseline variants."""
+    from .baselines import ALTERNATIVES
+    from .solvers.base import SOLVERS, load_builtin_solvers
+    load_builtin_solvers()
+    variants = sorted({v for alts in ALTERNATIVES.values() for v in alts})
+    forms = {"baseline": "baseline (default)", "code": "code:PROGRAM.py|DIR|PROGRAMS.jsonl",
+             "openai": "openai:MODEL"}
+    out = []
+    for name in sorted(SOLVERS):
+        out.append(forms.get(name, name))
+        if name == "baseline" and variants:
+            out.append("baseline:VARIANT (" + ", ".join(variants) + ")")
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -121,7 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     suites_help = "the suite to run (the known suites are listed at the end of --help)"
     r = sub.add_parser("run", help="generate (or load), solve, score and report a suite")
     r.add_argument("suite", help=suites_help)
-    r.add_argument("--solver", default="baseline", help="solver spec (default: baseline)")
+    r.add_argument("--solver", default="baseline",
+                   help="solver spec (default: baseline; the forms are listed at the end of --help)")
     _add_common(r)
     r.add_argument("--out", type=Path, default=None, help="output folder (default runs/<suite>-<time>/)")
     r.add_argument("--data", type=Path, default=None, help="data folder or archive for data suites")
@@ -204,6 +228,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("run_b", type=Path, help="run folder (or scores.jsonl), e.g. code interpreter")
     c.add_argument("--trim", type=_trim_fraction, default=0.25, help="fraction trimmed each side (STARK §4.4: 0.25)")
     c.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    en = sub.add_parser("entities", help="the offline geographic entity store of the geoqa suites")
+    ens = en.add_subparsers(dest="entities_command", metavar="ACTION")
+    ens.required = True
+    ens.add_parser("info", help="build it if needed; print sources (versions, licences, sha256) and counts")
 
     fi = sub.add_parser("fidelity", help="compare a generated suite's tasks with the released ones, "
                         "feature by feature (two-sample KS, Benjamini-Hochberg)",
@@ -358,6 +387,24 @@ def _cmd_list(args) -> int:
     return 0
 
 
+def _keep_other_run(out: Path, this: dict) -> None:
+    """Refuse (exit 2) an ``--out`` folder that holds the run of another suite, solver, seed,
+    ``--n``, ``--family`` or ``--data``: its answers.jsonl, scores.jsonl and summary.json would
+    be overwritten.  The same run again (a live model resuming from its cache) is allowed."""
+    path = out / "summary.json"
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(old, dict):
+        return
+    differ = [k for k, v in this.items() if k in old and old[k] != v]
+    if differ:
+        what = ", ".join(f"{k} {old[k]!r} (now {this[k]!r})" for k in differ)
+        raise CLIError(f"--out {out}: holds another run ({what}); running here would overwrite its "
+                       "answers.jsonl, scores.jsonl and summary.json: give another --out, or remove the folder")
+
+
 def _cmd_run(args) -> int:
     from .scoring.report import format_table, legend
     from .benchmarks.runner import run
@@ -374,6 +421,10 @@ def _cmd_run(args) -> int:
         options["sandbox_reuse"] = args.sandbox == "zygote"
         options["isolation"] = args.isolation
         options["concurrency"] = max(1, args.workers)
+    if args.out is not None:
+        _keep_other_run(args.out, {"suite": args.suite, "solver": args.solver, "seed": args.seed,
+                                   "n_per_family": args.n, "families_filter": args.family,
+                                   "data": None if args.data is None else str(args.data)})
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
                   only=args.family, solver_options=options or None, cluster=args.cluster,
@@ -381,11 +432,17 @@ def _cmd_run(args) -> int:
     seed = f"seed {summary['seed']}" if summary.get("data") is None else f"data {summary['data']}"
     print(f"suite {summary['suite']}  solver {summary['solver']}  {seed}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
-    print(format_table(summary["families"]))
+    analyses = list(summary.get("analyses", {}).values())
+    # a benchmark whose own table covers every task (geoqa: EM / NE per SFID and format) prints
+    # that table instead of the per-family one
+    own_table = bool(analyses) and all(r.get("replaces_family_table") for r in analyses) and \
+        sum(r["overall"]["n"] for r in analyses) == summary["n_tasks"]
+    if not own_table:
+        print(format_table(summary["families"]))
     if summary.get("isolation"):
         print(f"sandbox isolation: {summary['isolation']}"
               + (f"\nwarning: {summary['isolation_note']}" if summary.get("isolation_note") else ""))
-    for result in summary.get("analyses", {}).values():
+    for result in analyses:
         print(result["headline"])
     recoverable = sum(r.get("lenient_recoverable", 0) for r in summary["families"].values())
     if recoverable:
@@ -397,10 +454,19 @@ def _cmd_run(args) -> int:
         print(f"\nnote: solver {summary['solver']} gave no usable answer for {len(dead)} famil"
               f"{'y' if len(dead) == 1 else 'ies'} ({', '.join(dead[:4])}{', ...' if len(dead) > 4 else ''}); "
               "the reason of each is in answers.jsonl ('detail').")
-    print(f"\n{legend(summary['families'])}")
+    if not own_table:
+        print(f"\n{legend(summary['families'])}")
+    if "solver_variant_families" in summary:
+        used = set(summary["solver_variant_families"])
+        others = sorted(f for f in summary["families"] if f not in used)
+        if others:
+            print(f"'{summary['solver']}' has no variant for {len(others)} famil"
+                  f"{'y' if len(others) == 1 else 'ies'} ({', '.join(others[:4])}{', ...' if len(others) > 4 else ''}): "
+                  f"{'it was' if len(others) == 1 else 'they were'} solved by the family's default baseline "
+                  "(summary.json: solver_variant_families).")
     if summary["solver"] == "baseline":
         print("'baseline' is the first-principle solver of each family (methods and their sources: "
-              "docs/stark-tier1.md, docs/qstr.md, docs/cardinal.md; `stsim list` names the variants).")
+              "docs/stark-tier1.md, docs/qstr.md, docs/cardinal.md, docs/geoqa.md; `stsim list` names the variants).")
     print(f"Wrote {summary['out_dir']}/ ({', '.join(_written(Path(summary['out_dir'])))})")
     return 0
 
@@ -737,9 +803,18 @@ def _calculus_witness(name: str, relations: list[str]) -> int:
     return 0
 
 
-COMMANDS = {"calculus": _cmd_calculus, "list": _cmd_list, "run": _cmd_run, "generate": _cmd_generate,
-            "score": _cmd_score, "audit": _cmd_audit, "sandbox": _cmd_sandbox, "compare": _cmd_compare,
-            "fidelity": _cmd_fidelity}
+def _cmd_entities(args) -> int:
+    from .geoqa.store import StoreError, info_text
+    try:
+        print(info_text())
+    except StoreError as exc:
+        raise CLIError(str(exc)) from None
+    return 0
+
+
+COMMANDS = {"entities": _cmd_entities, "calculus": _cmd_calculus, "list": _cmd_list, "run": _cmd_run,
+            "generate": _cmd_generate, "score": _cmd_score, "audit": _cmd_audit, "sandbox": _cmd_sandbox,
+            "compare": _cmd_compare, "fidelity": _cmd_fidelity}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

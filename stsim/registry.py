@@ -48,7 +48,10 @@ class Family:
         size: for an *exhaustive* family (a fixed, enumerable question set such as the 5,760
             cardinal-direction templates), the number of distinct tasks; ``make`` is then
             called as ``make(rng, config, index)`` with ``0 <= index < size``.  ``None`` (the
-            default) for sampled families, whose ``make`` takes ``(rng, config)``.
+            default) for sampled families, whose ``make`` takes ``(rng, config)``.  May be a
+            zero-argument callable when counting needs work (the geoqa families execute their
+            templates first); read it with :func:`family_size`.  ``make`` of such a family
+            raises ``IndexError`` for an index beyond its tasks.
     """
     name: str
     answer_format: str
@@ -58,7 +61,12 @@ class Family:
     version: str = "1"
     rubric: str = "stark"
     validate: Callable[[Task], None] | None = None
-    size: int | None = None
+    size: int | Callable[[], int] | None = None
+
+
+def family_size(family: "Family") -> int | None:
+    """The number of tasks of an exhaustive family (calling a lazy ``size``), else ``None``."""
+    return family.size() if callable(family.size) else family.size
 
 
 FAMILIES: dict[str, Family] = {}
@@ -146,10 +154,18 @@ def generate_task(family_name: str, index: int, suite: str = "adhoc", suite_seed
     rng = task_rng(suite_seed, fam.name, index)
     if fam.size is None:
         body = fam.make(rng, cfg)
-    elif 0 <= index < fam.size:
+    elif callable(fam.size) and index >= 0:
+        try:  # a lazy size is counted only when the index is out of range
+            body = fam.make(rng, cfg, index)
+        except IndexError:
+            size = family_size(fam)
+            raise ValueError(f"{fam.name} has exactly {size} tasks (index 0..{size - 1}); "
+                             f"got index {index}") from None
+    elif not callable(fam.size) and 0 <= index < fam.size:
         body = fam.make(rng, cfg, index)
     else:
-        raise ValueError(f"{fam.name} has exactly {fam.size} tasks (index 0..{fam.size - 1}); "
+        size = family_size(fam)
+        raise ValueError(f"{fam.name} has exactly {size} tasks (index 0..{size - 1}); "
                          f"got index {index}")
     meta = {"suite": suite, "seed": suite_seed, "index": index, "generator_version": fam.version,
             "config": cfg, "rubric": fam.rubric, **body.meta}

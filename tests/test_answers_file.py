@@ -8,7 +8,7 @@ import pytest
 from stsim.solvers.answers_file import OUTCOMES, outcome_counts, read_answers, tag_outcomes
 from stsim.scoring.score import score_answers
 from stsim.cli import main
-from stsim.records import RecordError, Task, write_jsonl
+from stsim.records import RecordError, Task, read_tasks, write_jsonl
 
 # (format, gold, spec, right answer text, wrong answer text, unreadable text)
 CASES = [
@@ -124,3 +124,49 @@ def test_cli_score_tracking_answers_outcomes_and_summary(tmp_path, capsys):
     n_items = sum(f["n"] for f in summary["families"].values())
     assert summary["outcomes"]["missing"] == n_items - 11
     assert main(["score", str(tasks), str(tmp_path / "nope.jsonl")]) == 2
+
+
+def test_answers_of_another_suite_are_bad_input(tmp_path, capsys):
+    """A tasks file of one suite scored with the answers of another: no line matches, so the
+    run stops with exit 2 naming the file and the ids (it used to print a table of 'missing'
+    items and exit 0)."""
+    from stsim.cli import main
+    tasks = tmp_path / "tier2.jsonl"
+    assert main(["generate", "stark-tier2", "--n", "1", "--family", "stark.relation.temporal", "-o", str(tasks)]) == 0
+    answers = tmp_path / "cardinal_answers.jsonl"
+    answers.write_text(json.dumps({"task_id": "cardinal/cardinal.large/000000", "text": "west"}) + "\n"
+                       + json.dumps({"task_id": "cardinal/cardinal.large/000001", "text": "east"}) + "\n")
+    out = tmp_path / "scores"
+    assert main(["score", str(tasks), str(answers), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"stsim: error: {answers}: none of its 2 answer(s) has a task_id in the tasks file" in err
+    assert "line 1 (cardinal/cardinal.large/000000)" in err
+    assert "'stark-tier2/stark.relation.temporal/000000'" in err
+    assert not out.exists()  # bad input leaves no folder behind
+    # one matching line among unknown ones is still scored, with a warning (unchanged)
+    first = read_tasks(tasks)[0]
+    with answers.open("a") as fh:
+        fh.write(json.dumps({"task_id": first.id, "value": first.answer}) + "\n")
+    assert main(["score", str(tasks), str(answers)]) == 0
+    assert "ignored 2 answer(s) whose task_id is not in the tasks file" in capsys.readouterr().err
+
+
+def test_step_zero_on_single_answer_tasks_says_how_to_fix(tmp_path, capsys):
+    """README's '{"task_id", "step", "text"}' read literally gives "step": 0 for a single-answer
+    task. Every line ignored is bad input (exit 2) and the message says to omit the step; one
+    usable line among them is scored, with the hint as a warning."""
+    from stsim.cli import main
+    tasks = tmp_path / "t.jsonl"
+    assert main(["generate", "stark-mini", "--family", "stark.localization.range", "-o", str(tasks)]) == 0
+    ts = read_tasks(tasks)
+    answers = tmp_path / "a.jsonl"
+    answers.write_text("".join(json.dumps({"task_id": t.id, "step": 0, "text": "[RESULTS_START] [1, 2] [RESULTS_END]"})
+                               + "\n" for t in ts))
+    assert main(["score", str(tasks), str(answers)]) == 2
+    err = capsys.readouterr().err
+    assert f"none of its {len(ts)} answer(s) is usable; first: {answers}:1: ignored: task {ts[0].id} has a " \
+           "single answer, no steps (got step 0; omit 'step' or give null)" in err
+    with answers.open("a") as fh:
+        fh.write(json.dumps({"task_id": ts[0].id, "text": "[RESULTS_START] [1, 2] [RESULTS_END]"}) + "\n")
+    assert main(["score", str(tasks), str(answers)]) == 0
+    assert "(got step 0; omit 'step' or give null)" in capsys.readouterr().err

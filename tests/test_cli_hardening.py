@@ -221,7 +221,7 @@ def test_answers_file_warnings_name_the_line(tmp_path):
     assert [(a.task_id, a.step, a.value) for a in answers] == [(single, None, [1.0, 2.0]), (track, 0, [5.0, 5.0])]
     assert warnings == [
         f"{path}:2: ignored: a second answer for task {single}; the first, on line 1, is kept",
-        f"{path}:3: ignored: task {single} has a single answer, no steps (got step 0)",
+        f"{path}:3: ignored: task {single} has a single answer, no steps (got step 0; omit 'step' or give null)",
         f"{path}:4: ignored: task {track} has no step 999 (steps 0..{last})",
         f"{path}:5: ignored: task {track} has no step -1 (steps 0..{last})",
         f"{path}:6: ignored: task {track} is answered per step (0..{last}) but the line has no 'step'",

@@ -81,6 +81,9 @@ def _reply(rubric: str, fmt: str, gold) -> str:
         return "Reasoning first.\n### Answer: " + ", ".join(names)
     if rubric == "cardinal":
         return str(gold)
+    if rubric == "geoqa":
+        from stsim.answers_geo import answer_text
+        return "Working shown here.\nAnswer: " + answer_text(fmt, gold)
     raise AssertionError(f"no reply writer for rubric {rubric!r}: add one to this contract test")
 
 

@@ -89,6 +89,85 @@ def test_published_run_says_data_not_seed_and_announces_the_unpack(tmp_path, cap
     assert "unpacking" in cap.err and "MB" in cap.err
 
 
+def test_scalar_family_error_is_called_abs_not_eucl():
+    """A numeric family answering one number (format scalar/time) reports 'abs', whatever its
+    name: a plug-in family 'my.line.distance' was labelled 'eucl' (Euclidean distance of
+    points) because only names containing '.temporal_' were recognised."""
+    from stsim.registry import FAMILIES, Family, TaskBody
+    from stsim.scoring.report import measure
+    name = "test_newcomer.line.distance"
+    FAMILIES[name] = Family(name, "scalar", lambda rng, cfg: TaskBody("p", {}, 0.0), {}, "test")
+    try:
+        assert measure(name, {"n": 1}) == "abs"
+    finally:
+        del FAMILIES[name]
+    assert measure("stark.localization.range", {"n": 1}) == "eucl"          # point
+    assert measure("stark.localization.event_xyt", {"n": 1}) == "eucl"      # vector
+    assert measure("stark.temporal_localization.event", {"n": 1}) == "abs"  # time
+    assert measure("stark.field.spatial_impute", {"metric": "rmspe"}) == "rel.L2"
+    assert measure("unregistered.family", {"n": 1}) == "eucl"
+
+
+def test_run_help_lists_the_solver_forms(capsys):
+    """`stsim run --help` said only 'solver spec (default: baseline)': the choices (README's
+    baseline:VARIANT, oracle, random, code:PATH, openai:MODEL) were nowhere in --help."""
+    from stsim.baselines import ALTERNATIVES
+    from stsim.solvers.base import SOLVERS, load_builtin_solvers
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--help"])
+    assert exc.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    tail = text[text.index("solvers (--solver):"):]
+    load_builtin_solvers()
+    for name in SOLVERS:
+        assert name in tail
+    for form in ("baseline (default)", "code:PROGRAM.py|DIR|PROGRAMS.jsonl", "openai:MODEL", "oracle", "random"):
+        assert form in tail, form
+    variants = {v for alts in ALTERNATIVES.values() for v in alts}
+    assert {"ls", "grid", "bayes", "kriging", "persistence"} <= variants
+    assert "baseline:VARIANT (" + ", ".join(sorted(variants)) + ")" in tail
+
+
+def test_variant_run_names_the_families_it_did_not_serve(tmp_path, capsys):
+    """`stsim run quickstart --solver baseline:ls` printed every family under 'solver
+    baseline:ls' although proximity and tracking have no ls variant and used their default
+    baseline (only summary.json said so)."""
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--n", "1", "--solver", "baseline:ls", "--family", "stark.localization.*",
+                 "--out", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    served = set(summary["solver_variant_families"])
+    assert "stark.localization.range" in served and "stark.localization.proximity" not in served
+    assert ("'baseline:ls' has no variant for 1 family (stark.localization.proximity): it was solved by "
+            "the family's default baseline") in text
+    assert main(["run", "quickstart", "--n", "1", "--solver", "baseline", "--family", "stark.localization.range",
+                 "--out", str(tmp_path / "run2"), "--quiet"]) == 0
+    assert "has no variant" not in capsys.readouterr().out
+
+
+def test_run_into_the_folder_of_another_run_is_refused(tmp_path, capsys):
+    """`stsim run cardinal --out D` then `stsim run cardinal --solver random --out D` silently
+    replaced the first run's answers, scores and summary. Now exit 2, nothing touched; the
+    same run again (a live model resuming from OUT/llm_cache.jsonl) still runs."""
+    out = tmp_path / "run"
+    assert main(["run", "cardinal", "--n", "1", "--out", str(out), "--quiet"]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    capsys.readouterr()
+    base = ["run", "cardinal", "--out", str(out), "--quiet"]
+    for extra, said in ((["--n", "1", "--solver", "random"], "solver 'baseline' (now 'random')"),
+                        (["--n", "1", "--seed", "1"], "seed 0 (now 1)"),
+                        (["--n", "2"], "n_per_family 1 (now 2)"),
+                        (["--n", "1", "--family", "cardinal.large"], "families_filter None (now 'cardinal.large')")):
+        assert main(base + extra) == 2, extra
+        err = capsys.readouterr().err
+        assert f"stsim: error: --out {out}: holds another run ({said})" in err and "give another --out" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert main(["run", "cardinal", "--n", "1", "--out", str(out), "--quiet"]) == 0  # same run: allowed
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name != "summary.json"} == \
+        {k: v for k, v in before.items() if k != "summary.json"}
+
+
 @pytest.mark.parametrize("rubric, fmt", [("stark", "point"), ("cardinal", "direction"),
                                          ("qstrbench", "relation_set")])
 @pytest.mark.parametrize("text", ["I don't know.", "I don\u2019t know", "I cannot determine the direction.",

@@ -91,6 +91,11 @@ def _items() -> Iterator[tuple[str, BaselineFn, str | None]]:
                 yield fam, fn, name
     yield "qstr.", solve_qstr, None
     yield "qstrx.", solve_qstr, None
+    from . import geoqa as _geoqa
+    yield "geoqa.", _geoqa.solve_oracle, None
+    for fam, alts in _geoqa.ALTERNATIVES.items():
+        for name, fn in alts.items():
+            yield fam, fn, name
 
 
 for _fam, _fn, _variant in _items():

@@ -28,3 +28,4 @@ from . import cardinal_suites  # noqa: F401,E402
 from . import qstr_suites  # noqa: F401,E402
 from . import stark_suites  # noqa: F401,E402  (STARK fields, knowledge, whole-STARK suites)
 from . import stark_tier2_suites  # noqa: F401,E402
+from . import geoqa_suites  # noqa: F401,E402

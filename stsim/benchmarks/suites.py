@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..records import Task
-from ..registry import generate_task, get_family
+from ..registry import family_size, generate_task, get_family
 
 
 class SuiteError(ValueError):
@@ -57,7 +57,7 @@ class Suite:
             if only is not None and not fnmatch(f, only):
                 continue
             count = k if n is None else n
-            size = get_family(f).size
+            size = family_size(get_family(f))
             keys.extend((f, i) for i in range(count if size is None else min(count, size)))
         return keys
 

@@ -7,3 +7,4 @@ from . import stark_city  # noqa: F401
 from . import stark_mobility  # noqa: F401
 from . import qstrbench  # noqa: F401
 from . import stark_tier2  # noqa: F401
+from . import geoqa  # noqa: F401

@@ -91,9 +91,20 @@ def measure(family: str, row: dict[str, Any]) -> str:
     ``eucl`` (Euclidean distance of points and vectors)."""
     if row.get("metric") == "rmspe":
         return "rel.L2"
-    if ".temporal_" in family or row.get("error_measure") == "abs":
+    if ".temporal_" in family or row.get("error_measure") == "abs" or _answer_format(family) in ("scalar", "time"):
         return "abs"
     return row.get("error_measure", "eucl")
+
+
+def _answer_format(family: str) -> str | None:
+    """The registered family's answer format, ``None`` for a family not registered here."""
+    from ..registry import FAMILIES, load_families
+    try:
+        load_families()
+    except Exception:  # noqa: BLE001 - the report falls back to the name rule
+        pass
+    fam = FAMILIES.get(family)
+    return fam.answer_format if fam is not None else None
 
 
 def format_breakdown(family: str, key: str, rows: dict[str, dict[str, Any]]) -> str:

@@ -80,6 +80,15 @@ def score_item(task: Task, step: int | None, answer: Answer | None) -> Score:
         return Score(task.id, task.family, step, "ok", error=err, extra=labels)
     if answer.detail:
         labels["detail"] = answer.detail
+    if hasattr(fmt, "em_ne"):  # geoqa formats: EM and NE with the task's tolerances (seed 003 §4)
+        spec = task.meta.get("answer_spec")
+        try:
+            em, ne = fmt.em_ne(answer.value, gold, spec)
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError):
+            return Score(task.id, task.family, step, "format_failure", correct=0,
+                         extra={**labels, "detail": f"value {answer.value!r:.80} does not fit format {fmt.name}"})
+        labels.update(ne=round(float(ne), 6), partial=round(1.0 - float(ne), 6))
+        return Score(task.id, task.family, step, "ok", correct=int(em), extra=labels)
     if isinstance(gold, list) and isinstance(answer.value, list):  # set answers: TP/FP/FN
         g, a = {str(v).lower() for v in gold}, {str(v).lower() for v in answer.value}
         labels.update(tp=len(a & g), fp=len(a - g), fn=len(g - a))
@@ -174,8 +183,14 @@ def _cardinal_analysis(tasks: list[Task], answers: list[Answer], out_dir: Path |
 #: cardinal-direction confusion matrix (seed 002 §4).  ``stsim run`` and ``stsim score`` run
 #: every analysis whose prefix starts some task's family and keep the result in summary.json
 #: under ``"analyses"``; an analysis may write its own files under ``out_dir``.
+def _geoqa_analysis(tasks: list[Task], answers: list[Answer], out_dir: Path | None) -> dict[str, Any]:
+    from .geoqa_report import geoqa_analysis
+    return geoqa_analysis(tasks, answers, out_dir)
+
+
 ANALYSES: dict[str, Callable[[list[Task], list[Answer], Path | None], dict[str, Any]]] = {
     "cardinal.": _cardinal_analysis,
+    "geoqa.": _geoqa_analysis,
 }
 
 

@@ -54,7 +54,8 @@ def _typed(task: Task, value: Any) -> Any:
 def _step_problem(task: Task, step: int | None) -> str | None:
     """Why ``step`` is not an item of ``task`` (``None`` when it is)."""
     if not task.steps:
-        return None if step is None else f"task {task.id} has a single answer, no steps (got step {step})"
+        return None if step is None else (f"task {task.id} has a single answer, no steps (got step {step}; "
+                                          "omit 'step' or give null)")
     indices = sorted(s.index for s in task.steps)
     if step is None:
         return f"task {task.id} is answered per step ({indices[0]}..{indices[-1]}) but the line has no 'step'"
@@ -74,7 +75,9 @@ def read_answers(path: str | Path, tasks_by_id: dict[str, Task]) -> tuple[list[A
     Raises:
         RecordError: malformed file or line (not JSON, no ``task_id``, no answer field, a
             ``step`` that is not an integer or null -- ``true`` included -- or a bad ``status``),
-            naming file and line.
+            naming file and line; or a file none of whose lines answers a task of the tasks file
+            (every ``task_id`` unknown: the answers of another suite, seed or ``--n``; or every
+            line's ``step`` not one of its task's items).
     """
     answers: list[Answer] = []
     first_line: dict[tuple[str, int | None], int] = {}
@@ -109,6 +112,14 @@ def read_answers(path: str | Path, tasks_by_id: dict[str, Task]) -> tuple[list[A
                             "scored and 'value' ignored")
         first_line[key] = lineno
         answers.append(_answer_of(obj, task, step, where))
+    if warnings and not answers and not unknown:
+        raise RecordError(f"{path}: none of its {len(warnings)} answer(s) is usable; first: {warnings[0]}")
+    if unknown and not answers and not warnings:
+        example = next(iter(tasks_by_id), None)
+        raise RecordError(f"{path}: none of its {unknown} answer(s) has a task_id in the tasks file ("
+                          + ", ".join(unknown_lines) + (", ..." if unknown > len(unknown_lines) else "")
+                          + (f"; the tasks file's ids look like {example!r}" if example else "")
+                          + "): answers of another suite, seed or --n?")
     if unknown:
         warnings.append(f"{path}: ignored {unknown} answer(s) whose task_id is not in the tasks file: "
                         + ", ".join(unknown_lines) + (", ..." if unknown > len(unknown_lines) else ""))

@@ -89,8 +89,9 @@ register_solver("baseline", _baseline_factory)
 
 #: Families whose baseline recomputes the gold exactly from the scenario: the cardinal
 #: scenes redrawn with shapely, the calculus engine (QSTRBench), shapely / Allen for STARK
-#: tier 2.  Numeric families have estimators, not oracles.
-ORACLE_PREFIXES = ("cardinal.", "qstr.", "qstrx.", "stark.relation.")
+#: tier 2, the geoqa executor re-running its query.  Numeric families have estimators, not
+#: oracles.
+ORACLE_PREFIXES = ("cardinal.", "qstr.", "qstrx.", "stark.relation.", "geoqa.")
 
 
 @dataclass

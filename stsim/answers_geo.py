@@ -1,0 +1,597 @@
+"""The 15 answer formats of the geospatial QA benchmark (MultiGlobeQA, seed 003, §4).
+
+Seed 003 §4 scores every item with two type-specific functions: exact match
+``EM = E_t(a_hat, a*) in {0, 1}`` ("exact equality for categorical and grid-cell answers,
+geodesic or relative tolerance tau for continuous answers, exact set equality for
+enumerations, and IoU >= 0.5 for polygons") and normalised error ``NE = e_t in [0, 1]``
+(``min(1, d / tau)`` for continuous types, ``1 - Jaccard`` for sets, ``1 - IoU`` for
+polygons; 1 for refusals and format errors).  The paper's own tolerance table (its Table 12)
+is not in our copy, so each tolerance below is our choice, with its reason in the class
+docstring and in docs/answer-formats.md.  For continuous formats EM and NE share ``tau``:
+``EM = 1`` iff ``d <= tau`` and ``NE = min(1, d / tau)``, so ``NE < 1`` only for answers within
+tolerance (the paper: "NE = 1 an error beyond tolerance").
+
+Every format here is a :class:`GeoFormat`: ``parse(text, spec)`` reads answer text (after the
+``geoqa`` rubric), ``normalise(value, spec)`` gives the canonical value, ``check(gold, spec)``
+validates a gold answer, and ``em_ne(value, gold, spec) -> (EM, NE)`` scores.  ``spec`` is the
+task's ``meta["answer_spec"]`` (tolerance overrides, accepted aliases, compass points).
+
+This module is level 0: it imports only the standard library and (lazily, inside functions)
+shapely and pyproj; :mod:`stsim.answers` imports it and registers the formats.
+"""
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from datetime import datetime
+from typing import Any
+
+_NUM = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+(?:[eE][-+]?\d+)?")
+
+
+class ParseError(ValueError):
+    """Text could not be read in the requested answer format (re-exported by
+    :mod:`stsim.answers`, which every format shares)."""
+
+
+GeoParseError = ParseError
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(m.replace(",", "")) for m in _NUM.findall(text)]
+
+
+def fold(text: str) -> str:
+    """Case-, accent- and punctuation-insensitive form of a name ("São Paulo" -> "sao paulo")."""
+    t = unicodedata.normalize("NFKD", str(text))
+    t = "".join(c for c in t if not unicodedata.combining(c)).lower()
+    return re.sub(r"[^0-9a-z]+", " ", t).strip()
+
+
+def _strip(text: str) -> str:
+    return str(text).strip().strip("`*").strip()
+
+
+class GeoFormat:
+    """Base of the geoqa formats (categorical in :mod:`stsim.answers`' sense: scored by
+    ``correct`` = EM, with ``partial`` = 1 - NE)."""
+    name = "geo"
+    numeric = False
+    set_valued = False
+
+    def parse(self, text: str, spec: dict[str, Any] | None = None) -> Any:
+        raise NotImplementedError
+
+    def normalise(self, value: Any, spec: dict[str, Any] | None = None) -> Any:
+        return value
+
+    def check(self, gold: Any, spec: dict[str, Any] | None = None) -> Any:
+        """Validate and normalise a gold value; raise ``GeoParseError`` with the reason."""
+        try:
+            return self.normalise(gold, spec)
+        except (TypeError, ValueError, IndexError, KeyError) as exc:
+            raise GeoParseError(f"gold {gold!r:.60} does not fit {self.name} ({exc})") from None
+
+    def em_ne(self, value: Any, gold: Any, spec: dict[str, Any] | None = None) -> tuple[int, float]:
+        raise NotImplementedError
+
+    def correct(self, value: Any, gold: Any) -> int:
+        return self.em_ne(value, gold, None)[0]
+
+    def partial(self, value: Any, gold: Any) -> float | None:
+        return 1.0 - self.em_ne(value, gold, None)[1]
+
+    def error(self, value: Any, gold: Any) -> float:
+        raise NotImplementedError(f"{self.name} is scored by EM/NE")
+
+    def chance(self, spec: dict[str, Any] | None = None) -> float | None:
+        return None
+
+
+def _tol_ne(d: float, tau: float) -> tuple[int, float]:
+    """EM and NE of a continuous error ``d`` against tolerance ``tau`` (seed 003 §4)."""
+    if not math.isfinite(d):
+        return 0, 1.0
+    if tau <= 0:
+        return int(d == 0), 0.0 if d == 0 else 1.0
+    return int(d <= tau), min(1.0, d / tau)
+
+
+# ----------------------------------------------------------------------------- scalar kinds
+_YES = {"yes", "true", "y", "1"}
+_NO = {"no", "false", "n", "0"}
+
+
+class BooleanFormat(GeoFormat):
+    """Yes/no.  EM exact; NE = 1 - EM.  Accepts yes/no/true/false/1/0 (case, punctuation
+    ignored)."""
+    name = "geo_boolean"
+
+    def parse(self, text, spec=None):
+        t = fold(text)
+        if t in _YES:
+            return True
+        if t in _NO:
+            return False
+        first = t.split(" ")[0] if t else ""
+        if first in ("yes", "no"):
+            return first == "yes"
+        raise GeoParseError(f"expected yes or no, got {text[:60]!r}")
+
+    def normalise(self, value, spec=None):
+        if isinstance(value, bool):
+            return value
+        if value in (0, 1):
+            return bool(value)
+        raise GeoParseError(f"boolean answer must be true or false, got {value!r}")
+
+    def em_ne(self, value, gold, spec=None):
+        em = int(bool(value) == bool(gold))
+        return em, 1.0 - em
+
+    def chance(self, spec=None):
+        return 0.5
+
+
+class _Number(GeoFormat):
+    """One number, optionally followed by a unit word; thousands separators accepted."""
+    rel_tol = 0.0
+    abs_tol = 0.0
+    units: tuple[str, ...] = ()
+
+    def parse(self, text, spec=None):
+        t = re.sub(r"(?i)\b(km|m)(?:\^?2|²)", r" sq \1 ", _strip(text))
+        nums = _numbers(t)
+        if len(nums) != 1:
+            raise GeoParseError(f"expected one number, found {len(nums)} in {text[:60]!r}")
+        rest = fold(_NUM.sub(" ", t))
+        allowed = set(self.units) | {fold(u) for u in (spec or {}).get("units", [])}
+        if rest and rest not in allowed:
+            raise GeoParseError(f"unexpected text {rest!r} beside the number in {text[:60]!r}")
+        return nums[0]
+
+    def normalise(self, value, spec=None):
+        if isinstance(value, bool) or isinstance(value, str):
+            raise GeoParseError(f"{self.name} must be a number, got {value!r}")
+        v = float(value)
+        if not math.isfinite(v):
+            raise GeoParseError(f"{self.name} must be finite, got {value!r}")
+        return v
+
+    def tau(self, gold: float, spec=None) -> float:
+        spec = spec or {}
+        return max(float(spec.get("rel_tol", self.rel_tol)) * abs(float(gold)),
+                   float(spec.get("abs_tol", self.abs_tol)))
+
+    def em_ne(self, value, gold, spec=None):
+        return _tol_ne(abs(float(value) - float(gold)), self.tau(gold, spec))
+
+
+class CountFormat(_Number):
+    """A non-negative integer count.  EM exact (a count is either right or wrong); NE =
+    ``min(1, |a - g| / max(1, 0.1 g))``: off by one on a small count is already a full error,
+    on a count of 300 an error of 30 is.  A non-integer answer is a format error."""
+    name = "geo_count"
+    units = ("cities", "city", "countries", "country", "items", "people", "inhabitants", "cells", "blocks", "places")
+
+    def parse(self, text, spec=None):
+        v = super().parse(text, spec)
+        if v != int(v):
+            raise GeoParseError(f"a count must be a whole number, got {text[:60]!r}")
+        return int(v)
+
+    def normalise(self, value, spec=None):
+        v = super().normalise(value, spec)
+        if v != int(v) or v < 0:
+            raise GeoParseError(f"a count must be a non-negative integer, got {value!r}")
+        return int(v)
+
+    def em_ne(self, value, gold, spec=None):
+        d = abs(int(value) - int(gold))
+        return int(d == 0), min(1.0, d / max(1.0, 0.1 * abs(int(gold))))
+
+
+class DistanceFormat(_Number):
+    """A length in the unit the question names (km, mi or m).  tau = max(1 % of gold,
+    ``abs_tol``): 1 % is finer than the spread between spherical and ellipsoidal distances
+    (up to ~0.5 %), so a haversine answer passes and a 2 %-off estimate does not; projected
+    coordinates (UTM, Web Mercator, metres) set ``abs_tol`` = 10 m and no relative part."""
+    name = "geo_distance"
+    rel_tol = 0.01
+    units = ("km", "kilometres", "kilometers", "mi", "miles", "m", "metres", "meters")
+
+
+class AreaFormat(_Number):
+    """An area in km^2.  tau = 2 % of gold: spherical and ellipsoidal polygon areas differ by
+    up to ~0.7 %, equal-area projected areas by less; 2 % leaves room for both and for three
+    significant figures."""
+    name = "geo_area"
+    rel_tol = 0.02
+    units = ("sq km", "km", "square kilometres", "square kilometers")
+
+
+class RatioFormat(_Number):
+    """A dimensionless ratio.  tau = max(2 % of gold, 0.005): ratios of geodesic quantities
+    inherit both operands' tolerance; 0.005 keeps two-decimal answers of small ratios exact."""
+    name = "geo_ratio"
+    rel_tol = 0.02
+    abs_tol = 0.005
+    units = ("percent",)
+
+
+class AngleFormat(_Number):
+    """An azimuth in degrees clockwise from north.  Circular error ``d = min(|a-g| mod 360,
+    360 - ...)``; tau = 1 degree (ellipsoidal and spherical initial bearings differ by up to
+    ~0.2 degrees at mid latitudes; a 1-degree error is ~17 km across 1000 km)."""
+    name = "geo_angle"
+    abs_tol = 1.0
+    units = ("deg", "degree", "degrees", "deg true", "degrees true")
+
+    def parse(self, text, spec=None):
+        return super().parse(str(text).replace("°", " deg "), spec)
+
+    def normalise(self, value, spec=None):
+        return super().normalise(value, spec) % 360.0
+
+    def em_ne(self, value, gold, spec=None):
+        d = abs(float(value) - float(gold)) % 360.0
+        return _tol_ne(min(d, 360.0 - d), float((spec or {}).get("abs_tol", self.abs_tol)))
+
+
+# ----------------------------------------------------------------------------- geometry kinds
+def _latlon(text: str) -> list[float]:
+    """Two numbers as [lat, lon]; hemisphere letters (N/S/E/W) set the signs and the order."""
+    t = _strip(text).replace("°", " ")
+    hemi = re.findall(r"(?<![a-z])([NSEW])(?![a-z])", t.upper().replace("NORTH", "N").replace(
+        "SOUTH", "S").replace("EAST", "E").replace("WEST", "W"))
+    nums = _numbers(t)
+    if len(nums) != 2:
+        raise GeoParseError(f"expected a point 'lat, lon' (2 numbers), found {len(nums)} in {text[:60]!r}")
+    if len(hemi) == 2:
+        vals = {}
+        for n, h in zip(nums, hemi):
+            key = "lat" if h in "NS" else "lon"
+            vals[key] = -abs(n) if h in "SW" else abs(n)
+        if set(vals) == {"lat", "lon"}:
+            return [vals["lat"], vals["lon"]]
+    return nums
+
+
+class PointFormat(GeoFormat):
+    """A point ``[lat, lon]`` in degrees (latitude first, as the questions say; hemisphere
+    letters accepted).  d = geodesic distance on WGS84 (pyproj.Geod); tau = 1 km by default
+    (``tol_km``): coordinates to two decimals (~1.1 km) are the precision a person quotes,
+    and every point question's gold is computed far more precisely than that."""
+    name = "geo_point"
+
+    def parse(self, text, spec=None):
+        return _latlon(text)
+
+    def normalise(self, value, spec=None):
+        lat, lon = (float(v) for v in value)
+        if not (math.isfinite(lat) and math.isfinite(lon)) or abs(lat) > 90 or abs(lon) > 540:
+            raise GeoParseError(f"not a [lat, lon] point: {value!r}")
+        if not -180.0 <= lon <= 180.0:  # wrap only what needs it: no float noise on the rest
+            lon = (lon + 180.0) % 360.0 - 180.0
+        return [lat, lon]
+
+    def em_ne(self, value, gold, spec=None):
+        from pyproj import Geod
+        d = Geod(ellps="WGS84").inv(value[1], value[0], gold[1], gold[0])[2] / 1000.0
+        return _tol_ne(d, float((spec or {}).get("tol_km", 1.0)))
+
+
+def _iou(a, b) -> float:
+    inter = a.intersection(b).area
+    union = a.union(b).area
+    return 0.0 if union <= 0 else inter / union
+
+
+class BBoxFormat(GeoFormat):
+    """A bounding box ``[west, south, east, north]`` in degrees.  EM iff IoU >= 0.9 (IoU in
+    the lon/lat plane); NE = 1 - IoU.  Stricter than polygons' 0.5 because a box has only four
+    numbers, each known exactly; 0.9 still accepts edges rounded to ~0.1 degree on a country."""
+    name = "geo_bbox"
+
+    def parse(self, text, spec=None):
+        nums = _numbers(_strip(text))
+        if len(nums) != 4:
+            raise GeoParseError(f"expected a box [west, south, east, north] (4 numbers), found {len(nums)}")
+        return nums
+
+    def normalise(self, value, spec=None):
+        w, s, e, n = (float(v) for v in value)
+        if not (w < e and s < n and abs(s) <= 90 and abs(n) <= 90):
+            raise GeoParseError(f"not a box [west, south, east, north] with west < east, south < north: {value!r}")
+        return [w, s, e, n]
+
+    def em_ne(self, value, gold, spec=None):
+        from shapely.geometry import box
+        iou = _iou(box(*value), box(*gold))
+        return int(iou >= float((spec or {}).get("min_iou", 0.9))), 1.0 - iou
+
+
+class PolygonFormat(GeoFormat):
+    """A polygon as WKT ``POLYGON ((lon lat, ...))`` (lon/lat order, as WKT has it).  EM iff
+    IoU >= 0.5 (seed 003 §4); NE = 1 - IoU (IoU in the lon/lat plane: the questions' polygons
+    span a few degrees at most away from the poles).  Invalid (self-intersecting) polygons are
+    format errors."""
+    name = "geo_polygon"
+
+    def parse(self, text, spec=None):
+        import shapely
+        t = _strip(text)
+        try:
+            g = shapely.from_wkt(t)
+        except Exception as exc:  # GEOSException
+            raise GeoParseError(f"not WKT: {exc}") from None
+        if g.geom_type != "Polygon" or not g.is_valid or g.is_empty:
+            raise GeoParseError(f"expected a valid POLYGON, got {g.geom_type}{'' if g.is_valid else ' (invalid)'}")
+        return g.wkt
+
+    def normalise(self, value, spec=None):
+        import shapely
+        g = shapely.from_wkt(str(value))
+        if g.geom_type != "Polygon" or not g.is_valid or g.is_empty:
+            raise GeoParseError("not a valid polygon")
+        return shapely.to_wkt(shapely.normalize(g), rounding_precision=6)
+
+    def em_ne(self, value, gold, spec=None):
+        import shapely
+        iou = _iou(shapely.from_wkt(value), shapely.from_wkt(gold))
+        return int(iou >= 0.5), 1.0 - iou
+
+
+# ----------------------------------------------------------------------------- names, sets
+COMPASS16 = ("N", "NNE", "NE", "ENE", "E", "ESE", "SE", "SSE", "S", "SSW", "SW", "WSW", "W", "WNW", "NW", "NNW")
+_WORD = {"north": "N", "south": "S", "east": "E", "west": "W"}
+
+
+class CompassFormat(GeoFormat):
+    """An 8- or 16-point compass direction (``spec["points"]``, default 8) as an abbreviation
+    (``NE``, ``NNE``) or words ("north-east", "north-northeast").  EM exact; NE = circular
+    distance in compass steps / (points / 2), so the neighbouring point costs 0.25 (8-point)
+    or 0.125 (16-point) and the opposite point 1."""
+    name = "geo_compass"
+
+    def parse(self, text, spec=None):
+        t = fold(text).replace(" by ", " ")
+        parts = [p for p in re.split(r"[ ]+", t) if p]
+        out = ""
+        for p in parts:
+            if p.upper() in COMPASS16:
+                out += p.upper()
+                continue
+            m = re.fullmatch(r"(north|south)?(east|west)?", p)
+            if not m or not p:
+                raise GeoParseError(f"{text[:40]!r} is not a compass direction")
+            out += "".join(_WORD[w] for w in m.groups() if w)
+        if out not in COMPASS16:
+            raise GeoParseError(f"{text[:40]!r} is not a compass direction")
+        return self.normalise(out, spec)
+
+    def normalise(self, value, spec=None):
+        v = str(value).upper()
+        points = int((spec or {}).get("points", 8))
+        allowed = COMPASS16 if points == 16 else COMPASS16[::2]
+        if v not in allowed:
+            raise GeoParseError(f"{value!r} is not one of the {points} compass points")
+        return v
+
+    def em_ne(self, value, gold, spec=None):
+        points = int((spec or {}).get("points", 8))
+        step = 16 // points
+        d = abs(COMPASS16.index(value) - COMPASS16.index(gold)) // step
+        d = min(d, points - d)
+        return int(d == 0), d / (points / 2)
+
+    def chance(self, spec=None):
+        return 1.0 / int((spec or {}).get("points", 8))
+
+
+def _accepted(gold: str, spec: dict[str, Any] | None) -> set[str]:
+    aliases = (spec or {}).get("aliases") or {}
+    names = [gold] + list(aliases.get(gold, []) if isinstance(aliases, dict) else aliases)
+    return {fold(n) for n in names if fold(n)}
+
+
+class EntityFormat(GeoFormat):
+    """One entity name.  EM iff the folded answer (case, accents, punctuation ignored) equals
+    the folded gold or one of its aliases (``spec["aliases"] = {gold: [alias, ...]}``); NE =
+    1 - EM (a wrong entity is wrong, however close its name)."""
+    name = "geo_entity"
+
+    def parse(self, text, spec=None):
+        t = _strip(text).strip("'\".")
+        if not fold(t):
+            raise GeoParseError("empty entity name")
+        return t
+
+    def normalise(self, value, spec=None):
+        if not isinstance(value, str) or not fold(value):
+            raise GeoParseError(f"an entity name must be a non-empty string, got {value!r}")
+        return value.strip()
+
+    def em_ne(self, value, gold, spec=None):
+        em = int(fold(value) in _accepted(gold, spec))
+        return em, 1.0 - em
+
+
+def _split_list(text: str) -> list[str]:
+    """Names separated by semicolons, new lines or ``|``; by commas only when none of those
+    occurs (display names such as ``Munich, Germany`` contain commas)."""
+    t = _strip(text).strip("[]{}")
+    sep = r"[;\n|]+" if re.search(r"[;\n|]", t) else r","
+    parts = [p.strip().strip("'\"").strip() for p in re.split(sep, t)]
+    return [re.sub(r"^\s*(?:\d+[.)]|[-*\u2022])\s*", "", p) for p in parts if p.strip().strip("'\"")]
+
+
+def _canon(items: list[str], golds: list[str], spec) -> list[str]:
+    """Map each answered name to the gold name it denotes (by name or alias), else its fold."""
+    lookup: dict[str, str] = {}
+    for g in golds:
+        for a in _accepted(g, spec):
+            lookup.setdefault(a, g)
+    return [lookup.get(fold(x), fold(x)) for x in items]
+
+
+class EntitySetFormat(GeoFormat):
+    """A set of entity names (separated by ``;``, new lines or commas; order ignored).  Names
+    are matched with aliases as in :class:`EntityFormat`.  EM iff the sets are equal; NE = 1 -
+    Jaccard (seed 003 §4).  The empty set is written ``none``."""
+    name = "geo_entity_set"
+    set_valued = True
+
+    def parse(self, text, spec=None):
+        if fold(text) in ("none", "empty", "no cities", "nothing"):
+            return []
+        items = _split_list(text)
+        if not items:
+            raise GeoParseError("no names in the answer")
+        return items
+
+    def normalise(self, value, spec=None):
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise GeoParseError(f"an entity set must be a list of names, got {value!r:.60}")
+        return sorted({v.strip() for v in value})
+
+    def em_ne(self, value, gold, spec=None):
+        a, g = set(_canon(list(value), list(gold), spec)), set(gold)
+        if not a and not g:
+            return 1, 0.0
+        j = len(a & g) / len(a | g)
+        return int(a == g), 1.0 - j
+
+
+class RankedListFormat(GeoFormat):
+    """An ordered list of entity names (nearest first, largest first, ... as asked).  EM iff
+    the same names in the same order.  NE = 1 - J (1 - K): J the Jaccard index of the two
+    sets, K the normalised Kendall tau distance (discordant pairs / pairs) over the names both
+    contain (0 with fewer than two): the right names in a wrong order cost up to 1, missing
+    names cost as for sets."""
+    name = "geo_ranked"
+
+    def parse(self, text, spec=None):
+        items = _split_list(text)
+        if not items:
+            raise GeoParseError("no names in the answer")
+        return items
+
+    def normalise(self, value, spec=None):
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value) or not value:
+            raise GeoParseError(f"a ranked list must be a non-empty list of names, got {value!r:.60}")
+        return [v.strip() for v in value]
+
+    def em_ne(self, value, gold, spec=None):
+        a = _canon(list(value), list(gold), spec)
+        g = list(gold)
+        if a == g:
+            return 1, 0.0
+        sa, sg = set(a), set(g)
+        j = len(sa & sg) / len(sa | sg)
+        common = [x for x in g if x in sa]
+        pos = {x: a.index(x) for x in common}
+        pairs = [(common[i], common[k]) for i in range(len(common)) for k in range(i + 1, len(common))]
+        kt = sum(pos[x] > pos[y] for x, y in pairs) / len(pairs) if pairs else 0.0
+        return 0, 1.0 - j * (1.0 - kt)
+
+
+class CellFormat(GeoFormat):
+    """A grid cell id: geohash, H3 index (hex) or S2 token.  EM iff equal ignoring case and a
+    ``0x`` prefix; NE = 1 - EM: a neighbouring cell is a different cell (the paper's grid
+    answers are exact)."""
+    name = "geo_cell"
+
+    def parse(self, text, spec=None):
+        t = _strip(text).strip("'\"[]() ").lower()
+        t = t[2:] if t.startswith("0x") else t
+        if not re.fullmatch(r"[0-9a-z]+", t):
+            raise GeoParseError(f"{text[:40]!r} is not a cell id")
+        return t
+
+    def normalise(self, value, spec=None):
+        v = str(value).strip().lower()
+        if not re.fullmatch(r"[0-9a-z]+", v):
+            raise GeoParseError(f"{value!r} is not a cell id")
+        return v
+
+    def em_ne(self, value, gold, spec=None):
+        em = int(str(value).lower() == str(gold).lower())
+        return em, 1.0 - em
+
+
+class DateTimeFormat(GeoFormat):
+    """A local date and time ``YYYY-MM-DD HH:MM`` (``T`` or a space between; seconds
+    dropped).  d = |difference| in minutes; EM iff d = 0 (the gold is exact to the minute,
+    ``spec["abs_tol_min"]`` may allow more); NE = min(1, d / 60): a wrong time zone (usually a whole hour) is a full error,
+    a few minutes off is partial."""
+    name = "geo_datetime"
+
+    def parse(self, text, spec=None):
+        m = re.search(r"(\d{4})-(\d{2})-(\d{2})[T ]+(\d{1,2}):(\d{2})", _strip(text))
+        if not m:
+            raise GeoParseError(f"expected a date-time YYYY-MM-DD HH:MM, got {text[:40]!r}")
+        return self.normalise("{}-{}-{}T{:0>2}:{}".format(*m.groups()), spec)
+
+    def normalise(self, value, spec=None):
+        try:
+            dt = datetime.fromisoformat(str(value).replace(" ", "T"))
+        except ValueError:
+            raise GeoParseError(f"not a date-time: {value!r}") from None
+        return dt.strftime("%Y-%m-%dT%H:%M")
+
+    def em_ne(self, value, gold, spec=None):
+        d = abs((datetime.fromisoformat(value) - datetime.fromisoformat(gold)).total_seconds()) / 60.0
+        em = int(d <= float((spec or {}).get("abs_tol_min", 0.0)))
+        return em, min(1.0, d / 60.0)
+
+
+def answer_text(format_name: str, value: Any) -> str:
+    """A gold value written as a model following the geoqa instructions would write it (yes/no,
+    ``lat, lon``, ``[w, s, e, n]``, WKT, names separated by semicolons, ``YYYY-MM-DD HH:MM``);
+    every format reads it back to an exact match."""
+    if format_name == "geo_boolean":
+        return "yes" if value else "no"
+    if format_name in ("geo_point", "geo_bbox"):
+        return ", ".join(repr(float(v)) for v in value)
+    if format_name == "geo_entity_set":
+        return "; ".join(value) if value else "none"
+    if format_name == "geo_ranked":
+        return "; ".join(value)
+    if format_name == "geo_datetime":
+        return str(value).replace("T", " ")
+    if format_name in ("geo_distance", "geo_area", "geo_ratio", "geo_angle"):
+        return repr(float(value))
+    return str(value)
+
+
+GEO_FORMATS: tuple[GeoFormat, ...] = (
+    BooleanFormat(), CountFormat(), DistanceFormat(), AreaFormat(), RatioFormat(), AngleFormat(),
+    PointFormat(), BBoxFormat(), PolygonFormat(), CompassFormat(), EntityFormat(),
+    EntitySetFormat(), RankedListFormat(), CellFormat(), DateTimeFormat())
+
+_MARK = re.compile(r"(?:^|\n)\s*\**\s*(?:final\s+)?answer\s*\**\s*[:=]\s*\**", re.IGNORECASE)
+
+
+def geoqa_rubric(text: str) -> str | None:
+    """The answer in a reply to a geoqa question: the text after the last ``Answer:`` marker
+    (markdown emphasis allowed), else the whole reply when it is one line; a JSON object
+    ``{"answer": ...}`` (seed 003 constrains outputs to a JSON schema) is read too.
+    ``None`` when there is nothing to read."""
+    import json
+    t = text.strip()
+    if t.startswith("{"):
+        try:
+            obj = json.loads(t)
+            if isinstance(obj, dict) and "answer" in obj:
+                v = obj["answer"]
+                return "; ".join(map(str, v)) if isinstance(v, list) and not all(
+                    isinstance(x, (int, float)) for x in v) else (", ".join(map(str, v)) if isinstance(v, list) else str(v))
+        except ValueError:
+            pass
+    marks = list(_MARK.finditer(t))
+    if marks:
+        body = t[marks[-1].end():].strip().strip("*").strip()
+        return body or None
+    return t if t and "\n" not in t else None

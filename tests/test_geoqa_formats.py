@@ -1,0 +1,127 @@
+"""The 15 geoqa answer formats: parse, EM and NE against hand-derived values (seed 003 §4)."""
+from __future__ import annotations
+
+import pytest
+
+from stsim.answers import FORMATS, ParseError, check_gold, get_format, parse_answer
+from stsim.answers_geo import GEO_FORMATS, geoqa_rubric
+
+
+def score(fmt, text, gold, spec=None):
+    f = get_format(fmt)
+    return f.em_ne(f.normalise(f.parse(text, spec), spec), f.check(gold, spec), spec)
+
+
+def test_fifteen_formats_registered():
+    assert len(GEO_FORMATS) == 15
+    assert all(f.name in FORMATS for f in GEO_FORMATS)
+
+
+def test_boolean_and_count():
+    assert score("geo_boolean", "Yes.", True) == (1, 0.0)
+    assert score("geo_boolean", "false", True) == (0, 1.0)
+    # count: tau = max(1, 0.1 * 20) = 2; off by one -> NE 0.5, EM 0
+    assert score("geo_count", "19", 20) == (0, 0.5)
+    assert score("geo_count", "1,234 cities", 1234) == (1, 0.0)
+    assert score("geo_count", "3", 1) == (0, 1.0)
+    with pytest.raises(ParseError):
+        get_format("geo_count").parse("2.5")
+
+
+def test_continuous_tolerances():
+    # distance: tau = 1 % of 100 km = 1 km; 0.5 km off -> EM 1, NE 0.5
+    em, ne = score("geo_distance", "100.5 km", 100.0)
+    assert em == 1 and ne == pytest.approx(0.5)
+    assert score("geo_distance", "103 km", 100.0) == (0, 1.0)
+    em, ne = score("geo_distance", "500,005 m", 500000.0, {"abs_tol": 10.0, "rel_tol": 0.0})
+    assert em == 1 and ne == pytest.approx(0.5)
+    # area: tau = 2 % of 1000 = 20; 10 off -> 0.5
+    em, ne = score("geo_area", "1010 km2", 1000.0)
+    assert em == 1 and ne == pytest.approx(0.5)
+    # ratio: tau = max(0.02 * 0.1, 0.005) = 0.005; 0.003 off -> 0.6
+    em, ne = score("geo_ratio", "0.103", 0.1)
+    assert em == 1 and ne == pytest.approx(0.6)
+    # angle: circular, 359.5 vs 0.3 is 0.8 degrees apart
+    em, ne = score("geo_angle", "0.3°", 359.5)
+    assert em == 1 and ne == pytest.approx(0.8)
+    assert score("geo_angle", "180", 0.0) == (0, 1.0)
+
+
+def test_point_geodesic_tolerance():
+    # 0.005 degrees of longitude on the equator = a * pi / 180 * 0.005 = 556.6 m (WGS84 a)
+    em, ne = score("geo_point", "0, 0.005", [0.0, 0.0])
+    assert em == 1 and ne == pytest.approx(6378137.0 * 3.141592653589793 / 180 * 0.005 / 1000, rel=1e-6)
+    assert get_format("geo_point").parse("33.9 S, 151.2 E") == [-33.9, 151.2]
+    assert get_format("geo_point").parse("151.2 E, 33.9 S") == [-33.9, 151.2]
+    assert score("geo_point", "1, 0", [0.0, 0.0]) == (0, 1.0)
+
+
+def test_bbox_and_polygon_iou():
+    # boxes [0,0,2,2] and [1,0,3,2]: intersection 2, union 6 -> IoU 1/3
+    em, ne = score("geo_bbox", "[1, 0, 3, 2]", [0, 0, 2, 2])
+    assert em == 0 and ne == pytest.approx(2 / 3)
+    # squares offset by 0.5: intersection 3, union 5 -> IoU 0.6 >= 0.5
+    em, ne = score("geo_polygon", "POLYGON ((0.5 0, 2.5 0, 2.5 2, 0.5 2, 0.5 0))",
+                   "POLYGON ((0 0, 2 0, 2 2, 0 2, 0 0))")
+    assert em == 1 and ne == pytest.approx(0.4)
+    with pytest.raises(ParseError):  # a bow tie is not a valid polygon
+        get_format("geo_polygon").parse("POLYGON ((0 0, 1 1, 1 0, 0 1, 0 0))")
+
+
+def test_compass_steps():
+    assert score("geo_compass", "east", "NE") == (0, 0.25)
+    assert score("geo_compass", "North-East", "NE") == (1, 0.0)
+    assert score("geo_compass", "north-northeast", "N", {"points": 16}) == (0, 0.125)
+    assert score("geo_compass", "S", "N", {"points": 16}) == (0, 1.0)
+    with pytest.raises(ParseError):
+        score("geo_compass", "NNE", "N")  # not an 8-point direction
+
+
+def test_entity_sets_and_ranked_lists():
+    assert score("geo_entity", "sao paulo", "São Paulo") == (1, 0.0)
+    spec = {"aliases": {"Munich": ["München", "Munich, Germany"]}}
+    assert score("geo_entity", "München", "Munich", spec) == (1, 0.0)
+    assert score("geo_entity", "Berlin", "Munich", spec) == (0, 1.0)
+    em, ne = score("geo_entity_set", "A; B; D", ["A", "B", "C"])  # Jaccard 2/4
+    assert em == 0 and ne == pytest.approx(0.5)
+    assert score("geo_entity_set", "none", []) == (1, 0.0)
+    em, ne = score("geo_ranked", "B; A; C", ["A", "B", "C"])  # one discordant pair of 3
+    assert em == 0 and ne == pytest.approx(1 / 3)
+    em, ne = score("geo_ranked", "A; B", ["A", "B", "C"])  # Jaccard 2/3, order right
+    assert ne == pytest.approx(1 / 3)
+    assert score("geo_ranked", "1. A\n2. B\n3. C", ["A", "B", "C"]) == (1, 0.0)
+
+
+def test_cells_and_datetimes():
+    assert score("geo_cell", "0x851F8D47FFFFFFF", "851f8d47fffffff") == (1, 0.0)
+    assert score("geo_cell", "u281z", "u281y") == (0, 1.0)
+    em, ne = score("geo_datetime", "2024-01-01 12:30", "2024-01-01T12:00")
+    assert em == 0 and ne == pytest.approx(0.5)
+    assert score("geo_datetime", "2024-01-01T12:00:59", "2024-01-01T12:00") == (1, 0.0)
+
+
+def test_rubric_and_failures():
+    assert geoqa_rubric("Let me think.\nAnswer: **yes**") == "yes"
+    assert geoqa_rubric('{"answer": [48.1, 11.6]}') == "48.1, 11.6"
+    assert geoqa_rubric('{"answer": ["A", "B"]}') == "A; B"
+    assert geoqa_rubric("first line\nsecond line") is None
+    a = parse_answer("Answer: twelve", task_id="t", step=None, answer_format="geo_count", rubric="geoqa")
+    assert a.status == "format_failure"
+    a = parse_answer("I cannot answer that.\nSorry", task_id="t", step=None, answer_format="geo_count",
+                     rubric="geoqa")
+    assert a.status == "refusal"
+    a = parse_answer("I cannot determine that.", task_id="t", step=None, answer_format="geo_boolean",
+                     rubric="geoqa")
+    assert a.status == "refusal"
+    a = parse_answer("Answer: \u221233.9, 151.2", task_id="t", step=None, answer_format="geo_point", rubric="geoqa")
+    assert a.value == [-33.9, 151.2]  # a Unicode minus is a minus
+    a = parse_answer("Yes.", task_id="t", step=None, answer_format="geo_boolean", rubric="geoqa")
+    assert (a.status, a.value) == ("ok", True)
+
+
+def test_check_gold_rejects_bad_golds():
+    with pytest.raises(ParseError):
+        check_gold("geo_bbox", [2, 0, 1, 1])
+    with pytest.raises(ParseError):
+        check_gold("geo_count", -1)
+    assert check_gold("geo_compass", "ne") == "NE"
