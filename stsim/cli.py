@@ -24,6 +24,7 @@ far are kept).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 from collections import Counter
 import sys
@@ -111,6 +112,14 @@ class _Parser(argparse.ArgumentParser):
         return text
 
 
+def _add_cluster(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cluster", default=None, metavar="local:N|tcp://HOST:PORT",
+                   help="generate (solve, score) on a Dask cluster: N local worker processes, or a running "
+                        "`dask scheduler`; needs stsim[distributed] (docs/distributed.md)")
+    p.add_argument("--chunk-size", type=_int_at_least(1), default=None, metavar="K",
+                   help="tasks per cluster chunk (default 16)")
+
+
 def _solver_forms() -> list[str]:
     """Every ``--solver`` spec form, for ``stsim run --help``: the registered solvers, with the
     argument each one takes, and the baseline variants."""
@@ -150,7 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-steps", type=_int_at_least(0), default=-1, metavar="K",
                    help="tracking steps scored per task (default: suite's, 10; 0 = all)")
     r.add_argument("--trim", type=_trim_fraction, default=0.10, help="trim fraction each side (default 0.10)")
-    r.add_argument("--workers", type=_int_at_least(1), default=1, help="solver processes (default 1)")
+    r.add_argument("--workers", type=_int_at_least(1), default=1,
+                   help="solver processes on this machine (default 1); with --cluster only for live "
+                        "models: requests in flight across the whole cluster")
+    _add_cluster(r)
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.add_argument("--context", choices=("none", "triples-raw", "triples-json", "triples-prose"), default="none",
                    help="geoqa evaluation condition: the gold triples before each question as N-Triples, "
@@ -191,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("suite", help=suites_help.replace("run", "write"))
     _add_common(g)
     g.add_argument("--data", type=Path, default=None, help="data folder or archive for data suites")
+    _add_cluster(g)
     g.add_argument("-o", "--out", default="-", help="output file (default: standard output)")
     g.add_argument("--context", choices=("none", "triples-raw", "triples-json", "triples-prose"), default="none",
                    help="geoqa evaluation condition (as for run)")
@@ -231,6 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("tasks", type=Path)
     s.add_argument("answers", type=Path)
     s.add_argument("--out", type=Path, default=None, help="also write scores.jsonl and summary.json here")
+    s.add_argument("--cluster", default=None, metavar="local:N|tcp://HOST:PORT",
+                   help="score on a Dask cluster in chunks of tasks (docs/distributed.md)")
     s.add_argument("--max-steps", type=_int_at_least(0), default=10, metavar="K",
                    help="tracking steps scored per task (default 10; 0 = all)")
     s.add_argument("--trim", type=_trim_fraction, default=0.10, help="trim fraction each side (default 0.10)")
@@ -498,7 +513,7 @@ def _cmd_run(args) -> int:
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
                   only=args.family, solver_options=options or None, transform=_context(args.context, args.language),
-                  resume=args.resume is not None)
+                  resume=args.resume is not None, cluster=args.cluster, chunk_size=args.chunk_size)
     seed = f"seed {summary['seed']}" if summary.get("data") is None else f"data {summary['data']}"
     print(f"suite {summary['suite']}  solver {summary['solver']}  {seed}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
@@ -570,7 +585,6 @@ def _cmd_generate(args) -> int:
     from .records import dumps
     if args.n is not None and args.n < 1:
         raise CLIError("--n must be at least 1")
-    from .generators.chat_prompts import chat_record
     suite = get_suite(args.suite)
     langs = None
     if args.language == "all":
@@ -578,11 +592,34 @@ def _cmd_generate(args) -> int:
         langs = list(LANGUAGES)
     transforms = [_context(args.context, lang) for lang in (langs or [args.language])]
     tasks = suite.tasks(n=args.n, seed=args.seed, data=args.data, only=args.family)
+    stack = contextlib.ExitStack()
+    stream = None
+    if args.cluster is not None:
+        from .benchmarks.cluster import Cluster, ChunkStream, Work, chunks_of, check_cluster_spec
+        check_cluster_spec(args.cluster)
+        if suite.loader is not None:
+            raise CLIError(f"--cluster: suite {args.suite!r} is read from --data on this machine; "
+                           "there is nothing to generate on a cluster (stsim run --cluster ships its tasks)")
+        next(tasks, None)  # checks --family before a cluster starts
+        cl = stack.enter_context(Cluster(args.cluster))
+        keys = suite.task_keys(args.n, args.family)
+        stream = ChunkStream(cl.client, chunks_of(suite=args.suite, seed=args.seed, keys=keys,
+                                                  size=args.chunk_size or 16), Work(None),
+                             window=2 * cl.n_threads() + 1)
+        tasks = (t for t, _, _ in stream)
     if langs is not None:  # every task once per language, languages together per task
         tasks = (f(t) if f is not None else t for t in tasks for f in transforms)
     elif transforms[0] is not None:
         tasks = map(transforms[0], tasks)
     steps = suite.max_steps if args.max_steps == -1 else (args.max_steps or None)
+    with stack:
+        return _write_tasks(args, tasks, stream, steps)
+
+
+def _write_tasks(args, tasks, stream, steps) -> int:
+    """Write generated tasks (or, with ``--prompts-only``, their chat records) to ``-o``."""
+    from .generators.chat_prompts import chat_record
+    from .records import dumps
     fh = sys.stdout if args.out == "-" else _open_output(Path(args.out))
     count = 0
     try:
@@ -596,6 +633,9 @@ def _cmd_generate(args) -> int:
     finally:
         if fh is not sys.stdout:
             fh.close()
+    if stream is not None and stream.failed:
+        from .benchmarks.cluster import ChunkFailed
+        raise ChunkFailed(stream.failed, stream.errors, args.out)
     if args.out != "-":
         print(f"wrote {count} tasks to {args.out}", file=sys.stderr)
     return 0
@@ -661,6 +701,9 @@ def _cmd_score(args) -> int:
     from .registry import validate_task
     if args.tolerance is not None and not args.tolerance >= 0:
         raise CLIError(f"--tolerance must be non-negative, got {args.tolerance}")
+    if args.cluster is not None:
+        from .benchmarks.cluster import check_cluster_spec
+        check_cluster_spec(args.cluster)  # before anything is read or written
     tasks = read_tasks(args.tasks)
     for t in tasks:
         validate_task(t)
@@ -678,7 +721,12 @@ def _cmd_score(args) -> int:
         _out_dir(args.out)
     for w in warnings:
         print(f"stsim: warning: {w}", file=sys.stderr)
-    scores = score_answers(tasks, answers, max_steps=None if args.max_steps == 0 else args.max_steps)
+    if args.cluster is not None:
+        from .benchmarks.cluster import Cluster, score_on_cluster
+        with Cluster(args.cluster) as cl:
+            scores = score_on_cluster(cl.client, tasks, answers, None if args.max_steps == 0 else args.max_steps)
+    else:
+        scores = score_answers(tasks, answers, max_steps=None if args.max_steps == 0 else args.max_steps)
     tag_outcomes(scores, args.tolerance)
     fams = summarise(scores, args.trim)
     for fam, ref in random_reference(tasks, None if args.max_steps == 0 else args.max_steps).items():
@@ -924,6 +972,7 @@ COMMANDS = {"entities": _cmd_entities, "calculus": _cmd_calculus, "list": _cmd_l
 
 def main(argv: Sequence[str] | None = None) -> int:
     from .benchmarks.runner import RunError
+    from .benchmarks.cluster import ChunkFailed, ClusterError
     from .solvers.base import SolverError
     from .benchmarks.suites import SuiteError
     from .qstr.calculus import CalculusError
@@ -931,7 +980,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (CLIError, RecordError, SuiteError, SolverError, RunError) as exc:
+    except ChunkFailed as exc:  # the run's files (without these tasks) and summary are written
+        print(f"stsim: error: {exc}", file=sys.stderr)
+        return 1
+    except (CLIError, RecordError, SuiteError, SolverError, RunError, ClusterError) as exc:
         print(f"stsim: error: {exc}", file=sys.stderr)
         return 2
     except UnknownName as exc:  # registries name what is known

@@ -37,6 +37,7 @@ read again if the resume itself is interrupted.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -224,13 +225,18 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         max_steps: int | None = -1, trim: float = 0.10, workers: int = 1,
         progress: bool = True, only: str | None = None,
         solver_options: dict[str, Any] | None = None,
-        transform: Callable[[Task], Task] | None = None, resume: bool = False) -> dict[str, Any]:
+        transform: Callable[[Task], Task] | None = None, resume: bool = False,
+        cluster: str | None = None, chunk_size: int | None = None) -> dict[str, Any]:
     """Generate (or load), solve, score and summarise a suite; return the summary dict.
 
     Args:
         n: tasks per family (default: the suite's own counts; for data suites, all).
         max_steps: tracking steps scored per task; -1 = the suite's default (10), None = all.
         only: run only the families matching this glob pattern.
+        cluster: ``local:N`` or ``tcp://HOST:PORT``: generate, solve and score on a Dask cluster
+            in chunks of ``chunk_size`` tasks (stsim/benchmarks/cluster.py); the files are those
+            of the local run.  ``workers`` > 1 is then only allowed for threaded (live-model)
+            solvers, where it bounds the requests in flight across the whole cluster.
         solver_options: run-level solver settings (e.g. ``base_url``, ``mode``); ``out_dir`` and
             ``max_steps`` are added.
         transform: applied to every task before it is written and solved (an evaluation
@@ -240,8 +246,12 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         SuiteError / SolverError: unknown suite or solver, a data suite without data or with
             bad data, or a family filter matching nothing.
         RunError: an out-of-range option (seed, trim, workers, max_steps), an output
-            folder that cannot be created, or (``resume``) a folder without a run of the same
+            folder that cannot be created, ``cluster`` together with ``transform`` or
+            ``resume`` (not supported yet), or (``resume``) a folder without a run of the same
             suite, solver, seed, ``n``, filter, ``max_steps``, data and mode, or whose tasks differ.
+        ClusterError: a bad ``cluster`` value or an unreachable scheduler.
+        ChunkFailed: (after the summary is written) chunks that kept failing on the cluster,
+            naming their task ids; every other task is written.
     Every input is checked before the output folder is created.
     """
     suite = get_suite(suite_name)
@@ -274,6 +284,15 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                               + (" ..." if len(unsupported) > 4 else "")
                               + f" (exact families only: {', '.join(p + '*' for p in ORACLE_PREFIXES)}; "
                               "use --solver baseline or --family to select exact families)")
+    if cluster is not None:
+        from .cluster import check_cluster_spec
+        check_cluster_spec(cluster)
+        if resume or transform is not None:  # workers generate their own tasks: neither reaches them yet
+            raise RunError("--cluster cannot be combined with --resume, --context or --language yet; "
+                           "run these locally")
+        if workers > 1 and not getattr(solver, "threaded", False):
+            raise RunError(f"--workers {workers} with --cluster: the cluster's worker processes solve in "
+                           "parallel; --workers is only for live models (requests in flight, cluster-wide)")
     # the first task is made before the run folder: a missing or bad --data, or a --family
     # matching nothing, fails here and leaves nothing behind
     pending = suite.tasks(n=n, seed=seed, data=data, only=only)
@@ -284,7 +303,15 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         what = f"matches --family {only!r}" if only is not None else "was found"
         raise SuiteError(f"no task of suite {suite_name!r} {what}"
                          + (f" in --data {data}" if data is not None else ""))
-    make_out_dir(out)
+    stack = contextlib.ExitStack()
+    if cluster is not None:
+        from .cluster import Cluster
+        cl = stack.enter_context(Cluster(cluster))
+    try:
+        make_out_dir(out)
+    except BaseException:
+        stack.close()
+        raise
     previous: dict[str, list[Answer]] = {}
     everything: list[Task] = []
     if resume:  # all tasks first: each one already written must be the same, byte for byte
@@ -315,7 +342,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     lenient: dict[str, int] = {}  # format failures a lenient reader would have read (model text)
     interrupted = False
     started = time.perf_counter()
-    with JsonlWriter(out / "tasks.jsonl") as tw, JsonlWriter(out / "answers.jsonl") as aw, \
+    stream = None
+    with stack, JsonlWriter(out / "tasks.jsonl") as tw, JsonlWriter(out / "answers.jsonl") as aw, \
             JsonlWriter(out / "scores.jsonl") as sw:
         tasks = itertools.chain([first], pending)
 
@@ -334,18 +362,31 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                     yield (t, previous[t.id]) if t.id in previous else next(solved)
             finally:
                 solved.close()
+
+        def local() -> Iterator[tuple[Task, list[Answer], list[Score]]]:
+            pairs = resumed() if resume else solve_all(tee(tasks), solver_spec, workers, options, solver)
+            for task, answers in pairs:
+                yield task, answers, score_answers([task], answers, max_steps=steps)
+
+        def on_cluster() -> Iterator[tuple[Task, list[Answer], list[Score]]]:
+            for task, answers, scores in stream:
+                tw.write(task)
+                yield task, answers, scores
+
+        if cluster is not None:
+            stream = _cluster_stream(cl, suite, suite_name, seed, n, only, tasks, solver, solver_spec,
+                                     options, steps, workers, chunk_size, stack)
+        results = local() if cluster is None else on_cluster()
         reused = 0
         bar = tqdm(total=total, desc=f"{suite_name} / {solver_spec}", unit="task",
                    disable=not progress, leave=False)
         try:
-            stream = resumed() if resume else solve_all(tee(tasks), solver_spec, workers, options, solver)
-            for task, answers in stream:
+            for task, answers, scores in results:
                 reused += task.id in previous
                 for a in answers:
                     aw.write(a)
                     if a.isolation:
                         isolation.add(a.isolation)
-                scores = score_answers([task], answers, max_steps=steps)
                 for s in scores:
                     sw.write(s)
                 all_scores.extend(scores)
@@ -375,6 +416,10 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                 summary["solver_variant_families"] = sorted(variant_families)
             if resume:
                 summary["resumed"] = {"reused_tasks": reused, "solved_tasks": n_tasks - reused}
+            if stream is not None:
+                results.close()  # cancels the chunks still on the cluster
+                if stream.failed:
+                    summary["failed_tasks"] = list(stream.failed)
             summary["isolation"] = ", ".join(sorted(isolation)) or None
             if any(i.startswith("process") for i in isolation):
                 summary["isolation_note"] = WEAK_ISOLATION_NOTE
@@ -395,4 +440,46 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         (out / "answers.previous.jsonl").unlink(missing_ok=True)
     if interrupted:
         raise KeyboardInterrupt(str(out))
+    if stream is not None and stream.failed:
+        from .cluster import ChunkFailed
+        raise ChunkFailed(stream.failed, stream.errors, str(out))
     return summary
+
+
+def _cluster_stream(cl, suite, suite_name: str, seed: int, n: int | None, only: str | None,
+                    tasks: Iterator[Task], solver: Solver, solver_spec: str, options: dict[str, Any],
+                    steps: int | None, workers: int, chunk_size: int | None, stack: contextlib.ExitStack):
+    """The :class:`~stsim.benchmarks.cluster.ChunkStream` of a ``--cluster`` run: generated
+    suites send (family, index) keys, data suites the loaded tasks; live models get the
+    cluster-wide semaphore and the shared response cache (appended to the run's cache file)."""
+    from .cluster import DEFAULT_CHUNK, ChunkStream, Work, chunks_of
+    size = chunk_size or DEFAULT_CHUNK
+    if suite.loader is None:
+        chunks = chunks_of(suite=suite_name, seed=seed, keys=suite.task_keys(n, only), size=size)
+    else:
+        chunks = chunks_of(suite=suite_name, seed=seed, tasks=tasks, size=size)
+    work = Work(solver_spec, dict(options), steps)
+    cache, cache_file, transcript_file = None, None, None
+    chat = getattr(solver, "client", None)
+    if getattr(solver, "threaded", False) and chat is not None and hasattr(chat, "_cache"):
+        # one cache file, written here only; workers read the broadcast copy and return new entries
+        cache = dict(chat._cache)
+        cache_file = getattr(chat, "_cache_w", None)
+        transcript_file = getattr(chat, "_trans_w", None)
+        work.options.update(out_dir=None, cache=None)
+        work.threads = workers
+        work.semaphore = f"stsim-llm-{id(stack):x}-{time.time_ns():x}"
+        work.leases = max(1, int(options.get("concurrency", workers)))
+        from distributed import Semaphore
+        sem = Semaphore(max_leases=work.leases, name=work.semaphore)
+
+        def close_semaphore() -> None:
+            import warnings
+            with warnings.catch_warnings():  # a worker's last release may still be on its way
+                warnings.simplefilter("ignore", RuntimeWarning)
+                sem.close()
+        stack.callback(close_semaphore)
+    stream = ChunkStream(cl.client, chunks, work, window=2 * cl.n_threads() + 1, cache=cache,
+                         cache_file=cache_file, transcript_file=transcript_file)
+    stream.chunk_size = size
+    return stream
