@@ -53,7 +53,7 @@ def format_table(families: dict[str, dict[str, Any]]) -> str:
         head = (f"{'family':<{w}}  {'n':>5}  {'measure':>7}  {'trim.err':>9}  {'RMS.err':>9}  {'median':>9}  "
                 f"{'failed':>6}")
         if stark:
-            head += f"  {'STARK trim':>10}  {'n':>4}  {'fail':>4}  {'STARK best (Table 3)':>20}"
+            head += f"  {'STARK trim':>10}  {'inst':>4}  {'fail':>4}  {'STARK best (Table 3)':>20}"
         lines.append(head)
         for f, r in numeric.items():
             line = (f"{f:<{w}}  {r['n']:>5}  {measure(f, r):>7}  {_f(r.get('trimmed_rmse'))}  {_f(r.get('rmse'))}  "
@@ -141,7 +141,7 @@ def legend(families: dict[str, dict[str, Any]]) -> str:
                      "tracking instance over its first 10 steps pooled, the relative L2 norm for field families "
                      "(x-y-t localisation: the spatial part; the temporal part is stark_trimmed_time in "
                      "summary.json); the mean of the per-item values after dropping the 10 % smallest and largest. "
-                     "Its 'n' and 'fail' count instances (not steps); 'STARK best (Table 3)' is on this scale.")
+                     "Its 'inst' and 'fail' count instances (not steps); 'STARK best (Table 3)' is on this scale.")
     failed = "'failed' counts items with no usable answer (no estimate, unparsable, refused, missing)"
     effects = ([] if not numeric else ["they are left out of the error columns"]) + \
               ([] if not categorical else ["they count as wrong in 'accuracy'"])
