@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .. import __version__
-from ..records import JsonlWriter, Step, Task, dumps
+from ..records import Step, Task, dumps
+from ..records import write_jsonl as records_write_jsonl
 
 #: export formats and what each writes into the output folder (``--help`` lists them).
 FORMATS = {
@@ -215,22 +216,7 @@ def write_chat(tasks: Iterable[Task], path: Path, mode: str = "da", max_steps: i
     """Write one :func:`~stsim.generators.chat_prompts.chat_record` per task to ``path``
     (JSONL); return the count."""
     from ..generators.chat_prompts import chat_record
-    n = 0
-    with JsonlWriter(path) as w:
-        for t in tasks:
-            w.write(chat_record(t, mode, max_steps))
-            n += 1
-    return n
-
-
-def write_jsonl(tasks: Iterable[Task], path: Path) -> int:
-    """Write the full tasks (``Task.to_dict``, one per line) to ``path``; return the count."""
-    n = 0
-    with JsonlWriter(path) as w:
-        for t in tasks:
-            w.write(t)
-            n += 1
-    return n
+    return records_write_jsonl(path, (chat_record(t, mode, max_steps) for t in tasks))
 
 
 def write_csv(tasks: Iterable[Task], path: Path) -> int:
@@ -267,7 +253,7 @@ def export(fmt: str, tasks: Iterable[Task], out: Path, *, suite: str, seed: int 
         write_chat(tasks, out / "prompts.jsonl", mode, max_steps)
         return [out / "prompts.jsonl"]
     if fmt == "jsonl":
-        write_jsonl(tasks, out / "tasks.jsonl")
+        records_write_jsonl(out / "tasks.jsonl", tasks)
         return [out / "tasks.jsonl"]
     if fmt == "csv":
         write_csv(tasks, out / "tasks.csv")

@@ -215,8 +215,8 @@ def stsim_{ident}(max_steps: int | None = {max_steps!r}):
 
 def write_task_file(tasks: Iterable[StsimTask], out: Path, suite: str, max_steps: int | None) -> list[Path]:
     """``stsim export --format inspect``: ``out/tasks.jsonl`` and ``out/stsim_task.py``."""
-    from stsim.benchmarks.export import write_jsonl
-    write_jsonl(tasks, out / "tasks.jsonl")
+    from stsim.records import write_jsonl
+    write_jsonl(out / "tasks.jsonl", tasks)
     ident = "".join(c if c.isalnum() else "_" for c in suite)
     path = out / "stsim_task.py"
     path.write_text(TASK_FILE.format(suite=suite, name=path.name, ident=ident, max_steps=max_steps), encoding="utf-8")
