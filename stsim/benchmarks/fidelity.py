@@ -30,6 +30,7 @@ import numpy as np
 
 from ..records import Task
 from ..sim.noise import STARK_BEARING_NOISE_RAD
+from ..sim.sensors import bearings_deg, distances
 from .suites import SuiteError, get_suite
 
 DOMAIN = (0.0, 10.0)
@@ -65,7 +66,7 @@ def _hull_area(p: np.ndarray) -> float:
 
 
 def _sensor_features(s: np.ndarray) -> dict[str, float]:
-    d = np.hypot(s[:, None, 0] - s[None, :, 0], s[:, None, 1] - s[None, :, 1])
+    d = distances(s, s)
     iu = np.triu_indices(len(s), 1)
     return {"hull_area": _hull_area(s), "sensor_min_spacing": float(d[iu].min()),
             "sensor_mean_spacing": float(d[iu].mean()),
@@ -129,8 +130,8 @@ def _noise(task: Task, sensors: np.ndarray, pos: np.ndarray | None,
     rel_r, err_b, err_t = [], [], []
     for k, row in enumerate(rows):
         q = pos[k]
-        d = np.hypot(sensors[:, 0] - q[0], sensors[:, 1] - q[1])
-        bear = np.degrees(np.arctan2(q[1] - sensors[:, 1], q[0] - sensors[:, 0]))
+        d = distances(sensors, q[None])[0]
+        bear = bearings_deg(sensors, q[None])[0]
         for j, r in enumerate(row):
             if r is None:
                 continue
