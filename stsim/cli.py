@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 from collections import Counter
 import sys
@@ -272,7 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--limit", type=_int_at_least(0), default=50, help="violations to print (default 50)")
 
     c = sub.add_parser("compare", help="per family, run B against run A: relative change in trimmed RMSE "
-                       "or accuracy difference, each with a paired bootstrap 95% CI")
+                       "or accuracy difference, each with a paired bootstrap 95%% CI")
     c.add_argument("run_a", type=Path, help="run folder (or scores.jsonl), e.g. direct answer")
     c.add_argument("run_b", type=Path, help="run folder (or scores.jsonl), e.g. code interpreter")
     c.add_argument("--trim", type=_trim_fraction, default=0.25, help="fraction trimmed each side (STARK §4.4: 0.25)")
@@ -620,6 +621,11 @@ def _write_tasks(args, tasks, stream, steps) -> int:
     """Write generated tasks (or, with ``--prompts-only``, their chat records) to ``-o``."""
     from .generators.chat_prompts import chat_record
     from .records import dumps
+    tasks = iter(tasks)
+    first = next(tasks, None)  # a bad --family or --data fails before -o is opened (and emptied)
+    if first is None:
+        raise CLIError(f"no task of suite {args.suite!r} to generate")
+    tasks = itertools.chain([first], tasks)
     fh = sys.stdout if args.out == "-" else _open_output(Path(args.out))
     count = 0
     try:
@@ -718,6 +724,9 @@ def _cmd_score(args) -> int:
             t.meta["rubric"] = args.rubric
     answers, warnings = read_answers(args.answers, {t.id: t for t in tasks})
     if args.out is not None:          # inputs are read first: a bad one leaves no folder behind
+        if (args.out / "run.json").exists():
+            raise CLIError(f"--out {args.out}: holds a `stsim run` (run.json); scoring into it would replace "
+                           "that run's scores.jsonl and summary.json; choose another folder")
         _out_dir(args.out)
     for w in warnings:
         print(f"stsim: warning: {w}", file=sys.stderr)
