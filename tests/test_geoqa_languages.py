@@ -85,6 +85,39 @@ def test_every_text_is_in_its_languages_script():
     assert _scripts("Привет {a}") == {"Cyrillic", "Latin"} and _scripts("東京") == {"Han"}
 
 
+def test_english_word_parameters_have_a_text_in_every_language():
+    from stsim.geoqa.premise import ABSENT_KINDS
+    from stsim.geoqa.templates import _GH_DIRS
+    from stsim.sim.city import AMENITY_COUNTS
+    english = {"unit": {"km", "miles"}, "dir": set(_GH_DIRS), "kind": set(AMENITY_COUNTS) | set(ABSENT_KINDS)}
+    assert len(english["dir"]) == 8 and len(english["kind"]) == 12
+    for lang in EXPECTED_SCRIPT:
+        vals = languages.parameter_values(lang)
+        assert {k: set(v) for k, v in vals.items()} == english, lang
+        for name, table in vals.items():
+            for en, text in table.items():
+                assert text.strip(), (lang, name, en)
+                assert _scripts(text) & EXPECTED_SCRIPT[lang] or text == "km", (lang, name, en, text)
+        assert len(set(vals["dir"].values())) == 8 and len(set(vals["kind"].values())) == 12, lang
+    assert languages.parameter_values("en") == {}
+
+
+def test_parameter_values_are_inserted():
+    from stsim.benchmarks.suites import get_suite
+    from stsim.generators.geoqa_languages import with_language
+    (t,) = list(get_suite("geoqa-small").tasks(n=1, only="geoqa.grid.geohash_neighbour"))
+    d = t.inputs["binding"]["params"]["dir"]
+    gh = t.inputs["binding"]["params"]["gh"] if "gh" in t.inputs["binding"]["params"] else None
+    for lang in EXPECTED_SCRIPT:
+        q = with_language(t, lang).inputs["question"]
+        assert languages.parameter_values(lang)["dir"][d] in q and d not in q, (lang, q)
+        assert gh is None or gh in q
+    (t,) = list(get_suite("geoqa-small").tasks(n=1, only="geoqa.aggregation.count_amenities"))
+    kind = t.inputs["binding"]["params"]["kind"]
+    q = with_language(t, "ru").inputs["question"]
+    assert "«" + languages.parameter_values("ru")["kind"][kind] + "»" in q and kind not in q
+
+
 def test_translation_files_are_package_data():
     import tomllib
     from pathlib import Path

@@ -43,19 +43,12 @@ TRANSLATIONS_DIR = "data/geoqa_translations"
 
 
 @lru_cache(maxsize=None)
-def questions(lang: str) -> dict[str, str]:
-    """Template id -> the canonical question (paraphrase 0) in ``lang``, read from the package
-    data file ``stsim/data/geoqa_translations/<lang>.json`` (``{"language": lang, "name": ...,
-    "provenance": ..., "questions": {template id: text}}``).  English has no file: returns ``{}``.
-
-    Raises:
-        ValueError: an unknown language, a missing file, or a file whose ``language`` is not
-            ``lang`` or whose ``questions`` is not an object of strings (the file is named).
-    """
+def _load(lang: str) -> dict[str, Any]:
+    """The translation file of ``lang`` (``{}`` for English), checked; see :func:`questions`."""
     if lang not in LANGUAGES:
         raise ValueError(f"unknown language {lang!r}; known: {', '.join(LANGUAGES)}")
     if lang == "en":
-        return {}
+        return {"questions": {}, "values": {}}
     import json
     from importlib import resources
     res = resources.files("stsim").joinpath(f"{TRANSLATIONS_DIR}/{lang}.json")
@@ -66,13 +59,46 @@ def questions(lang: str) -> dict[str, str]:
         raise ValueError(f"{where}: missing (translations of language {lang!r})") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{where}: not JSON ({exc})") from None
-    table = data.get("questions") if isinstance(data, dict) else None
     if not isinstance(data, dict) or data.get("language") != lang:
         raise ValueError(f"{where}: its 'language' is {data.get('language') if isinstance(data, dict) else None!r}, "
                          f"expected {lang!r}")
-    if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in table.items()):
+
+    def strings(x) -> bool:
+        return isinstance(x, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in x.items())
+
+    if not strings(data.get("questions")):
         raise ValueError(f"{where}: 'questions' must be an object of template id -> text")
-    return dict(table)
+    vals = data.get("values", {})
+    if not (isinstance(vals, dict) and all(strings(v) for v in vals.values())):
+        raise ValueError(f"{where}: 'values' must be an object of placeholder -> {{English value: text}}")
+    return {"questions": dict(data["questions"]), "values": {k: dict(v) for k, v in vals.items()}}
+
+
+def questions(lang: str) -> dict[str, str]:
+    """Template id -> the canonical question (paraphrase 0) in ``lang``, read from the package
+    data file ``stsim/data/geoqa_translations/<lang>.json`` (``{"language": lang, "name": ...,
+    "provenance": ..., "questions": {template id: text}, "values": {placeholder: {English value:
+    text}}}``).  English has no file: returns ``{}``.
+
+    Raises:
+        ValueError: an unknown language, a missing file, or a file whose ``language`` is not
+            ``lang`` or whose ``questions`` / ``values`` are not objects of strings (the file
+            is named).
+    """
+    return dict(_load(lang)["questions"])
+
+
+def parameter_values(lang: str) -> dict[str, dict[str, str]]:
+    """Placeholder -> {English parameter value -> its text in ``lang``} for the parameters
+    whose values are English words: ``unit`` (``km``, ``miles``, in the grammatical form the
+    ``metric.distance`` translation needs), ``dir`` (the 8 directions of a geohash neighbour)
+    and ``kind`` (amenity kinds of the simulated cities, singular: the templates name the kind
+    as a category, so ``{kind_plural}`` takes the same text).  ``{}`` for English.
+
+    Raises:
+        ValueError: as :func:`questions`.
+    """
+    return {k: dict(v) for k, v in _load(lang)["values"].items()}
 
 
 def all_questions() -> dict[str, dict[str, str]]:
@@ -102,7 +128,9 @@ def localise_values(values: dict[str, str], binding: dict[str, Any], roles: dict
 
     City labels stay English (no offline language-tagged source); their country part
     (``Name, Country``) is replaced by its CLDR name.  A ``{country_name}`` parameter is looked
-    up by the binding's ``cc`` (ISO alpha-2).
+    up by the binding's ``cc`` (ISO alpha-2).  Parameters whose values are English words
+    (``unit``, ``dir``, ``kind``, ``kind_plural``) take their :func:`parameter_values` text;
+    they are not entity labels and are not counted.
     """
     from .context import get_context
     ctx = get_context()
@@ -139,6 +167,16 @@ def localise_values(values: dict[str, str], binding: dict[str, Any], roles: dict
         total += 1
     if lang == "en":
         done = total
+    else:
+        table = _load(lang)["values"]
+        for name in ("unit", "dir"):
+            if name in out and out[name] in table.get(name, {}):
+                out[name] = table[name][out[name]]
+        kind = binding.get("params", {}).get("kind")
+        if kind in table.get("kind", {}):
+            for name in ("kind", "kind_plural"):
+                if name in out:
+                    out[name] = table["kind"][kind]
     return out, done, total
 
 
