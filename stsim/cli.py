@@ -624,9 +624,12 @@ def _cmd_generate(args) -> int:
 
 
 def _tee(tasks, seen: list):
-    """``tasks`` unchanged; each task's family and inputs appended to ``seen``."""
+    """``tasks`` unchanged; each geoqa task's family and language inputs (not the whole task)
+    appended to ``seen``."""
+    keep = ("language", "language_fallback", "labels")
     for t in tasks:
-        seen.append({"family": t.family, "inputs": t.inputs})
+        if t.family.startswith("geoqa."):
+            seen.append({"family": t.family, "inputs": {k: t.inputs[k] for k in keep if k in t.inputs}})
         yield t
 
 
