@@ -613,8 +613,35 @@ def _cmd_generate(args) -> int:
     elif transforms[0] is not None:
         tasks = map(transforms[0], tasks)
     steps = suite.max_steps if args.max_steps == -1 else (args.max_steps or None)
+    seen: list = []
+    if args.language != "en":  # per-language translated shares, reported on stderr
+        tasks = _tee(tasks, seen)
     with stack:
-        return _write_tasks(args, tasks, stream, steps)
+        rc = _write_tasks(args, tasks, stream, steps)
+    if seen:
+        _report_languages(seen)
+    return rc
+
+
+def _tee(tasks, seen: list):
+    """``tasks`` unchanged; each geoqa task's family and language inputs (not the whole task)
+    appended to ``seen``."""
+    keep = ("language", "language_fallback", "labels")
+    for t in tasks:
+        if t.family.startswith("geoqa."):
+            seen.append({"family": t.family, "inputs": {k: t.inputs[k] for k in keep if k in t.inputs}})
+        yield t
+
+
+def _report_languages(rows: list) -> None:
+    """One stderr line per language: tasks, share of questions and of entity labels translated
+    (:func:`stsim.geoqa.languages.translated_share`)."""
+    from .geoqa.languages import translated_share
+    for lang, s in translated_share(rows).items():
+        labels = "n/a" if s["label_share"] is None else f"{100 * s['label_share']:.1f} %"
+        print(f"language {lang}: {s['tasks']} geoqa tasks, questions translated "
+              f"{100 * s['question_share']:.1f} %, entity labels translated {labels} "
+              f"({s['labels_translated']}/{s['labels_total']})", file=sys.stderr)
 
 
 def _write_tasks(args, tasks, stream, steps) -> int:
