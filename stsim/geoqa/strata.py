@@ -87,14 +87,16 @@ def density_tier(cell_pop: float, cuts: tuple[float, float]) -> str:
     return DENSITY_TIERS[int(np.searchsorted(cuts, float(cell_pop), side="left"))]
 
 
-@lru_cache(maxsize=1)
-def _city_density() -> dict[str, str]:
+def city_tiers(ctx: Any) -> tuple[list[str], list[str]]:
+    """Income and density tier of every city of a query context, in ``ctx.city_ids`` order
+    (``(n,)`` lists of :data:`INCOME_TIERS` / ``unknown`` and :data:`DENSITY_TIERS`)."""
     import h3
-    from .context import get_context
-    ctx = get_context()
     cells, cuts = density_cells(ctx.lon, ctx.lat, ctx.pop)
-    return {str(cid): density_tier(cells[h3.latlng_to_cell(float(y), float(x), DENSITY_RES)], cuts)
-            for cid, x, y in zip(ctx.city_ids, ctx.lon, ctx.lat)}
+    inc = income_by_iso3()
+    income = [inc.get(str(i), "unknown") for i in ctx.cities["iso3"]]
+    density = [density_tier(cells[h3.latlng_to_cell(float(y), float(x), DENSITY_RES)], cuts)
+               for x, y in zip(ctx.lon, ctx.lat)]
+    return income, density
 
 
 def entity_stratum(eid: str) -> dict[str, str]:
@@ -105,8 +107,11 @@ def entity_stratum(eid: str) -> dict[str, str]:
     if eid.startswith("ne:"):
         return {"income": income_by_iso3().get(eid[3:], "unknown"), "density": "none"}
     ctx = get_context()
-    iso3 = str(ctx.city(eid)["iso3"])
-    return {"income": income_by_iso3().get(iso3, "unknown"), "density": _city_density().get(eid, "unknown")}
+    i = ctx.city_index.get(eid)
+    if i is None:
+        return {"income": "unknown", "density": "unknown"}
+    inc, dens = ctx.city_strata[i]
+    return {"income": inc, "density": dens}
 
 
 def primary_entity(binding: dict[str, Any]) -> str | None:
