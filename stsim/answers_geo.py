@@ -586,8 +586,11 @@ def geoqa_rubric(text: str) -> str | None:
             obj = json.loads(t)
             if isinstance(obj, dict) and "answer" in obj:
                 v = obj["answer"]
-                return "; ".join(map(str, v)) if isinstance(v, list) and not all(
-                    isinstance(x, (int, float)) for x in v) else (", ".join(map(str, v)) if isinstance(v, list) else str(v))
+                if isinstance(v, list) and not all(isinstance(x, (int, float)) for x in v):
+                    # names joined by ';' -- also after a single name, so that a list of one
+                    # name with a comma ("Ilula, Tanzania") is not split at the comma
+                    return "; ".join(map(str, v)) + (";" if len(v) == 1 else "")
+                return ", ".join(map(str, v)) if isinstance(v, list) else str(v)
         except ValueError:
             pass
     marks = list(_MARK.finditer(t))

@@ -104,6 +104,11 @@ def test_rubric_and_failures():
     assert geoqa_rubric("Let me think.\nAnswer: **yes**") == "yes"
     assert geoqa_rubric('{"answer": [48.1, 11.6]}') == "48.1, 11.6"
     assert geoqa_rubric('{"answer": ["A", "B"]}') == "A; B"
+    # a JSON list of one name with a comma stays one name (free text would split it at the comma)
+    one = geoqa_rubric('{"answer": ["Ilula, Tanzania"]}')
+    fmt = next(f for f in GEO_FORMATS if f.name == "geo_entity_set")
+    assert fmt.parse(one) == ["Ilula, Tanzania"]
+    assert fmt.parse("Ilula, Tanzania") == ["Ilula", "Tanzania"]
     assert geoqa_rubric("first line\nsecond line") is None
     a = parse_answer("Answer: twelve", task_id="t", step=None, answer_format="geo_count", rubric="geoqa")
     assert a.status == "format_failure"
