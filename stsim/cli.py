@@ -15,6 +15,7 @@
     stsim sandbox run FILE.py [--timeout S] [--memory MB] [--args JSON_FILE|JSON]
                               [--isolation bwrap|process]
     stsim entities info                         the geographic entity store (geoqa suites)
+    stsim entities strata [SUITE]               a geoqa suite's questions per income x density stratum
 
 Exit codes: 0 success; 1 the audit found violations, or ``sandbox run``'s outcome is not
 ``ok`` (the JSON printed says which); 2 bad input, or no namespace isolation without
@@ -283,6 +284,11 @@ def build_parser() -> argparse.ArgumentParser:
     ens = en.add_subparsers(dest="entities_command", metavar="ACTION")
     ens.required = True
     ens.add_parser("info", help="build it if needed; print sources (versions, licences, sha256) and counts")
+    st = ens.add_parser("strata", help="questions of a geoqa suite per income x density stratum, and the "
+                        "false-premise share (docs/geoqa.md, 'Strata')")
+    st.add_argument("suite", nargs="?", default="geoqa-small", help="a geoqa suite (default geoqa-small)")
+    st.add_argument("--family", default=None, metavar="GLOB", help="only families matching this pattern")
+    st.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     fi = sub.add_parser("fidelity", help="compare a generated suite's tasks with the released ones, "
                         "feature by feature (two-sample KS, Benjamini-Hochberg)",
@@ -967,7 +973,12 @@ def _calculus_witness(name: str, relations: list[str]) -> int:
 def _cmd_entities(args) -> int:
     from .geoqa.store import StoreError, info_text
     try:
-        print(info_text())
+        if args.entities_command == "strata":
+            from .benchmarks.geoqa_suites import composition, format_composition
+            c = composition(args.suite, args.family)
+            print(json.dumps(c, indent=1) if args.json else format_composition(c))
+        else:
+            print(info_text())
     except StoreError as exc:
         raise CLIError(str(exc)) from None
     return 0
