@@ -468,7 +468,8 @@ def _resume_options(args) -> None:
         return  # the runner names what is wrong with the folder
     defaults = build_parser().parse_args(["run", args.suite])
     for key, attr in (("solver", "solver"), ("seed", "seed"), ("n_per_family", "n"),
-                      ("families_filter", "family"), ("mode", "mode")):
+                      ("families_filter", "family"), ("mode", "mode"), ("context", "context"),
+                      ("language", "language"), ("structured", "structured")):
         if getattr(args, attr) == getattr(defaults, attr) and rec.get(key) is not None:
             setattr(args, attr, rec[key])
     if args.max_steps == defaults.max_steps and "max_steps" in rec:
@@ -479,15 +480,22 @@ def _resume_options(args) -> None:
 
 def _keep_other_run(out: Path, this: dict) -> None:
     """Refuse (exit 2) an ``--out`` folder that holds the run of another suite, solver, seed,
-    ``--n``, ``--family`` or ``--data``: its answers.jsonl, scores.jsonl and summary.json would
-    be overwritten.  The same run again (a live model resuming from its cache) is allowed."""
-    path = out / "summary.json"
-    try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
+    ``--n``, ``--family``, ``--data``, ``--context``, ``--language`` or ``--structured``: its
+    answers.jsonl, scores.jsonl and summary.json would be overwritten.  The folder's
+    summary.json is read, else (a run that was interrupted) its run.json.  The same run again (a
+    live model resuming from its cache) is allowed."""
+    from .benchmarks.runner import CONDITION_DEFAULTS
+    old = None
+    for name in ("summary.json", "run.json"):
+        try:
+            old = json.loads((out / name).read_text(encoding="utf-8"))
+            break
+        except (OSError, ValueError):
+            continue
     if not isinstance(old, dict):
         return
+    if "suite" in old:  # written before the conditions were recorded: the defaults
+        old = {**CONDITION_DEFAULTS, **old}
     differ = [k for k, v in this.items() if k in old and old[k] != v]
     if differ:
         what = ", ".join(f"{k} {old[k]!r} (now {this[k]!r})" for k in differ)
@@ -516,11 +524,14 @@ def _cmd_run(args) -> int:
     if args.out is not None and args.resume is None:  # a resume checks DIR/run.json instead
         _keep_other_run(args.out, {"suite": args.suite, "solver": args.solver, "seed": args.seed,
                                    "n_per_family": args.n, "families_filter": args.family,
-                                   "data": None if args.data is None else str(args.data)})
+                                   "data": None if args.data is None else str(args.data),
+                                   "context": args.context, "language": args.language,
+                                   "structured": bool(args.structured) and args.solver.startswith("openai")})
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
                   only=args.family, solver_options=options or None, transform=_context(args.context, args.language),
-                  resume=args.resume is not None, cluster=args.cluster, chunk_size=args.chunk_size)
+                  resume=args.resume is not None, cluster=args.cluster, chunk_size=args.chunk_size,
+                  condition={"context": args.context, "language": args.language})
     seed = f"seed {summary['seed']}" if summary.get("data") is None else f"data {summary['data']}"
     print(f"suite {summary['suite']}  solver {summary['solver']}  {seed}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
