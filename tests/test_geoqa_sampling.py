@@ -36,17 +36,25 @@ def test_every_income_x_density_cell_holds_k_questions(templates):
 
 def test_country_and_sim_templates_are_sampled_in_their_own_cells(templates):
     assert ex.stratum_targets(templates["shape.parts"]) == [(i, "none") for i in INCOME_TIERS]
-    assert ex.stratum_targets(templates["routing.length"]) == [None]
+    from stsim.geoqa.store import N_NETWORKS
+    assert ex.stratum_targets(templates["routing.length"]) == [("sim", str(k)) for k in range(N_NETWORKS)]
     parts = Counter(stratum(i.binding) for i in ex.pool("shape.parts"))
     assert set(parts) == {f"{i}/none" for i in INCOME_TIERS} and max(parts.values()) <= ex.K_PER_CELL
-    assert Counter(stratum(i.binding) for i in ex.pool("routing.length")) == {"sim/sim": ex.K_PER_CELL}
+    # a simulated city has no income or density: each of them is its own sampling cell
+    route = ex.pool("routing.length")
+    assert Counter(stratum(i.binding) for i in route) == {"sim/sim": N_NETWORKS * ex.K_PER_CELL}
+    assert Counter(ex.sampling_cell(i.binding) for i in route) == {f"sim/{k}": ex.K_PER_CELL for k in range(N_NETWORKS)}
 
 
 def test_round_robin_prefix_spreads_over_the_strata(templates):
     """The draws go round-robin over the open cells: the first 12 questions of a city template
-    whose executions never degenerate are one per cell, in the fixed cell order."""
+    whose executions never degenerate are one per cell, in the fixed cell order rotated to the
+    template's own first cell."""
+    import hashlib
+    grid = [f"{i}/{d}" for i in INCOME_TIERS for d in DENSITY_TIERS]
+    start = int(hashlib.sha256(b"coordinates.city").hexdigest()[:8], 16) % 12
     first = [stratum(i.binding) for i in ex.pool("coordinates.city")[:12]]
-    assert first == [f"{i}/{d}" for i in INCOME_TIERS for d in DENSITY_TIERS]
+    assert first == grid[start:] + grid[:start]
 
 
 def test_same_seed_same_bytes(templates):
@@ -101,7 +109,7 @@ def test_entities_strata_command(templates, capsys):
     from stsim.cli import main
     assert main(["entities", "strata", "geoqa-mini", "--family", "geoqa.coordinates.city", "--json"]) == 0
     c = json.loads(capsys.readouterr().out)
-    # the first 20 questions of the round-robin: 12 cells once, then the first 8 again
+    # the first 20 questions of the round-robin: 12 cells once, then 8 of them again
     assert c["n"] == 20 and c["n_false_premise"] == 0 and set(c["cells"]) == GRID
     assert sorted(Counter(c["cells"].values()).items()) == [(1, 4), (2, 8)]
     assert main(["entities", "strata", "geoqa-mini", "--family", "geoqa.coordinates.city"]) == 0

@@ -206,25 +206,36 @@ K_PER_CELL = 50
 ATTEMPTS_PER_QUESTION = 6
 
 
-def stratum_targets(t: Template) -> list[tuple[str, str] | None]:
+def stratum_targets(t: Template) -> list[tuple[str, str]]:
     """The stratum cells the executor samples a template in, in a fixed order: the 4 x 3
     (income, density) grid of seed 003 §3.2 for templates about cities, the four income tiers
-    (density ``none``) for templates whose first role is a country, and the single cell
-    ``None`` (stratum ``sim/sim``) for the simulated-city templates.  Places in countries
+    (density ``none``) for templates whose first role is a country, and for the simulated-city
+    templates (stratum ``sim/sim``: no income, no density) one cell ``("sim", "K")`` per
+    simulated city ``K`` of :data:`~stsim.geoqa.store.NETWORKS`.  Places in countries
     without an income tier (``unknown``: no Natural Earth 1:110m polygon) are never targeted;
     a question lands there only when a template's sampler draws one as a secondary choice
     (still at most :data:`K_PER_CELL`)."""
+    from .store import N_NETWORKS
     from .strata import DENSITY_TIERS, INCOME_TIERS
     if "{net}" in t.paraphrases[0]:
-        return [None]
+        return [("sim", str(k)) for k in range(N_NETWORKS)]
     first = next(iter(t.roles.values()), "city")
     if first == "country":
         return [(inc, "none") for inc in INCOME_TIERS]
     return [(inc, d) for inc in INCOME_TIERS for d in DENSITY_TIERS]
 
 
-def _label(cell: tuple[str, str] | None) -> str:
-    return "sim/sim" if cell is None else f"{cell[0]}/{cell[1]}"
+def _label(cell: tuple[str, str]) -> str:
+    return f"{cell[0]}/{cell[1]}"
+
+
+def sampling_cell(binding: dict[str, Any]) -> str:
+    """The cell a pool question counts against: its stratum (:func:`~stsim.geoqa.strata.stratum`,
+    ``INCOME/DENSITY``), or ``sim/K`` for a question about simulated city ``K``."""
+    from .strata import stratum
+    if "network" in binding:
+        return f"sim/{binding['network']}"
+    return stratum(binding)
 
 
 class _PoolBuilder:
@@ -233,9 +244,10 @@ class _PoolBuilder:
     on earlier draws, so any prefix equals the same prefix of the complete pool.
 
     Stratified sampling (seed 003 §3.2): draws go round-robin over the template's stratum
-    cells (:func:`stratum_targets`) that are still open; each draw samples its primary entity
+    cells (:func:`stratum_targets`) that are still open, starting at a cell fixed by the
+    template id (sha256); each draw samples its primary entity
     within the cell (:meth:`~stsim.geoqa.context.Context.targeting`), and a question is kept
-    only while its own stratum (:func:`~stsim.geoqa.strata.stratum`) has fewer than
+    only while its own cell (:func:`sampling_cell`) has fewer than
     :data:`K_PER_CELL` questions (and, for yes/no templates, fewer than ``K_PER_CELL // 2`` of
     its answer).  A cell closes when it holds ``K_PER_CELL`` questions or after
     ``ATTEMPTS_PER_QUESTION * K_PER_CELL`` draws; the pool is complete when every cell is
@@ -249,7 +261,10 @@ class _PoolBuilder:
         self.n_cell: dict[str, int] = {}
         self.targets = stratum_targets(t)
         self.tries = [0] * len(self.targets)
-        self.turn = 0
+        # each template starts the round at its own cell, so that short prefixes of many
+        # templates (geoqa-small, geoqa-mini) do not all favour the first cells
+        import hashlib
+        self.turn = int(hashlib.sha256(t.tid.encode()).hexdigest()[:8], 16) % len(self.targets)
         self.out: list[Instance] = []
         self.attempts = 0
         self.done = False
@@ -269,7 +284,6 @@ class _PoolBuilder:
         """Draw until the pool has ``n`` questions or is complete (class docstring); return
         the questions so far."""
         from .context import get_context
-        from .strata import stratum
         ctx, t = get_context(), self.t
         while len(self.out) < n and not self.done:
             j = self._next_target() if len(self.out) < t.cap else None
@@ -293,7 +307,7 @@ class _PoolBuilder:
             key = (t.paraphrases[0].format(**values), json.dumps(gold, sort_keys=True))
             if key in self.seen:
                 continue
-            cell = stratum(binding)
+            cell = sampling_cell(binding)
             if self.n_cell.get(cell, 0) >= K_PER_CELL:
                 continue
             if t.answer_format == "geo_boolean":
