@@ -533,7 +533,9 @@ def _cmd_run(args) -> int:
                   resume=args.resume is not None, cluster=args.cluster, chunk_size=args.chunk_size,
                   condition={"context": args.context, "language": args.language})
     seed = f"seed {summary['seed']}" if summary.get("data") is None else f"data {summary['data']}"
-    print(f"suite {summary['suite']}  solver {summary['solver']}  {seed}  "
+    cond = "".join(f"  {k} {summary[k]}" for k, default in (("context", "none"), ("language", "en"))
+                   if summary.get(k, default) != default) + ("  structured" if summary.get("structured") else "")
+    print(f"suite {summary['suite']}  solver {summary['solver']}  {seed}{cond}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
     if "resumed" in summary:
         print(f"resumed {summary['out_dir']}: {summary['resumed']['reused_tasks']} task(s) kept, "

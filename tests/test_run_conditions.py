@@ -23,7 +23,13 @@ def _snapshot(folder):
 def prose_run(tmp_path_factory):
     """A finished baseline run under --context triples-prose --language de."""
     out = tmp_path_factory.mktemp("cond") / "run"
-    assert main(BASE + ["--context", "triples-prose", "--language", "de", "--out", str(out)]) == 0
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(BASE + ["--context", "triples-prose", "--language", "de", "--out", str(out)]) == 0
+    # the printed head line names the condition
+    assert "solver baseline  seed 0  context triples-prose  language de  tasks 2" in buf.getvalue()
     return out
 
 
