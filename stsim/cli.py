@@ -289,6 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("suite", nargs="?", default="geoqa-small", help="a geoqa suite (default geoqa-small)")
     st.add_argument("--family", default=None, metavar="GLOB", help="only families matching this pattern")
     st.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    st.add_argument("--languages", action="store_true",
+                    help="also count per language the translated templates and entity labels (generates "
+                         "every task once per language: slower)")
 
     fi = sub.add_parser("fidelity", help="compare a generated suite's tasks with the released ones, "
                         "feature by feature (two-sample KS, Benjamini-Hochberg)",
@@ -989,7 +992,11 @@ def _cmd_entities(args) -> int:
         if args.entities_command == "strata":
             from .benchmarks.geoqa_suites import composition, format_composition
             c = composition(args.suite, args.family)
-            print(json.dumps(c, indent=1) if args.json else format_composition(c))
+            if args.languages:
+                from .benchmarks.geoqa_suites import format_language_composition, language_composition
+                c["languages"] = language_composition(args.suite, args.family)
+            print(json.dumps(c, indent=1) if args.json else format_composition(c) + (
+                "\n\n" + format_language_composition(c["languages"]) if args.languages else ""))
         else:
             print(info_text())
     except StoreError as exc:

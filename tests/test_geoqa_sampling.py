@@ -117,3 +117,26 @@ def test_entities_strata_command(templates, capsys):
     assert "20 questions, 0 with a false premise" in out
     assert main(["entities", "strata", "quickstart"]) == 2
     assert "stsim: error:" in capsys.readouterr().err
+
+
+def test_entities_strata_languages_agrees_with_generate(templates, capsys):
+    """Per-language shares of `entities strata --languages` equal those summed from the tasks
+    `generate --language all` writes (a second route through the CLI)."""
+    from stsim.cli import main
+    from stsim.geoqa.languages import LANGUAGES
+    fam = "geoqa.admin.capital"
+    assert main(["entities", "strata", "geoqa-mini", "--family", fam, "--languages", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["languages"]
+    assert list(got) == list(LANGUAGES)
+    assert main(["generate", "geoqa-mini", "--family", fam, "--language", "all"]) == 0
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    for lang in LANGUAGES:
+        mine = [r for r in rows if r["inputs"].get("language", "en") == lang]
+        assert got[lang]["n"] == len(mine) == 20
+        if lang != "en":
+            done = sum(r["inputs"]["labels"][0] for r in mine)
+            total = sum(r["inputs"]["labels"][1] for r in mine)
+            assert got[lang]["labels"] == round(done / total, 6)
+            assert got[lang]["templates"] == round(sum("language_fallback" not in r["inputs"] for r in mine) / 20, 6)
+    # admin.capital names one country, whose CLDR name every language has: all labels translated
+    assert all(got[lang]["labels"] == 1.0 for lang in LANGUAGES)

@@ -140,3 +140,45 @@ def format_composition(c: dict) -> str:
     lines.append("Strata are proxies (income: GDP per capita at World Bank FY2026 thresholds; density: "
                  "H3-res-3 terciles of GeoNames populations): docs/geoqa.md, 'Strata'.")
     return "\n".join(lines)
+
+
+def language_composition(suite_name: str, only: str | None = None, seed: int = 0) -> dict:
+    """Per language of :data:`stsim.geoqa.languages.LANGUAGES`: how many of a geoqa suite's
+    questions it has (every language has every question) and what share of them is
+    translated: ``{lang: {"n", "templates", "labels"}}``, ``templates`` the share of tasks whose
+    template has a translation (the rest fall back to English), ``labels`` translated / all
+    entity labels (``inputs.labels``); 1 for English.  Generates every task once per language.
+
+    Raises:
+        SuiteError: unknown suite, or one without geoqa families.
+    """
+    from ..generators.geoqa_languages import with_language
+    from ..geoqa.languages import LANGUAGES
+    from .suites import SuiteError, get_suite
+    tasks = [t for t in get_suite(suite_name).tasks(seed=seed, only=only) if t.family.startswith("geoqa.")]
+    if not tasks:
+        raise SuiteError(f"suite {suite_name!r} has no geoqa questions" + (f" matching {only!r}" if only else ""))
+    out = {}
+    for lang in LANGUAGES:
+        if lang == "en":
+            out[lang] = {"n": len(tasks), "templates": 1.0, "labels": 1.0}
+            continue
+        tr = done = total = 0
+        for t in tasks:
+            x = with_language(t, lang)
+            tr += "language_fallback" not in x.inputs
+            done += x.inputs["labels"][0]
+            total += x.inputs["labels"][1]
+        out[lang] = {"n": len(tasks), "templates": round(tr / len(tasks), 6),
+                     "labels": round(done / total, 6) if total else None}
+    return out
+
+
+def format_language_composition(c: dict) -> str:
+    lines = [f"{'language':<10}  {'n':>7}  {'templ%':>6}  {'label%':>6}"]
+    for lang, r in c.items():
+        lab = "-" if r["labels"] is None else f"{100 * r['labels']:.1f}"
+        lines.append(f"{lang:<10}  {r['n']:>7}  {100 * r['templates']:>6.1f}  {lab:>6}")
+    lines.append("templ%: questions whose template is translated (the rest stay English); label%: "
+                 "translated entity labels (the rest fall back to English): docs/geoqa.md, 'Languages'.")
+    return "\n".join(lines)
