@@ -15,6 +15,7 @@
     stsim sandbox run FILE.py [--timeout S] [--memory MB] [--args JSON_FILE|JSON]
                               [--isolation bwrap|process]
     stsim entities info                         the geographic entity store (geoqa suites)
+    stsim entities strata [SUITE]               a geoqa suite's questions per income x density stratum
 
 Exit codes: 0 success; 1 the audit found violations, or ``sandbox run``'s outcome is not
 ``ok`` (the JSON printed says which); 2 bad input, or no namespace isolation without
@@ -283,6 +284,14 @@ def build_parser() -> argparse.ArgumentParser:
     ens = en.add_subparsers(dest="entities_command", metavar="ACTION")
     ens.required = True
     ens.add_parser("info", help="build it if needed; print sources (versions, licences, sha256) and counts")
+    st = ens.add_parser("strata", help="questions of a geoqa suite per income x density stratum, and the "
+                        "false-premise share (docs/geoqa.md, 'Strata')")
+    st.add_argument("suite", nargs="?", default="geoqa-small", help="a geoqa suite (default geoqa-small)")
+    st.add_argument("--family", default=None, metavar="GLOB", help="only families matching this pattern")
+    st.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    st.add_argument("--languages", action="store_true",
+                    help="also count per language the translated templates and entity labels (generates "
+                         "every task once per language: slower)")
 
     fi = sub.add_parser("fidelity", help="compare a generated suite's tasks with the released ones, "
                         "feature by feature (two-sample KS, Benjamini-Hochberg)",
@@ -462,7 +471,8 @@ def _resume_options(args) -> None:
         return  # the runner names what is wrong with the folder
     defaults = build_parser().parse_args(["run", args.suite])
     for key, attr in (("solver", "solver"), ("seed", "seed"), ("n_per_family", "n"),
-                      ("families_filter", "family"), ("mode", "mode")):
+                      ("families_filter", "family"), ("mode", "mode"), ("context", "context"),
+                      ("language", "language"), ("structured", "structured")):
         if getattr(args, attr) == getattr(defaults, attr) and rec.get(key) is not None:
             setattr(args, attr, rec[key])
     if args.max_steps == defaults.max_steps and "max_steps" in rec:
@@ -473,15 +483,22 @@ def _resume_options(args) -> None:
 
 def _keep_other_run(out: Path, this: dict) -> None:
     """Refuse (exit 2) an ``--out`` folder that holds the run of another suite, solver, seed,
-    ``--n``, ``--family`` or ``--data``: its answers.jsonl, scores.jsonl and summary.json would
-    be overwritten.  The same run again (a live model resuming from its cache) is allowed."""
-    path = out / "summary.json"
-    try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
+    ``--n``, ``--family``, ``--data``, ``--context``, ``--language`` or ``--structured``: its
+    answers.jsonl, scores.jsonl and summary.json would be overwritten.  The folder's
+    summary.json is read, else (a run that was interrupted) its run.json.  The same run again (a
+    live model resuming from its cache) is allowed."""
+    from .benchmarks.runner import CONDITION_DEFAULTS
+    old = None
+    for name in ("summary.json", "run.json"):
+        try:
+            old = json.loads((out / name).read_text(encoding="utf-8"))
+            break
+        except (OSError, ValueError):
+            continue
     if not isinstance(old, dict):
         return
+    if "suite" in old:  # written before the conditions were recorded: the defaults
+        old = {**CONDITION_DEFAULTS, **old}
     differ = [k for k, v in this.items() if k in old and old[k] != v]
     if differ:
         what = ", ".join(f"{k} {old[k]!r} (now {this[k]!r})" for k in differ)
@@ -510,13 +527,18 @@ def _cmd_run(args) -> int:
     if args.out is not None and args.resume is None:  # a resume checks DIR/run.json instead
         _keep_other_run(args.out, {"suite": args.suite, "solver": args.solver, "seed": args.seed,
                                    "n_per_family": args.n, "families_filter": args.family,
-                                   "data": None if args.data is None else str(args.data)})
+                                   "data": None if args.data is None else str(args.data),
+                                   "context": args.context, "language": args.language,
+                                   "structured": bool(args.structured) and args.solver.startswith("openai")})
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
                   only=args.family, solver_options=options or None, transform=_context(args.context, args.language),
-                  resume=args.resume is not None, cluster=args.cluster, chunk_size=args.chunk_size)
+                  resume=args.resume is not None, cluster=args.cluster, chunk_size=args.chunk_size,
+                  condition={"context": args.context, "language": args.language})
     seed = f"seed {summary['seed']}" if summary.get("data") is None else f"data {summary['data']}"
-    print(f"suite {summary['suite']}  solver {summary['solver']}  {seed}  "
+    cond = "".join(f"  {k} {summary[k]}" for k, default in (("context", "none"), ("language", "en"))
+                   if summary.get(k, default) != default) + ("  structured" if summary.get("structured") else "")
+    print(f"suite {summary['suite']}  solver {summary['solver']}  {seed}{cond}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
     if "resumed" in summary:
         print(f"resumed {summary['out_dir']}: {summary['resumed']['reused_tasks']} task(s) kept, "
@@ -994,7 +1016,16 @@ def _calculus_witness(name: str, relations: list[str]) -> int:
 def _cmd_entities(args) -> int:
     from .geoqa.store import StoreError, info_text
     try:
-        print(info_text())
+        if args.entities_command == "strata":
+            from .benchmarks.geoqa_suites import composition, format_composition
+            c = composition(args.suite, args.family)
+            if args.languages:
+                from .benchmarks.geoqa_suites import format_language_composition, language_composition
+                c["languages"] = language_composition(args.suite, args.family)
+            print(json.dumps(c, indent=1) if args.json else format_composition(c) + (
+                "\n\n" + format_language_composition(c["languages"]) if args.languages else ""))
+        else:
+            print(info_text())
     except StoreError as exc:
         raise CLIError(str(exc)) from None
     return 0

@@ -95,7 +95,8 @@ class Task:
     """A benchmark item: prompt text, structured inputs and a gold answer computed by code.
 
     Attributes:
-        id: stable identifier ``suite/family/NNNNNN``.
+        id: stable identifier ``suite/family/NNNNNN`` (``...@LANG`` for a geoqa task in
+            another language, stsim/generators/geoqa_languages.py).
         family: task family name, e.g. ``stark.localization.range``.
         prompt: everything a model needs, in plain text.
         inputs: structured, JSON-serialisable inputs for first-principle solvers.

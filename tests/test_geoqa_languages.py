@@ -145,9 +145,12 @@ def test_generate_all_languages_same_ids(capsys):
     assert main(["generate", "geoqa-small", "--family", "*admin.count_in_admin1", "--n", "2", "--language", "all"]) == 0
     rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     by_id: dict[str, list] = {}
-    for r in rows:
-        by_id.setdefault(r["id"], []).append(r)
+    for r in rows:  # one question id, each language's task its own id (ID@LANG: a scorable file)
+        by_id.setdefault(r["inputs"].get("question_id", r["id"]), []).append(r)
+    assert len({r["id"] for r in rows}) == len(rows)
     assert len(by_id) == 4 and all(len(v) == len(LANGUAGES) for v in by_id.values())
+    for qid, versions in by_id.items():
+        assert [v["id"] for v in versions] == [qid] + [f"{qid}@{lang}" for lang in list(LANGUAGES)[1:]]
     for versions in by_id.values():
         en = versions[0]
         assert {json.dumps(v["answer"]) for v in versions} == {json.dumps(en["answer"])}

@@ -140,7 +140,11 @@ def check_run_options(*, seed: Any, trim: Any, workers: Any, max_steps: Any) -> 
 
 
 #: run options that identify a run; ``--resume`` refuses a folder whose run.json differs.
-RUN_IDENTITY = ("suite", "solver", "seed", "n_per_family", "families_filter", "max_steps", "data", "mode")
+RUN_IDENTITY = ("suite", "solver", "seed", "n_per_family", "families_filter", "max_steps", "data", "mode",
+                "context", "language", "structured")
+#: evaluation conditions of a run (``run(..., condition=...)``) and their values when not given;
+#: a run.json written before they were recorded counts as having the defaults.
+CONDITION_DEFAULTS: dict[str, Any] = {"context": "none", "language": "en", "structured": False}
 
 #: details of ``missing`` answers that a resume asks again (the request failed, not the model).
 _RETRY_DETAILS = ("request failed", "an earlier step's request failed")
@@ -202,10 +206,11 @@ def _check_resume(out: Path, identity: dict[str, Any]) -> None:
         recorded = json.loads(path.read_text(encoding="utf-8"))
     except ValueError:
         raise RunError(f"--resume {out}: run.json is not valid JSON") from None
-    diff = [k for k in RUN_IDENTITY if recorded.get(k) != identity.get(k)]
+    diff = [k for k in RUN_IDENTITY if recorded.get(k, CONDITION_DEFAULTS.get(k)) != identity.get(k)]
     if diff:
         raise RunError(f"--resume {out}: the run there differs in " + ", ".join(
-            f"{k} ({recorded.get(k)!r} there, {identity.get(k)!r} now)" for k in diff))
+            f"{k} ({recorded.get(k, CONDITION_DEFAULTS.get(k))!r} there, {identity.get(k)!r} now)" for k in diff)
+            + "; nothing was changed")
 
 
 def _atomic_jsonl(path: Path, records: Iterable[Any]) -> None:
@@ -226,7 +231,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         progress: bool = True, only: str | None = None,
         solver_options: dict[str, Any] | None = None,
         transform: Callable[[Task], Task] | None = None, resume: bool = False,
-        cluster: str | None = None, chunk_size: int | None = None) -> dict[str, Any]:
+        cluster: str | None = None, chunk_size: int | None = None,
+        condition: dict[str, Any] | None = None) -> dict[str, Any]:
     """Generate (or load), solve, score and summarise a suite; return the summary dict.
 
     Args:
@@ -242,13 +248,18 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         transform: applied to every task before it is written and solved (an evaluation
             condition, e.g. geoqa's ``--context``).
         resume: continue the interrupted run in ``out_dir`` (module docstring, "Resume").
+        condition: the evaluation condition ``transform`` applies, recorded in run.json and
+            summary.json and part of the run's identity: ``context`` (geoqa ``--context``,
+            default ``none``), ``language`` (default ``en``); ``structured`` (structured output
+            of a live model) is taken from ``solver_options``.
     Raises:
         SuiteError / SolverError: unknown suite or solver, a data suite without data or with
             bad data, or a family filter matching nothing.
         RunError: an out-of-range option (seed, trim, workers, max_steps), an output
             folder that cannot be created, ``cluster`` together with ``transform`` or
             ``resume`` (not supported yet), or (``resume``) a folder without a run of the same
-            suite, solver, seed, ``n``, filter, ``max_steps``, data and mode, or whose tasks differ.
+            suite, solver, seed, ``n``, filter, ``max_steps``, data, mode, context, language
+            and structured output, or whose tasks differ; an unknown ``condition`` key.
         ClusterError: a bad ``cluster`` value or an unreachable scheduler.
         ChunkFailed: (after the summary is written) chunks that kept failing on the cluster,
             naming their task ids; every other task is written.
@@ -263,6 +274,12 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     identity = {"suite": suite_name, "solver": solver_spec, "seed": seed, "n_per_family": n,
                 "families_filter": only, "max_steps": steps, "data": None if data is None else str(data),
                 "mode": (solver_options or {}).get("mode") if solver_spec.startswith("openai") else None}
+    unknown = sorted(set(condition or {}) - {"context", "language"})
+    if unknown:
+        raise RunError(f"unknown run condition(s) {', '.join(unknown)}; known: context, language")
+    cond = {**CONDITION_DEFAULTS, **(condition or {}),
+            "structured": bool((solver_options or {}).get("structured", False))}
+    identity.update(cond)
     if resume:
         _check_resume(out, identity)
     options = {"out_dir": str(out), "max_steps": steps, **(solver_options or {})}
@@ -331,7 +348,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     analysed: tuple[list[Task], list[Answer]] = ([], [])  # kept for benchmark analyses
     summary: dict[str, Any] = {"suite": suite_name, "seed": seed, "solver": solver_spec,
                                "n_per_family": n, "families_filter": only, "max_steps": steps, "trim": trim,
-                               "stsim_version": __version__, "data": None if data is None else str(data)}
+                               "stsim_version": __version__, "data": None if data is None else str(data),
+                               **cond}
     if solver_options:
         summary["solver_options"] = {k: str(v) if isinstance(v, Path) else v for k, v in solver_options.items()}
     variant_families: set[str] = set()  # families that used the solver's variant

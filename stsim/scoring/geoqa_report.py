@@ -44,6 +44,8 @@ def geoqa_table(tasks: list[Task], answers: list[Answer]) -> dict[str, Any]:
     out["premise"] = premise_table(tasks, answers)
     from .geoqa_strata import strata_table
     out["strata"] = strata_table(tasks, scores)
+    from .geoqa_languages import language_table
+    out["languages"] = language_table(tasks, scores)
     out["n_tasks"] = len(tasks)
     return out
 
@@ -72,6 +74,9 @@ def format_geoqa_table(result: dict[str, Any]) -> str:
     from .geoqa_strata import format_strata
     if result.get("strata"):
         lines.append(format_strata(result["strata"]))
+    from .geoqa_languages import format_languages
+    if result.get("languages"):
+        lines.append(format_languages(result["languages"]))
     lines.append("EM, NE, Cov, EM_cov in % (seed 003 §4): EM exact match under each format's tolerance, "
                  "NE normalised error (0 best; 1 for refusals and format errors), Cov share of parseable "
                  "answers, EM_cov = EM / Cov. Tolerances: docs/answer-formats.md.")
