@@ -4,7 +4,8 @@
 
     stsim list                                  suites and families
     stsim run SUITE [--solver S] [--n N] [--seed S] [--out DIR] [--data DIR] [--resume DIR]
-              [--base-url URL] [--mode da|ci]     (--solver openai:MODEL | code:PATH | baseline)
+              [--base-url URL] [--mode da|ci|agentic [--step-budget N]]
+              (--solver openai:MODEL | code:PATH | baseline; agentic: geoqa suites, docs/geoqa.md)
     stsim generate SUITE [--n N] [--seed S] [-o FILE] [--prompts-only [--mode da|ci]]
     stsim export SUITE --format chat|jsonl|csv|parquet|hf|inspect -o DIR [--n N] [--seed S]
     stsim score TASKS ANSWERS [--out DIR] [--tolerance X]
@@ -185,8 +186,10 @@ def build_parser() -> argparse.ArgumentParser:
     m = r.add_argument_group("live models (--solver openai:MODEL)")
     m.add_argument("--base-url", default=None, metavar="URL",
                    help="OpenAI-compatible endpoint root (default https://api.openai.com/v1)")
-    m.add_argument("--mode", choices=("da", "ci"), default="da",
-                   help="direct answer or code interpreter (STARK Table 5; default da)")
+    m.add_argument("--mode", choices=("da", "ci", "agentic"), default="da",
+                   help="direct answer or code interpreter (STARK Table 5; default da); agentic: geoqa "
+                        "suites only, code runs in the sandbox with the entity store mounted read-only "
+                        "and the tool API geotools importable (docs/geoqa.md)")
     m.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help="environment variable holding the API key (default OPENAI_API_KEY)")
     m.add_argument("--temperature", type=float, default=0.0)
@@ -194,6 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--max-tokens", type=int, default=None)
     m.add_argument("--request-timeout", type=float, default=120.0, metavar="S")
     m.add_argument("--max-turns", type=int, default=5, help="model replies per answer in CI mode")
+    m.add_argument("--step-budget", type=_int_at_least(1), default=None, metavar="N",
+                   help="--mode agentic: model replies per question, code replies included (default 6); "
+                        "when all N hold code the answer is budget_exhausted (not a refusal)")
     m.add_argument("--structured", action="store_true",
                    help="send each task's answer JSON Schema as response_format (structured output; "
                         "geoqa tasks, direct-answer mode)")
@@ -489,6 +495,32 @@ def _keep_other_run(out: Path, this: dict) -> None:
                        "answers.jsonl, scores.jsonl and summary.json: give another --out, or remove the folder")
 
 
+def _check_agentic(args) -> None:
+    """Bad combinations of ``--mode agentic`` / ``--step-budget`` (CLIError, exit 2)."""
+    agentic = args.mode == "agentic"
+    if args.step_budget is not None and not agentic:
+        raise CLIError("--step-budget bounds the agentic tier: use it with --mode agentic")
+    if args.mode != "da" and not args.solver.startswith("openai"):
+        raise CLIError(f"--mode {args.mode} needs a live model (--solver openai:MODEL); "
+                       f"--solver {args.solver} does not talk to a model")
+    if not agentic:
+        return
+    if args.structured:
+        raise CLIError("--structured is for direct answers (--mode da); the agentic tier's final answer is free text")
+    if args.cluster is not None:
+        raise CLIError("--mode agentic cannot run on --cluster yet (the tool sandbox is local); run it locally")
+    from .benchmarks.suites import SuiteError, get_suite
+    try:
+        families = get_suite(args.suite).family_names(args.family)
+    except SuiteError:
+        return  # the runner names the unknown suite
+    other = [f for f in families or [] if not f.startswith("geoqa.")]
+    if other:
+        raise CLIError(f"--mode agentic: the tool API serves geoqa suites only; suite {args.suite!r} has "
+                       f"{len(other)} other famil{'y' if len(other) == 1 else 'ies'} ({', '.join(other[:3])}"
+                       f"{', ...' if len(other) > 3 else ''}); run a geoqa suite (geoqa, geoqa-small, geoqa-mini)")
+
+
 def _cmd_run(args) -> int:
     from .scoring.report import format_table, legend
     from .benchmarks.runner import run
@@ -498,11 +530,14 @@ def _cmd_run(args) -> int:
     if args.n is not None and args.n < 1:
         raise CLIError("--n must be at least 1")
     options: dict = {}
+    _check_agentic(args)
     if args.solver.startswith("openai"):
         options.update(base_url=args.base_url, mode=args.mode, api_key_env=args.api_key_env,
                        temperature=args.temperature, seed=args.model_seed, max_tokens=args.max_tokens,
                        timeout_s=args.request_timeout, max_turns=args.max_turns, cache=args.cache,
                        concurrency=max(1, args.workers), structured=args.structured)
+        if args.step_budget is not None:
+            options["step_budget"] = args.step_budget
     if args.solver.startswith(("openai", "code")):
         options["sandbox_reuse"] = args.sandbox == "zygote"
         options["isolation"] = args.isolation

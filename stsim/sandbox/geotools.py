@@ -20,7 +20,7 @@ import unicodedata
 #: What the model is shown (the agentic system prompt embeds it verbatim).
 API_DOC = '''\
 Python module `geotools` (import geotools) -- read-only access to the benchmark's entity store:
-34,000 GeoNames places of at least 15,000 inhabitants (category "city"), 177 countries
+the GeoNames places of at least 15,000 inhabitants (category "city"), the countries
 (category "country", Natural Earth 1:110m polygons) and the places of the simulated cities
 (categories "landmark" and "amenity:KIND", e.g. "amenity:cafe").
 Coordinates are lon, lat in degrees (WGS84); distances are WGS84 geodesics in km.
