@@ -266,7 +266,7 @@ def _run_err(argv, capsys):
 ])
 def test_agentic_bad_combinations(argv, message, capsys, tmp_path):
     code, err = _run_err([*argv, "--out", str(tmp_path / "o")], capsys)
-    assert code == 2 and "stsim: error: " in err and message in err, err
+    assert code == 2 and ("stsim: error: " in err or "stsim run: error: " in err) and message in err, err
     assert not (tmp_path / "o").exists()
 
 
