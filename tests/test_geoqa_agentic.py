@@ -118,33 +118,38 @@ def _bwrap_or_skip():
 
 
 @pytest.mark.slow
-def test_store_mount_is_read_only():
+@pytest.mark.parametrize("isolation", ["bwrap", "process"])
+def test_store_mount_is_read_only(isolation):
     """Model code in the agentic sandbox reads the store but cannot change it: writing, appending,
-    truncating, deleting and creating files in the tool folder fail; the host file is unchanged."""
-    _bwrap_or_skip()
+    truncating, deleting and creating files in the tool folder fail (bubblewrap: a read-only bind
+    mount; process mode: Landlock and the guard, which also marks the run ``forbidden``); the
+    host file is unchanged."""
+    if isolation == "bwrap":
+        _bwrap_or_skip()
     from stsim.solvers.agentic import agentic_sandbox, cell_program, tool_folder
     table = tool_folder() / "entities.json"
     before = hashlib.sha256(table.read_bytes()).hexdigest()
+    # the process mode's guard allows no `import os`: there only open() is tried
+    opens = ["open(p, 'w')", "open(p, 'ab')", "open(p, 'r+')", "open(d + '/new.txt', 'w')",
+             "open(d + '/geotools.py', 'a')"]
+    others = ["os.truncate(p, 0)", "os.remove(p)", "os.chmod(p, 0o777)"] if isolation == "bwrap" else []
     code = (
-        "import os, geotools\n"
-        "d = os.path.dirname(geotools.__file__)\n"
-        "p = os.path.join(d, 'entities.json')\n"
-        "attempts = [lambda: open(p, 'w'), lambda: open(p, 'ab'), lambda: os.truncate(p, 0), lambda: os.remove(p),\n"
-        "            lambda: open(os.path.join(d, 'new.txt'), 'w'), lambda: os.chmod(p, 0o777),\n"
-        "            lambda: open(os.path.join(d, 'geotools.py'), 'a')]\n"
-        "for f in attempts:\n"
-        "    try:\n"
-        "        f()\n"
-        "        print('WROTE')\n"
-        "    except OSError as exc:\n"
-        "        print('refused', exc.errno)\n"
-        "print(len(geotools.lookup('Lyon')) > 0)\n")
-    with agentic_sandbox() as sb:
+        ("import os\n" if others else "")
+        + "import geotools\n"
+        "d = geotools.__file__.rsplit('/', 1)[0]\n"
+        "p = d + '/entities.json'\n"
+        + "".join(f"try:\n    {op}\n    print('WROTE')\nexcept OSError as exc:\n    print('refused')\n"
+                  for op in opens + others)
+        + "print(len(geotools.lookup('Lyon')) > 0)\n")
+    n_attempts = len(opens) + len(others)
+    with agentic_sandbox(isolation) as sb:
         res = sb.run(cell_program(code))
-    assert res.status == "ok", (res.detail, res.stderr)
     lines = res.stdout.split()
-    assert "WROTE" not in lines and lines.count("refused") == 7 and lines[-1] == "True", res.stdout
-    assert res.value == [1, 0]  # one tool call, no exception
+    assert "WROTE" not in lines and lines.count("refused") == n_attempts and lines[-1] == "True", (res.stdout, res.stderr)
+    if isolation == "bwrap":
+        assert res.status == "ok" and res.value == [1, 0]  # one tool call, no exception
+    else:
+        assert res.status == "forbidden" and "writing" in res.detail, res.detail
     assert hashlib.sha256(table.read_bytes()).hexdigest() == before
 
 

@@ -25,9 +25,11 @@ from ..geoqa.tool_table import export_tool_table
 from ..sandbox import geotools
 from ..sandbox.isolation import DEFAULT_ALLOWED_IMPORTS, Limits, Sandbox, SandboxResult
 
-#: Top-level modules model code may import in the process mode's guard (bubblewrap allows all).
+#: Top-level modules model code may import in the process mode's guard (bubblewrap allows all):
+#: the defaults, the tool API and the geodesy / grid / graph libraries the API doc names, and
+#: ``sys`` and ``traceback`` (the step program reports errors with them).
 AGENTIC_ALLOWED_IMPORTS = DEFAULT_ALLOWED_IMPORTS | {"geotools", "pyproj", "h3", "s2sphere", "pygeohash",
-                                                     "networkx", "zoneinfo"}
+                                                     "networkx", "zoneinfo", "sys", "traceback"}
 
 #: Output of a code step sent back to the model, at most this many characters (the rest is cut).
 FEEDBACK_CHARS = 8000
