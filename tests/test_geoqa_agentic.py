@@ -34,6 +34,17 @@ def _pool(tid, n):
     return pool(tid, 0)[:n]
 
 
+def test_geotools_imports_nothing_of_stsim():
+    """geotools runs where stsim is invisible: only the standard library, numpy and pyproj."""
+    import ast
+    from stsim.sandbox import geotools
+    tree = ast.parse(open(geotools.__file__, encoding="utf-8").read())
+    tops = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    tops |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))
+    assert tops <= {"json", "math", "os", "re", "unicodedata", "numpy", "pyproj"}, tops
+
+
 def test_fold_is_the_stores(gt):
     from stsim.geoqa.store import fold
     for name in ("Zürich", "St. Louis", "São Paulo", "Ḩalab", "N'Djamena", "Kraków (Lesser Poland)"):
