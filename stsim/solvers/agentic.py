@@ -38,16 +38,22 @@ FEEDBACK_CHARS = 8000
 def tool_folder() -> Path:
     """The folder mounted read-only into the agentic sandbox: ``entities.json`` (the exported
     entity table, :func:`stsim.geoqa.tool_table.export_tool_table`) and ``geotools.py`` (a copy of
-    :mod:`stsim.sandbox.geotools`, refreshed when the package's copy changes).
+    :mod:`stsim.sandbox.geotools`).  One folder per store, table version and ``geotools.py``
+    content (``USER_CACHE/geoqa/agentic-STOREKEY-vN-SHA``): files are written once, atomically,
+    and never replaced, so runs of different stsim versions never change each other's mount.
 
     Raises:
         StoreError: the entity store cannot be built.
     """
-    table = export_tool_table()
-    folder = table.parent
+    import hashlib
+    from ..geoqa.store import cache_dir, cache_key
+    from ..geoqa.tool_table import TOOL_TABLE_VERSION
     src = Path(geotools.__file__).read_bytes()
+    folder = cache_dir() / (f"agentic-{cache_key()}-v{TOOL_TABLE_VERSION}-"
+                            f"{hashlib.sha256(src).hexdigest()[:12]}")
+    export_tool_table(folder / "entities.json")
     dst = folder / "geotools.py"
-    if not dst.is_file() or dst.read_bytes() != src:
+    if not dst.is_file():
         tmp = folder / f".geotools.py.tmp{os.getpid()}"
         tmp.write_bytes(src)
         os.replace(tmp, dst)
