@@ -568,6 +568,13 @@ def _cmd_run(args) -> int:
               + (f"\nwarning: {summary['isolation_note']}" if summary.get("isolation_note") else ""))
     for result in analyses:
         print(result["headline"])
+    if summary.get("usage"):
+        u = summary["usage"]
+        print(f"usage: {u['model_calls']} model calls, {u['prompt_tokens']} prompt + {u['completion_tokens']} "
+              f"completion tokens" + (f", {u['code_runs']} code runs" if u["code_runs"] else "")
+              + (f", {u['tool_calls']} tool calls" if u["tool_calls"] else "")
+              + (f", step budget used up on {u['budget_exhausted']}" if u["budget_exhausted"] else "")
+              + " (summary.json: usage)")
     recoverable = sum(r.get("lenient_recoverable", 0) for r in summary["families"].values())
     if recoverable:
         print(f"strictness: a lenient reader (words dropped: '4.49 s', 'x = 9.2, y = 1.6') would have read "

@@ -179,7 +179,7 @@ print(len(geotools.lookup("Lyon")))
 
 
 @pytest.mark.slow
-def test_agentic_run_mix(tmp_path):
+def test_agentic_run_mix(tmp_path, capsys):
     """8 questions (4 answerable, 4 false-premise), step budget 3:
 
     answerable: 0 tools then right (2 replies, 1 code run, 2 tool calls); 1 code every reply
@@ -236,6 +236,8 @@ def test_agentic_run_mix(tmp_path):
         # the exhausted conversation saw the last-reply warning before its third reply
         third = [r for r in srv.requests if sum(m["role"] == "assistant" for m in r["messages"]) == 2]
         assert third and all("This is your last reply" in r["messages"][-1]["content"] for r in third)
+    printed = capsys.readouterr().out
+    assert "usage: 14 model calls, 154 prompt + " in printed and "8 code runs, 10 tool calls, step budget used up on 2" in printed
     rep = json.loads((out / "geoqa_report.json").read_text())
     o, p = rep["overall"], rep["premise"]
     assert (o["n"], o["em"], o["ne"], o["coverage"], o["em_cov"]) == (4, 0.25, 0.75, 0.5, 0.5)
