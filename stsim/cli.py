@@ -471,6 +471,8 @@ def _resume_options(args) -> None:
                       ("families_filter", "family"), ("mode", "mode")):
         if getattr(args, attr) == getattr(defaults, attr) and rec.get(key) is not None:
             setattr(args, attr, rec[key])
+    if args.step_budget is None and rec.get("step_budget") is not None:
+        args.step_budget = rec["step_budget"]
     if args.max_steps == defaults.max_steps and "max_steps" in rec:
         args.max_steps = 0 if rec["max_steps"] is None else rec["max_steps"]
     if args.data is None and rec.get("data") is not None:

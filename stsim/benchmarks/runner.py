@@ -23,7 +23,7 @@ everything it finished)::
                     (truncated at the sandbox's output limit, the dropped byte count noted)
     cardinal/       report.json, confusion.csv, confusion.png (cardinal-direction tasks only)
     run.json        what identifies the run (suite, solver, seed, n, family filter, max_steps,
-                    data, mode, stsim version), written before the first task: ``--resume``
+                    data, mode, step_budget, stsim version), written before the first task: ``--resume``
                     checks it
 
 **Resume** (``run(..., resume=True)``, ``stsim run SUITE --resume DIR``): an interrupted run
@@ -162,7 +162,8 @@ def check_run_options(*, seed: Any, trim: Any, workers: Any, max_steps: Any) -> 
 
 
 #: run options that identify a run; ``--resume`` refuses a folder whose run.json differs.
-RUN_IDENTITY = ("suite", "solver", "seed", "n_per_family", "families_filter", "max_steps", "data", "mode")
+RUN_IDENTITY = ("suite", "solver", "seed", "n_per_family", "families_filter", "max_steps", "data", "mode",
+                "step_budget")
 
 #: details of ``missing`` answers that a resume asks again (the request failed, not the model).
 _RETRY_DETAILS = ("request failed", "an earlier step's request failed")
@@ -284,7 +285,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     out = Path(out_dir) if out_dir is not None else default_out_dir(suite_name)
     identity = {"suite": suite_name, "solver": solver_spec, "seed": seed, "n_per_family": n,
                 "families_filter": only, "max_steps": steps, "data": None if data is None else str(data),
-                "mode": (solver_options or {}).get("mode") if solver_spec.startswith("openai") else None}
+                "mode": (solver_options or {}).get("mode") if solver_spec.startswith("openai") else None,
+                "step_budget": (solver_options or {}).get("step_budget") if solver_spec.startswith("openai") else None}
     if resume:
         _check_resume(out, identity)
     options = {"out_dir": str(out), "max_steps": steps, **(solver_options or {})}
