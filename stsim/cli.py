@@ -222,8 +222,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "prompts and the exact chat messages the live-model solver sends (as `export "
                         "--format chat`); no gold answers, inputs or metadata; score replies against "
                         "the full file")
-    g.add_argument("--mode", choices=("da", "ci"), default="da",
-                   help="with --prompts-only: system prompt of direct answer or code interpreter (default da)")
+    g.add_argument("--mode", choices=("da", "ci", "agentic"), default="da",
+                   help="with --prompts-only: system prompt of direct answer, code interpreter, or the geoqa "
+                        "agentic tier (tool API documentation and step budget; geoqa suites) (default da)")
+    g.add_argument("--step-budget", type=_int_at_least(1), default=None, metavar="N",
+                   help="with --prompts-only --mode agentic: the step budget the system prompt names (default 6)")
     g.add_argument("--max-steps", type=_int_at_least(0), default=-1, metavar="K",
                    help="with --prompts-only: tracking steps asked (default: suite's, 10; 0 = all)")
 
@@ -511,6 +514,11 @@ def _check_agentic(args) -> None:
         raise CLIError("--structured is for direct answers (--mode da); the agentic tier's final answer is free text")
     if args.cluster is not None:
         raise CLIError("--mode agentic cannot run on --cluster yet (the tool sandbox is local); run it locally")
+    _geoqa_only(args)
+
+
+def _geoqa_only(args) -> None:
+    """CLIError unless every family of ``args.suite`` (matching ``--family``) is a geoqa family."""
     from .benchmarks.suites import SuiteError, get_suite
     try:
         families = get_suite(args.suite).family_names(args.family)
@@ -520,7 +528,7 @@ def _check_agentic(args) -> None:
     if other:
         raise CLIError(f"--mode agentic: the tool API serves geoqa suites only; suite {args.suite!r} has "
                        f"{len(other)} other famil{'y' if len(other) == 1 else 'ies'} ({', '.join(other[:3])}"
-                       f"{', ...' if len(other) > 3 else ''}); run a geoqa suite (geoqa, geoqa-small, geoqa-mini)")
+                       f"{', ...' if len(other) > 3 else ''}); use a geoqa suite (geoqa, geoqa-small, geoqa-mini)")
 
 
 def _cmd_run(args) -> int:
@@ -631,6 +639,11 @@ def _cmd_generate(args) -> int:
     if args.n is not None and args.n < 1:
         raise CLIError("--n must be at least 1")
     suite = get_suite(args.suite)
+    if args.step_budget is not None and not (args.prompts_only and args.mode == "agentic"):
+        raise CLIError("--step-budget names the agentic tier's budget in the prompt: use it with "
+                       "--prompts-only --mode agentic")
+    if args.mode == "agentic":
+        _geoqa_only(args)
     langs = None
     if args.language == "all":
         from .geoqa.languages import LANGUAGES
@@ -670,11 +683,12 @@ def _write_tasks(args, tasks, stream, steps) -> int:
     if first is None:
         raise CLIError(f"no task of suite {args.suite!r} to generate")
     tasks = itertools.chain([first], tasks)
+    budget = {"step_budget": args.step_budget} if args.step_budget is not None else {}
     fh = sys.stdout if args.out == "-" else _open_output(Path(args.out))
     count = 0
     try:
         for t in tasks:
-            fh.write(dumps(chat_record(t, args.mode, steps) if args.prompts_only else t.to_dict()) + "\n")
+            fh.write(dumps(chat_record(t, args.mode, steps, **budget) if args.prompts_only else t.to_dict()) + "\n")
             count += 1
     except KeyboardInterrupt:
         if fh is sys.stdout:

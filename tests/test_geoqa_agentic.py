@@ -236,6 +236,14 @@ def test_agentic_run_mix(tmp_path, capsys):
         # the exhausted conversation saw the last-reply warning before its third reply
         third = [r for r in srv.requests if sum(m["role"] == "assistant" for m in r["messages"]) == 2]
         assert third and all("This is your last reply" in r["messages"][-1]["content"] for r in third)
+    # what `generate --prompts-only --mode agentic` writes is exactly what the solver sent first
+    gen = tmp_path / "prompts.jsonl"
+    assert main(["generate", "geoqa-small", "--family", FAMILY, "--n", "4", "--prompts-only", "--mode", "agentic",
+                 "--step-budget", "3", "-o", str(gen)]) == 0
+    firsts = {json.dumps(r["messages"][:2], sort_keys=True) for r in srv.requests if len(r["messages"]) == 2}
+    records = [json.loads(x) for x in gen.read_text().splitlines()]
+    assert len(records) == 8 and {json.dumps(r["messages"], sort_keys=True) for r in records} == firsts
+    assert {r["step_budget"] for r in records} == {3} and "at most 3 replies" in records[0]["messages"][0]["content"]
     printed = capsys.readouterr().out
     assert "usage: 14 model calls, 154 prompt + " in printed and "8 code runs, 10 tool calls, step budget used up on 2" in printed
     rep = json.loads((out / "geoqa_report.json").read_text())
@@ -281,6 +289,8 @@ def _run_err(argv, capsys):
     (["run", "geoqa-mini", "--solver", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "--mode", "agentic",
       "--structured"], "--structured is for direct answers"),
     (["run", "geoqa-mini", "--solver", "openai:m", "--mode", "agentic", "--step-budget", "0"], "--step-budget"),
+    (["generate", "quickstart", "--prompts-only", "--mode", "agentic"], "the tool API serves geoqa suites only"),
+    (["generate", "geoqa-mini", "--step-budget", "3"], "use it with --prompts-only --mode agentic"),
 ])
 def test_agentic_bad_combinations(argv, message, capsys, tmp_path):
     code, err = _run_err([*argv, "--out", str(tmp_path / "o")], capsys)

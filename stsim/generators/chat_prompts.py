@@ -148,7 +148,8 @@ def chat_plan(task: Task, mode: str = "da", max_steps: int | None = 10,
     return ChatPlan(system, turns, tuple(st.index for st in task.steps[len(asked):]), mode)
 
 
-def chat_record(task: Task, mode: str = "da", max_steps: int | None = 10) -> dict[str, Any]:
+def chat_record(task: Task, mode: str = "da", max_steps: int | None = 10,
+                step_budget: int = DEFAULT_STEP_BUDGET) -> dict[str, Any]:
     """One line of ``stsim export --format chat`` / ``generate --prompts-only``: the task's
     :meth:`~stsim.records.Task.prompt_view` (no gold, inputs or metadata) plus
 
@@ -157,13 +158,16 @@ def chat_record(task: Task, mode: str = "da", max_steps: int | None = 10) -> dic
     * ``message_steps``: for each user message, the tracking step it asks (``null`` for a
       single-answer task);
     * ``steps_not_asked``: tracking steps never sent (scored ``missing``);
-    * in CI mode, ``ci_no_code_turn``: the text sent when a reply has neither code nor answer.
+    * in CI mode, ``ci_no_code_turn``: the text sent when a reply has neither code nor answer;
+    * in agentic mode, ``step_budget``: model replies allowed (named in the system prompt).
     """
-    plan = chat_plan(task, mode, max_steps)
+    plan = chat_plan(task, mode, max_steps, step_budget)
     rec = task.prompt_view()
     rec.update(mode=mode, max_steps=max_steps, rubric=task.meta.get("rubric", "stark"),
                messages=plan.messages(), message_steps=[t.step for t in plan.turns],
                steps_not_asked=list(plan.not_asked))
     if mode == "ci":
         rec["ci_no_code_turn"] = CI_NO_CODE_TURN
+    if mode == "agentic":
+        rec["step_budget"] = step_budget
     return rec
