@@ -305,3 +305,23 @@ def test_help_names_agentic(capsys):
         pass
     out = capsys.readouterr().out
     assert "{da,ci,agentic}" in out and "--step-budget N" in out
+
+
+@pytest.mark.slow
+def test_agentic_resume_keeps_step_budget(tmp_path, capsys):
+    """run.json records the step budget: --resume takes it from there (no request is sent again
+    for answered questions) and refuses another budget."""
+    _bwrap_or_skip()
+    out = tmp_path / "run"
+    with FakeChatServer(lambda body, n: (200, "Answer: Cafe 1")) as srv:
+        argv = ["run", "geoqa-small", "--solver", "openai:fake-model", "--base-url", srv.url, "--family", FAMILY,
+                "--n", "1", "--quiet"]
+        assert main([*argv, "--mode", "agentic", "--step-budget", "2", "--out", str(out)]) == 0
+        assert json.loads((out / "run.json").read_text())["step_budget"] == 2
+        n = len(srv.requests)
+        assert n == 2
+        assert main([*argv, "--resume", str(out)]) == 0  # mode and budget from run.json
+        assert len(srv.requests) == n
+        capsys.readouterr()
+        code, err = _run_err([*argv, "--resume", str(out), "--step-budget", "3"], capsys)
+        assert code == 2 and "step_budget (2 there, 3 now)" in err, err
