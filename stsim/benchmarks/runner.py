@@ -16,12 +16,14 @@ everything it finished)::
                     "solver_variant_families": families that used a ``baseline:NAME``
                     variant (the others ran the default baseline);
                     "isolation": the sandbox isolation level(s) of code-computed answers
-                    (None when no code ran), "isolation_note" when it was the weaker process mode
+                    (None when no code ran), "isolation_note" when it was the weaker process mode;
+                    "usage": live models' cost summed over answers (model calls, prompt and
+                    completion tokens, code runs, tool calls, budget exhaustions; usage_totals)
     program_output/ ``<task>.stdout.txt`` / ``.stderr.txt``: what each ``code:`` program printed
                     (truncated at the sandbox's output limit, the dropped byte count noted)
     cardinal/       report.json, confusion.csv, confusion.png (cardinal-direction tasks only)
     run.json        what identifies the run (suite, solver, seed, n, family filter, max_steps,
-                    data, mode, stsim version), written before the first task: ``--resume``
+                    data, mode, step_budget, stsim version), written before the first task: ``--resume``
                     checks it
 
 **Resume** (``run(..., resume=True)``, ``stsim run SUITE --resume DIR``): an interrupted run
@@ -62,6 +64,26 @@ from .suites import SuiteError, get_suite
 #: what summary.json and the report say when code ran without namespaces
 WEAK_ISOLATION_NOTE = ("code ran with --isolation process: a resource-limited process with no "
                        "filesystem, network or PID namespaces (weaker than the default bwrap)")
+
+
+#: the counters of ``Answer.usage`` summed by :func:`usage_totals`
+USAGE_KEYS = ("model_calls", "prompt_tokens", "completion_tokens", "code_runs", "tool_calls")
+
+
+def usage_totals(answers: Iterable[Answer]) -> dict[str, int]:
+    """``summary.json`` ``usage``: each of :data:`USAGE_KEYS` summed over the answers' ``usage``,
+    ``answers`` (answers that record usage) and ``budget_exhausted`` (answers with that status:
+    the agentic step budget ran out)."""
+    out = {k: 0 for k in USAGE_KEYS}
+    out.update(answers=0, budget_exhausted=0)
+    for a in answers:
+        if a.usage is not None:
+            out["answers"] += 1
+            for k in USAGE_KEYS:
+                v = a.usage.get(k, 0)
+                out[k] += int(v) if isinstance(v, int) and not isinstance(v, bool) else 0
+        out["budget_exhausted"] += a.status == "budget_exhausted"
+    return out
 
 
 def safe_solve(solver: Solver, task: Task) -> list[Answer]:
@@ -141,7 +163,7 @@ def check_run_options(*, seed: Any, trim: Any, workers: Any, max_steps: Any) -> 
 
 #: run options that identify a run; ``--resume`` refuses a folder whose run.json differs.
 RUN_IDENTITY = ("suite", "solver", "seed", "n_per_family", "families_filter", "max_steps", "data", "mode",
-                "context", "language", "structured")
+                "step_budget", "context", "language", "structured")
 #: evaluation conditions of a run (``run(..., condition=...)``) and their values when not given;
 #: a run.json written before they were recorded counts as having the defaults.
 CONDITION_DEFAULTS: dict[str, Any] = {"context": "none", "language": "en", "structured": False}
@@ -273,7 +295,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     out = Path(out_dir) if out_dir is not None else default_out_dir(suite_name)
     identity = {"suite": suite_name, "solver": solver_spec, "seed": seed, "n_per_family": n,
                 "families_filter": only, "max_steps": steps, "data": None if data is None else str(data),
-                "mode": (solver_options or {}).get("mode") if solver_spec.startswith("openai") else None}
+                "mode": (solver_options or {}).get("mode") if solver_spec.startswith("openai") else None,
+                "step_budget": (solver_options or {}).get("step_budget") if solver_spec.startswith("openai") else None}
     unknown = sorted(set(condition or {}) - {"context", "language"})
     if unknown:
         raise RunError(f"unknown run condition(s) {', '.join(unknown)}; known: context, language")
@@ -354,6 +377,7 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         summary["solver_options"] = {k: str(v) if isinstance(v, Path) else v for k, v in solver_options.items()}
     variant_families: set[str] = set()  # families that used the solver's variant
     isolation: set[str] = set()  # sandbox isolation levels of the answers computed by code
+    usage: list[Answer] = []  # answers that record what they cost (live models)
     n_tasks = 0
     categorical: list[Task] = []  # for the random-guess reference column
     stark_items = []  # STARK's own per-item convention (stark_metric), one per STARK instance
@@ -405,6 +429,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                     aw.write(a)
                     if a.isolation:
                         isolation.add(a.isolation)
+                    if a.usage is not None or a.status == "budget_exhausted":
+                        usage.append(a)
                 for s in scores:
                     sw.write(s)
                 all_scores.extend(scores)
@@ -439,6 +465,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                 if stream.failed:
                     summary["failed_tasks"] = list(stream.failed)
             summary["isolation"] = ", ".join(sorted(isolation)) or None
+            if usage:
+                summary["usage"] = usage_totals(usage)
             if any(i.startswith("process") for i in isolation):
                 summary["isolation_note"] = WEAK_ISOLATION_NOTE
             summary.update(n_tasks=n_tasks, interrupted=interrupted,
