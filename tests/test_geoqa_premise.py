@@ -39,16 +39,18 @@ def _independent_premise(ctx, tid, b) -> bool:
     net = ctx.networks()[b["network"]]
     if tid == "nearest.amenity":
         return any(pl.kind == p["kind"] for pl in net.city.places)
-    if tid in ("routing.length", "routing.streets"):
+    if tid.startswith("routing."):
         g = net.city.graph
-        want = p["q"].removeprefix("the corner of ")
+        want = p["p" if tid == "routing.nearest_landmark" else "q"].removeprefix("the corner of ")
         return any(want == net.city.corner(n) for n in g.nodes)
     raise AssertionError(tid)
 
 
 @pytest.mark.parametrize("tid", ["admin.count_in_admin1", "enumeration.top_in_admin1", "nearest.larger_city",
                                  "aggregation.largest_within", "nearest.amenity", "routing.length",
-                                 "routing.streets"])
+                                 "routing.streets", "routing.blocks", "routing.arrival",
+                                 "routing.detour_index", "routing.passes_through",
+                                 "routing.nearest_landmark"])
 def test_perturbation_falsifies_the_premise(ctx, tid):
     from stsim.geoqa.executor import instance, load_templates
     from stsim.geoqa.premise import PERTURBATIONS, false_instance, premise_holds
@@ -71,6 +73,8 @@ def test_premise_breaks_the_query(ctx):
     """Re-executing the template's own query on a perturbed binding finds nothing to answer:
     the radius and threshold questions have no candidate (Degenerate), the admin-1 division has
     no cities in the named country, the absent corner is no node of the graph."""
+    import networkx as nx
+
     from stsim.geoqa.executor import Degenerate, execute
     from stsim.geoqa.premise import false_instance
     for tid in ("nearest.larger_city", "aggregation.largest_within"):
@@ -80,6 +84,11 @@ def test_premise_breaks_the_query(ctx):
     fi = false_instance("nearest.amenity", 0)
     with pytest.raises((Degenerate, IndexError, ValueError)):
         execute("nearest.amenity", fi.binding)
+    for tid in ("routing.length", "routing.streets", "routing.blocks", "routing.arrival",
+                "routing.detour_index", "routing.passes_through", "routing.nearest_landmark"):
+        fi = false_instance(tid, 0)
+        with pytest.raises((Degenerate, nx.NodeNotFound)):  # the absent corner is no node
+            execute(tid, fi.binding)
 
 
 def test_false_premise_tasks_and_oracle():

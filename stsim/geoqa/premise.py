@@ -18,8 +18,11 @@ nearest.larger_city         threshold        some place other than ``a`` has mor
                                              inhabitants
 aggregation.largest_within  radius           some place other than ``a`` lies within ``r`` km of ``a``
 nearest.amenity             absent_kind      the simulated city has a place of the asked kind
-routing.length              absent_place     the route's end corner is an intersection of the
-routing.streets                              simulated city's street grid
+routing.length, .streets,   absent_place     the route's end corner is an intersection of the
+.blocks, .arrival,                           simulated city's street grid
+.detour_index,
+.passes_through
+routing.nearest_landmark    absent_place     the route's start corner is an intersection of the grid
 ==========================  ===============  ==========================================================
 
 :func:`false_instance` perturbs the pool questions of a template in pool order (one fixed
@@ -186,19 +189,32 @@ def _corners(ctx, b) -> set[str]:
     return {f"the corner of {city.corner(n)}" for n in city.graph.nodes}
 
 
-def _corner_premise(ctx, b) -> bool:
-    return b["params"]["q"] in _corners(ctx, b)
+def _corner_premise(ctx, b, role: str = "q") -> bool:
+    return b["params"][role] in _corners(ctx, b)
 
 
-def _corner_perturb(ctx, b, rng):
+def _corner_perturb(ctx, b, rng, role: str = "q"):
+    """Replace the corner ``role`` (``q``, the route's end, or ``p``, its start) by one on a
+    street beyond the grid's last row (the avenue kept, so the name stays plausible)."""
     from ..sim.city import ordinal
+    node = {"q": "v", "p": "u"}[role]
     city = ctx.networks()[b["network"]].city
     rows = max(int(d["row"]) for _, d in city.graph.nodes(data=True))
-    avenue = city.corner(int(b["params"]["v"])).split(" and ")[0]
+    avenue = city.corner(int(b["params"][node])).split(" and ")[0]
     street = f"{ordinal(rows + 2 + int(rng.integers(3)))} Street"
     out = _copy(b)
-    out["params"].update(q=f"the corner of {avenue} and {street}", v=None)
+    # node -1: no graph has it, so re-executing the query on this binding fails (NodeNotFound);
+    # None would read as "every target" to networkx's shortest_path
+    out["params"].update({role: f"the corner of {avenue} and {street}", node: -1})
     return out
+
+
+def _start_premise(ctx, b) -> bool:
+    return _corner_premise(ctx, b, "p")
+
+
+def _start_perturb(ctx, b, rng):
+    return _corner_perturb(ctx, b, rng, "p")
 
 
 def _corner_facts(ctx, b):
@@ -216,6 +232,11 @@ PERTURBATIONS: dict[str, Perturbation] = {p.tid: p for p in (
     Perturbation("nearest.amenity", "absent_kind", _kind_perturb, _kind_premise, _kind_facts),
     Perturbation("routing.length", "absent_place", _corner_perturb, _corner_premise, _corner_facts),
     Perturbation("routing.streets", "absent_place", _corner_perturb, _corner_premise, _corner_facts),
+    Perturbation("routing.blocks", "absent_place", _corner_perturb, _corner_premise, _corner_facts),
+    Perturbation("routing.arrival", "absent_place", _corner_perturb, _corner_premise, _corner_facts),
+    Perturbation("routing.detour_index", "absent_place", _corner_perturb, _corner_premise, _corner_facts),
+    Perturbation("routing.passes_through", "absent_place", _corner_perturb, _corner_premise, _corner_facts),
+    Perturbation("routing.nearest_landmark", "absent_place", _start_perturb, _start_premise, _corner_facts),
 )}
 
 
