@@ -342,7 +342,8 @@ def track_task(task, n_particles: int = 1500, seed: int = 0, **kw) -> tuple[np.n
                        t_rel=t_rel)
         if known is not None:
             kw.setdefault("jerk_scale", 4.0)
-    trace: list = []
+    trace: list = kw.pop("_trace", None)
+    trace = [] if trace is None else trace
     pos, t = particle_track(model, lib, len(full), n_particles=n_particles, seed=seed,
                             _trace=trace, **kw)
     if t is not None and max(e for *_, e in trace) > SCHEDULE_BREAK:
