@@ -120,12 +120,11 @@ def _systematic(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def _reflect(p: np.ndarray, v: np.ndarray, lo: float, hi: float) -> None:
     """Reflect positions (N, 2) into [lo, hi] in place, flipping the velocity component."""
-    for j in (0, 1):
-        below, above = p[:, j] < lo, p[:, j] > hi
-        p[below, j] = 2 * lo - p[below, j]
-        p[above, j] = 2 * hi - p[above, j]
-        v[below | above, j] *= -1
-    np.clip(p, lo, hi, out=p)
+    out = (p < lo) | (p > hi)
+    if out.any():
+        p[:] = np.where(p < lo, 2 * lo - p, np.where(p > hi, 2 * hi - p, p))
+        v[out] *= -1
+        np.clip(p, lo, hi, out=p)
 
 
 class _Model:
@@ -374,6 +373,9 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
                        t_rel=t_rel)
         if known is not None:
             kw.setdefault("jerk_scale", 4.0)
+        else:  # 1000 particles: as accurate as 1500 on 30 tasks (seed 7), a third cheaper
+            kw.setdefault("n_particles", 1000)
+            kw.setdefault("cells", 121)
     trace: list = kw.pop("_trace", None)
     trace = [] if trace is None else trace
     pos, t = particle_track(model, lib, len(full), seed=seed,
