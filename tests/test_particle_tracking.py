@@ -109,3 +109,15 @@ def test_proximity_default_beats_grid_filter():
             est = np.array([a.value for a in solver(task)[:10]], float)
             out.append(np.mean(np.sum((est - gold) ** 2, axis=1)))
     assert np.sqrt(np.mean(new)) < np.sqrt(np.mean(old))
+
+
+@pytest.mark.parametrize("family,config", [
+    ("stark.temporal_tracking.event", {"noise": "gaussian"}),          # unbounded noise
+    ("stark.tracking.event_xyt", {"readings_per_step": [1, 2]}),      # under-determined steps
+    ("stark.tracking.proximity", {"n_steps": 3, "duration": 1.0}),    # shorter than the library
+])
+def test_other_configs_answer_every_step(family, config):
+    task = generate_task(family, 0, suite_seed=3, config=config)
+    answers = BASELINES[family](task)
+    assert [a.status for a in answers] == ["ok"] * len(task.steps)
+    assert np.all(np.isfinite(np.array([a.value for a in answers], float)))
