@@ -23,8 +23,9 @@ multiplied by the interval's shrinkage ``(U' - L') / (U - L)`` (Doucet, de Freit
 Rao-Blackwellised particle filtering).  When the schedule is unknown each step's emission time is
 integrated out on its own (weight ``(U_k - L_k) / 2h``).
 
-Sampling: step 0 is drawn from its exact posterior on a grid (a 201 x 201 grid over the domain,
-uniform within the chosen cell); after each step the particles are resampled (systematic) when
+Sampling: step 0 is drawn from its posterior on a grid (a 201 x 201 grid over the domain,
+uniform within the chosen cell) under the prior's own law of the first position (a smoothed
+histogram of the sampled trajectories' first points); after each step the particles are resampled (systematic) when
 the effective sample size falls below half.  Model mismatch: when fewer than ``min_ess``
 effective particles satisfy a step's readings exactly, the noise bound is widened for that step
 (an adaptive tolerance, as in ABC-SMC; Del Moral, Doucet & Jasra 2012) just enough to keep
@@ -190,7 +191,7 @@ class _Model:
 def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particles: int = 1500,
                    min_ess: float = 50.0, cells: int = 201, knn: int = 16, seed: int = 0,
                    jitter: float = 0.3, jerk_scale: float = 8.0, motion: str = "ca",
-                   vel_weight: float = 3.0, _trace: list | None = None,
+                   vel_weight: float = 3.0, start_prior: float = 4.0, _trace: list | None = None,
                    domain=DOMAIN) -> tuple[np.ndarray, np.ndarray | None]:
     """Run the particle filter of the module docstring over steps ``0..n_steps-1``.
 
@@ -199,6 +200,13 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
         lib: prior trajectories (:func:`motion_library`) of at least ``n_steps`` steps.
         n_particles: particles; min_ess: effective sample size kept by widening a step's bound.
         cells: grid cells per axis of the step-0 posterior; knn: library neighbours per particle.
+        start_prior: when > 0, the step-0 prior is the histogram of the library's first
+            positions on that grid, Gaussian-smoothed by ``start_prior`` cells and mixed with
+            10 % uniform (the prior puts about a fifth of the first positions on an edge of the
+            domain: the first point of a monotone axis is its minimum or maximum); 0: uniform.
+        motion: ``"ca"`` (constant acceleration, prior jerks times ``jerk_scale``) or ``"knn"``
+            (the velocity change of a library trajectory near ``(p, vel_weight * v)``).
+        jitter: regularisation bandwidth after resampling (fraction of the particle spread).
     Returns: positions (n_steps, 2) and emission times (n_steps,) or None (known emission or
         proximity).
     """
@@ -218,8 +226,16 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
         eps = float(np.partition(viol, min(20, len(viol) - 1))[min(20, len(viol) - 1)])
         w = fac(eps)
     cell = g[1] - g[0]
+    lik0 = w
+    if start_prior:  # the prior's law of the first position (often on an edge: min-max norm)
+        from scipy.ndimage import gaussian_filter
+        edges = np.concatenate([g - cell / 2, [g[-1] + cell / 2]])
+        h = np.histogram2d(lib.pos[:, 0, 0], lib.pos[:, 0, 1], bins=[edges, edges])[0].T
+        h = gaussian_filter(h, start_prior, mode="reflect")
+        h = 0.9 * h / h.sum() + 0.1 / h.size
+        w = w * h.ravel()
     idx = rng.choice(len(grid), size=N, p=w / w.sum())
-    q0 = w[idx]                                            # proposal density of step 0
+    q0 = lik0[idx]                                         # proposal: likelihood x prior per cell
     p = grid[idx] + rng.uniform(-0.5, 0.5, size=(N, 2)) * cell
     np.clip(p, lo, hi, out=p)
     tree = cKDTree(lib.pos[:, 0])
