@@ -192,6 +192,7 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
                    min_ess: float = 50.0, cells: int = 201, knn: int = 16, seed: int = 0,
                    jitter: float = 0.3, jerk_scale: float = 8.0, motion: str = "ca",
                    vel_weight: float = 3.0, start_prior: float = 4.0, _trace: list | None = None,
+                   _eps_log: list | None = None,
                    domain=DOMAIN) -> tuple[np.ndarray, np.ndarray | None]:
     """Run the particle filter of the module docstring over steps ``0..n_steps-1``.
 
@@ -228,12 +229,7 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
     cell = g[1] - g[0]
     lik0 = w
     if start_prior:  # the prior's law of the first position (often on an edge: min-max norm)
-        from scipy.ndimage import gaussian_filter
-        edges = np.concatenate([g - cell / 2, [g[-1] + cell / 2]])
-        h = np.histogram2d(lib.pos[:, 0, 0], lib.pos[:, 0, 1], bins=[edges, edges])[0].T
-        h = gaussian_filter(h, start_prior, mode="reflect")
-        h = 0.9 * h / h.sum() + 0.1 / h.size
-        w = w * h.ravel()
+        w = w * _start_prior(lib, g, start_prior)
     idx = rng.choice(len(grid), size=N, p=w / w.sum())
     q0 = lik0[idx]                                         # proposal: likelihood x prior per cell
     p = grid[idx] + rng.uniform(-0.5, 0.5, size=(N, 2)) * cell
@@ -285,6 +281,8 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
         out_p[k] = w @ p
         if _trace is not None:
             _trace.append((p.copy(), v.copy(), a.copy(), w.copy(), eps))
+        if _eps_log is not None:
+            _eps_log.append(eps)
         if unknown_t:
             mid = 0.5 * (L + U)
             out_t[k] = w @ mid + (model.t_rel[k] if model.t_rel is not None else 0.0)
@@ -307,6 +305,24 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
 
 
 _TREES: dict = {}
+_STARTS: dict = {}
+
+
+def _start_prior(lib: MotionLibrary, g: np.ndarray, smooth: float) -> np.ndarray:
+    """(len(g)^2,) prior weight of each cell of the grid ``g`` x ``g`` (x fastest) for the
+    first position: histogram of the library's first points, Gaussian-smoothed by ``smooth``
+    cells (reflecting at the domain's edge), mixed with 10 % uniform; cached."""
+    key = (id(lib), len(g), float(g[0]), float(g[-1]), smooth)
+    if key not in _STARTS:
+        from scipy.ndimage import gaussian_filter
+        cell = g[1] - g[0]
+        edges = np.concatenate([g - cell / 2, [g[-1] + cell / 2]])
+        h = np.histogram2d(lib.pos[:, 0, 0], lib.pos[:, 0, 1], bins=[edges, edges])[0].T
+        h = gaussian_filter(h, smooth, mode="reflect")
+        if len(_STARTS) > 64:
+            _STARTS.clear()
+        _STARTS[key] = (0.9 * h / h.sum() + 0.1 / h.size).ravel()
+    return _STARTS[key]
 
 
 def _state_tree(lib: MotionLibrary, k: int, vel_weight: float):
@@ -392,11 +408,9 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
         else:  # 1000 particles: as accurate as 1500 on 30 tasks (seed 7), a third cheaper
             kw.setdefault("n_particles", 1000)
             kw.setdefault("cells", 121)
-    trace: list = kw.pop("_trace", None)
-    trace = [] if trace is None else trace
-    pos, t = particle_track(model, lib, len(full), seed=seed,
-                            _trace=trace, **kw)
-    if t is not None and max(e for *_, e in trace) > SCHEDULE_BREAK:
+    widened: list = []
+    pos, t = particle_track(model, lib, len(full), seed=seed, _eps_log=widened, **kw)
+    if t is not None and max(widened) > SCHEDULE_BREAK:
         # the readings contradict the shot schedule (steps missing from the task, another
         # firing rate): estimate each step's emission time on its own
         model.t_rel = None
