@@ -53,7 +53,7 @@ ROUNDING = 5e-5
 #: to stay alive) means the shot schedule ``t_start + t_rel[k]`` does not hold for the task.
 SCHEDULE_BREAK = 20.0
 #: proximity: the prior's own transitions (``motion="knn"``), 800 particles, 8 neighbours
-#: (30 tasks of suite seed 7: trimmed RMSE 1.458 / 1.514 over the first 10 / all 20 steps,
+#: (30 tasks of suite seed 7: trimmed RMSE 1.339 / 1.438 over the first 10 / all 20 steps,
 #: against 1.597 / 1.793 for the grid Bayes filter; constant acceleration: 1.86-2.05 on 10).
 PROXIMITY_SETTINGS = {"motion": "knn", "n_particles": 800, "knn": 8}
 _RANGE_TABLES = {"stark_release": STARK_RELEASE_RANGES, "default": DEFAULT_RANGES}

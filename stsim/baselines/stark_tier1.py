@@ -160,7 +160,7 @@ def solve_tracking(task: Task, solver: str = "baseline") -> list[Answer]:
     """Bank of SCAAT-style EKFs (range, bearing, range+bearing) or, for proximity, the particle
     filter whose motion follows the generator's own prior trajectories
     (:mod:`stsim.baselines.particle_tracking`; issue 20, 30 tasks of suite seed 7: trimmed RMSE
-    1.458 / 1.514 over the first 10 / all 20 steps against 1.597 / 1.793 for the grid Bayes
+    1.339 / 1.438 over the first 10 / all 20 steps against 1.597 / 1.793 for the grid Bayes
     filter, now ``baseline:grid``)."""
     m = task.inputs["modality"]
     if m == "proximity":
