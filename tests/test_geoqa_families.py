@@ -47,14 +47,20 @@ def test_every_paraphrase_renders_for_the_first_question(templates):
 
 
 def test_pool_prefix_equals_the_complete_pool_and_has_no_duplicates(templates):
+    from stsim.geoqa.strata import stratum
     t = replace(templates["grid.same_h3"], cap=40)
     full = ex._PoolBuilder(t, 0).extend(10 ** 6)
+    assert len(full) == 40  # the cap bounds the pool before every stratum cell is full
     b = ex._PoolBuilder(t, 0)
     assert b.extend(7) == full[:7] and b.extend(40) == full
     keys = [(t.paraphrases[0].format(**i.values), json.dumps(i.gold)) for i in full]
     assert len(keys) == len(set(keys))
-    golds = Counter(i.gold for i in full)   # yes/no balanced: at most half the cap each
-    assert max(golds.values()) <= t.cap // 2
+    # yes/no balanced within each stratum cell: at most K // 2 of each answer per cell
+    whole = ex.pool("grid.same_h3")
+    cells = Counter((stratum(i.binding), i.gold) for i in whole)
+    assert max(cells.values()) <= ex.K_PER_CELL // 2
+    yes, no = (sum(v for (_, g), v in cells.items() if g is want) for want in (True, False))
+    assert abs(yes - no) <= 0.05 * len(whole)
 
 
 def test_degenerate_executions_are_dropped(templates):
@@ -134,3 +140,32 @@ def test_subtemplates_do_not_give_the_answer_away(templates):
             by_sub.setdefault(inst.subtemplate, set()).add(inst.gold)
         leaking = [s for s, g in by_sub.items() if len(g) == 1 and len(by_sub) > 1]
         assert len(leaking) < len(by_sub), (tid, by_sub)
+
+
+def test_amenity_plurals_are_english():
+    """`{kind_plural}` was `kind + "s"` ("pharmacys"); every amenity kind a question can name,
+    present or absent, now takes its English plural."""
+    from stsim.geoqa.premise import ABSENT_KINDS
+    from stsim.geoqa.templates import plural
+    from stsim.sim.city import AMENITY_COUNTS
+    assert [plural(k) for k in ("pharmacy", "police station", "church", "bus", "day", "box")] == [
+        "pharmacies", "police stations", "churches", "buses", "days", "boxes"]
+    for kind in set(AMENITY_COUNTS) | set(ABSENT_KINDS):
+        p = plural(kind)
+        assert p.endswith("s") and not p.endswith(("ys", "chs", "shs")) or p.endswith(("ays", "eys", "oys")), (kind, p)
+
+
+
+def test_generated_questions_use_the_plurals():
+    """The questions of both templates that name ``{kind_plural}`` spell it as :func:`plural`."""
+    from stsim.registry import generate_task, load_families
+    from stsim.sim.city import AMENITY_COUNTS
+    load_families()
+    seen = set()
+    for fam in ("geoqa.aggregation.count_amenities", "geoqa.enumeration.amenities_within"):
+        for i in range(60):
+            task = generate_task(fam, i)
+            text = task.prompt
+            assert not any(k + "s " in text for k in ("pharmacy", "police stationes")), text
+            seen |= {k for k in AMENITY_COUNTS if (k[:-1] + "ies" if k.endswith("y") else k + "s") in text}
+    assert "pharmacy" in seen and len(seen) >= 4, seen
