@@ -13,6 +13,7 @@ the runner with ``--workers 2`` over 1 on the same ``--large`` tasks (process st
 included, as a user sees it).
 
 Run:  python perf/bench_tier1.py [--n 100] [--seed 0] [--small 10] [--large 200] [--skip-naive]
+      [--family stark.tracking.event ...]
 """
 from __future__ import annotations
 
@@ -71,16 +72,31 @@ def _solve_time(fam: str, tasks) -> float:
     return time.perf_counter() - t
 
 
-def cost_table(seed: int, small: int, large: int) -> None:
-    """Tasks/s of every default baseline, growth small -> large, and --workers 2 speed-up."""
+def _slope(fam: str, tasks, small: int) -> float:
+    """Exponent ``b`` of total cost ``~ n^b`` fitted (least squares in log-log) to the cumulative
+    solve time after n = small .. len(tasks) tasks (6 geometric points); 1.0 is linear."""
+    each = []
+    for task in tasks:
+        t = time.perf_counter()
+        BASELINES[fam](task)
+        each.append(time.perf_counter() - t)
+    cum = np.cumsum(each)
+    ns = np.unique(np.geomspace(small, len(tasks), 6).round().astype(int))
+    return float(np.polyfit(np.log(ns), np.log(cum[ns - 1]), 1)[0])
+
+
+def cost_table(seed: int, small: int, large: int, families=None) -> None:
+    """Tasks/s of every default baseline, growth small -> large (ratio and fitted log-log
+    slope), and --workers 2 speed-up."""
     from stsim.benchmarks.runner import solve_all
-    print(f"\n{'family':36s} {'tasks/s':>8s} {'growth':>7s} {'workers 2/1':>11s}")
-    for fam in FAMILIES + TRACKING:
+    print(f"\n{'family':36s} {'tasks/s':>8s} {'growth':>7s} {'slope':>6s} {'workers 2/1':>11s}")
+    for fam in families or FAMILIES + TRACKING:
         tasks = [generate_task(fam, i, suite_seed=seed) for i in range(large)]
         BASELINES[fam](tasks[0])  # warm-up (lazy imports)
         t_small = _solve_time(fam, tasks[:small])
         t_large = _solve_time(fam, tasks)
         growth = (t_large / t_small) / (large / small)
+        slope = _slope(fam, tasks, small)
         t = time.perf_counter()
         for _ in solve_all(tasks, "baseline", workers=1):
             pass
@@ -89,8 +105,9 @@ def cost_table(seed: int, small: int, large: int) -> None:
         for _ in solve_all(tasks, "baseline", workers=2):
             pass
         w2 = time.perf_counter() - t
-        print(f"{fam:36s} {large / t_large:8.1f} {growth:7.2f} {w1 / w2:11.2f}", flush=True)
-    print("growth = (time for large / time for small) / (large / small); 1.0 = linear.")
+        print(f"{fam:36s} {large / t_large:8.1f} {growth:7.2f} {slope:6.2f} {w1 / w2:11.2f}", flush=True)
+    print("growth = (time for large / time for small) / (large / small); slope = fitted exponent "
+          "of cost ~ n^slope over small..large tasks; 1.0 = linear.")
 
 
 def main() -> None:
@@ -100,10 +117,12 @@ def main() -> None:
     ap.add_argument("--small", type=int, default=10, help="tasks per family, small run")
     ap.add_argument("--large", type=int, default=200, help="tasks per family, large run")
     ap.add_argument("--skip-naive", action="store_true", help="only the cost table")
+    ap.add_argument("--family", nargs="*", choices=FAMILIES + TRACKING,
+                    help="families of the cost table (default: all)")
     args = ap.parse_args()
     if not args.skip_naive:
         naive_table(args)
-    cost_table(args.seed, args.small, args.large)
+    cost_table(args.seed, args.small, args.large, args.family)
 
 
 def naive_table(args) -> None:

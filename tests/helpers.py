@@ -9,7 +9,8 @@ FORMATS = {"stark.temporal_localization.event": "time", "stark.temporal_tracking
            "stark.localization.event_xyt": "vector", "stark.tracking.event_xyt": "vector"}
 
 
-def tier1_task(family: str, sensors, readings, answer=None, *, steps=None, times=None, **cfg) -> Task:
+def tier1_task(family: str, sensors, readings, answer=None, *, steps=None, times=None, indices=None,
+               **cfg) -> Task:
     fam = get_family(family)
     conf = {**fam.defaults, **cfg}
     modality = "toa" if family.endswith(("event", "event_xyt")) else family.rsplit(".", 1)[1]
@@ -22,6 +23,7 @@ def tier1_task(family: str, sensors, readings, answer=None, *, steps=None, times
     step_objs = []
     if steps is not None:
         inputs["times"] = times
-        step_objs = [Step(k, "", {"readings": r}, a) for k, (r, a) in enumerate(steps)]
+        idx = range(len(steps)) if indices is None else indices
+        step_objs = [Step(k, "", {"readings": r}, a) for k, (r, a) in zip(idx, steps)]
     return Task(f"test/{family}/000000", family, "", inputs, answer,
                 FORMATS.get(family, "point"), step_objs, {"rubric": "stark"})

@@ -157,19 +157,29 @@ def _per_step(task: Task, values, solver: str) -> list[Answer]:
 
 
 def solve_tracking(task: Task, solver: str = "baseline") -> list[Answer]:
-    """Bank of SCAAT-style EKFs (range, bearing, range+bearing) or the grid Bayes filter
-    (proximity: random-walk sd 1.6 units per step on a 61 x 61 grid; issue 20, 30 tasks of
-    suite seed 7: trimmed RMSE 1.597 / 1.793 over the first 10 / all 20 steps against 1.655 /
-    1.872 for zone intersection, now ``baseline:zones``)."""
+    """Bank of SCAAT-style EKFs (range, bearing, range+bearing) or, for proximity, the particle
+    filter whose motion follows the generator's own prior trajectories
+    (:mod:`stsim.baselines.particle_tracking`; issue 20, 30 tasks of suite seed 7: trimmed RMSE
+    1.339 / 1.438 over the first 10 / all 20 steps against 1.597 / 1.793 for the grid Bayes
+    filter, now ``baseline:grid``)."""
     m = task.inputs["modality"]
-    s = np.asarray(task.inputs["sensors"], float)
-    z = _readings(task)
-    times = np.asarray(task.inputs["times"], float)
     if m == "proximity":
-        est = proximity_track_bayes(s, z, float(task.inputs["radius"]), step_sigma=1.6, cells=61)
+        from .particle_tracking import track_task
+        est = track_task(task)[0]
     else:
+        s = np.asarray(task.inputs["sensors"], float)
+        z = _readings(task)
+        times = np.asarray(task.inputs["times"], float)
         rs, bs = _noise_levels(task)
         est = ekf_track(m, s, times, z, range_sigma=rs, bearing_sigma_rad=bs)
+    return _per_step(task, [[float(a), float(b)] for a, b in est], solver)
+
+
+def solve_proximity_tracking_grid(task: Task, solver: str = "baseline:grid") -> list[Answer]:
+    """Grid Bayes (histogram) filter, random-walk sd 1.6 units per step on 61 x 61 cells (the
+    proximity default before the particle filter)."""
+    s = np.asarray(task.inputs["sensors"], float)
+    est = proximity_track_bayes(s, _readings(task), float(task.inputs["radius"]), step_sigma=1.6, cells=61)
     return _per_step(task, [[float(a), float(b)] for a, b in est], solver)
 
 
@@ -188,21 +198,36 @@ def solve_proximity_tracking_bayes(task: Task, solver: str = "baseline:bayes") -
     return _per_step(task, [[float(a), float(b)] for a, b in est], solver)
 
 
-def solve_event_tracking(task: Task, solver: str = "baseline") -> list[Answer]:
-    """ToA tracking: position (known emission times), time, or both, by family."""
+def _event_values(task: Task, pos, t0) -> list:
+    if task.answer_format == "point":
+        return [[float(a), float(b)] for a, b in pos]
+    if task.answer_format == "time":
+        return [None if not np.isfinite(t) else float(t) for t in t0]
+    return [None if not np.isfinite(t) else [float(p[0]), float(p[1]), float(t)] for p, t in zip(pos, t0)]
+
+
+def solve_event_tracking_ls(task: Task, solver: str = "baseline:ls") -> list[Answer]:
+    """ToA tracking step by step (the default before issue 20): position with known emission
+    times by the EKF bank over ranges; otherwise per-step least squares over ``(x, y, t0)``
+    with the previous position as a prior (:func:`stsim.baselines.tracking.toa_track`)."""
     s = np.asarray(task.inputs["sensors"], float)
     z = _readings(task)
     emit = task.inputs.get("times")
     sigma = float((task.inputs.get("sensor_model", {}).get("noise") or {}).get("half_width", 0.01))
     pos, t0 = toa_track(s, z, float(task.inputs["wave_speed"]),
                         emit_times=None if emit is None else np.asarray(emit, float), toa_sigma=sigma)
-    if task.answer_format == "point":
-        vals = [[float(a), float(b)] for a, b in pos]
-    elif task.answer_format == "time":
-        vals = [None if not np.isfinite(t) else float(t) for t in t0]
-    else:
-        vals = [None if not np.isfinite(t) else [float(p[0]), float(p[1]), float(t)] for p, t in zip(pos, t0)]
-    return _per_step(task, vals, solver)
+    return _per_step(task, _event_values(task, pos, t0), solver)
+
+
+def solve_event_tracking(task: Task, solver: str = "baseline") -> list[Answer]:
+    """Default ToA tracking: a particle filter under the generator's motion prior with the
+    unknown shot time integrated out exactly (Rao-Blackwellised), position, time or both by
+    family (:mod:`stsim.baselines.particle_tracking`; issue 20)."""
+    from .particle_tracking import track_task
+    pos, t0 = track_task(task)
+    if t0 is None:
+        t0 = np.asarray(task.inputs.get("times") or [np.nan] * len(pos), float)
+    return _per_step(task, _event_values(task, pos, t0), solver)
 
 
 #: family -> (default baseline, {alternative name: solver})
@@ -210,12 +235,15 @@ BASELINES: dict[str, Callable[[Task], list[Answer]]] = {}
 ALTERNATIVES: dict[str, dict[str, Callable[[Task], list[Answer]]]] = {
     "stark.localization.proximity": {"grid": solve_proximity_grid},
     "stark.tracking.proximity": {"bayes": solve_proximity_tracking_bayes,
+                                 "grid": solve_proximity_tracking_grid,
                                  "zones": solve_proximity_tracking_zones},
 }
 for _m in ("range", "bearing", "range_bearing"):
     ALTERNATIVES[f"stark.localization.{_m}"] = {"ls": solve_localization_ls}
 for _f in ("stark.localization.event", "stark.temporal_localization.event", "stark.localization.event_xyt"):
     ALTERNATIVES[_f] = {"ls": solve_event_localization_ls}
+for _f in ("stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
+    ALTERNATIVES[_f] = {"ls": solve_event_tracking_ls}
 for _m in ("range", "bearing", "range_bearing", "proximity"):
     BASELINES[f"stark.localization.{_m}"] = solve_localization
     BASELINES[f"stark.tracking.{_m}"] = solve_tracking

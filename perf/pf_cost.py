@@ -1,0 +1,65 @@
+"""Cost of the proximity and ToA default trackers against Stone Soup's particle filter, in the
+same run (issue 20, item 3: "at least 5x faster per task than Stone Soup's particle filter").
+
+Stone Soup has no proximity or time-of-arrival measurement model, so its reference is the
+particle filter of ``perf/vs_stonesoup.py`` (1000 particles, constant velocity) on
+``stark.tracking.range`` tasks, the nearest comparable task (50 steps, 4 sensors); the table
+gives the ms per task of each default tracker on its own family's tasks, the reference's ms
+per task and their ratio, and the ratio per step (proximity tasks have 20 steps, ToA position
+tasks 40, the others 50).  Exit 1 when a family is less than ``--target`` times faster per task.
+
+Run:  python perf/pf_cost.py [--n 10] [--ref-n 5] [--seed 7] [--target 5]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from stsim.baselines import BASELINES
+from stsim.registry import generate_task
+
+FAMILIES = ["stark.tracking.proximity", "stark.tracking.event", "stark.temporal_tracking.event",
+            "stark.tracking.event_xyt"]
+
+
+def _ms_per_task(fn, tasks) -> float:
+    fn(tasks[0])  # warm-up: lazy imports, cached prior library
+    t = time.perf_counter()
+    for task in tasks:
+        fn(task)
+    return 1000 * (time.perf_counter() - t) / len(tasks)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=10, help="tasks per family")
+    ap.add_argument("--ref-n", type=int, default=5, help="range tasks for Stone Soup's particle filter")
+    ap.add_argument("--seed", type=int, default=7, help="suite seed")
+    ap.add_argument("--target", type=float, default=5.0, help="required speed ratio")
+    args = ap.parse_args(argv)
+    from vs_stonesoup import stonesoup_track  # perf/ script: Stone Soup is the 'perf' extra
+    ref_tasks = [generate_task("stark.tracking.range", i, suite="stark-tier1", suite_seed=args.seed)
+                 for i in range(args.ref_n)]
+    ref = _ms_per_task(lambda t: stonesoup_track(t, "pf", particles=1000), ref_tasks)
+    print(f"Stone Soup particle filter, stark.tracking.range, 50 steps: {ref:.1f} ms/task "
+          f"({args.ref_n} tasks)")
+    print(f"{'family':34s} {'steps':>5s} {'ms/task':>8s} {'PF/ours':>8s} {'per step':>8s}")
+    missed = []
+    for fam in FAMILIES:
+        tasks = [generate_task(fam, i, suite="stark-tier1", suite_seed=args.seed) for i in range(args.n)]
+        ms = _ms_per_task(BASELINES[fam], tasks)
+        steps = len(tasks[0].steps)
+        ratio = ref / ms
+        print(f"{fam:34s} {steps:5d} {ms:8.1f} {ratio:8.1f} {ratio * 50 / steps:8.1f}", flush=True)
+        if ratio < args.target:
+            missed.append(f"{fam}: {ratio:.1f}x faster per task than Stone Soup's particle filter "
+                          f"(target {args.target:g}x)")
+    for m in missed:
+        print("MISSED:", m)
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, __import__("os").path.dirname(__file__))
+    sys.exit(main())
