@@ -17,22 +17,37 @@ Algorithm (an SMC sampler over a growing data set, Chopin 2002 "IBIS", with the 
 likelihood of each new step reached through a decreasing tolerance as in adaptive ABC-SMC,
 Del Moral, Doucet & Jasra 2012):
 
-* a particle is a vector ``u`` of every kind's parameters mapped to ``[0, 1]`` plus a mask of
-  active kinds (parameters of inactive kinds follow their prior, which makes kind birth/death
-  a plain Metropolis-Hastings move on the extended space);
+* the prior's 25 structures (sets of 1..3 active kinds) each get their own population, run
+  side by side in one array; the posterior is their mixture weighted by prior times evidence
+  (the structure's marginal likelihood, the product of its mean incremental weights: Del
+  Moral, Doucet & Jasra 2006, "Sequential Monte Carlo samplers", eq. 14), so no kind
+  birth/death move is needed and no structure is lost to an early unlucky resampling;
+* a particle is a vector ``u`` of every kind's parameters mapped to ``[0, 1]``; the offsets
+  (``x0, y0, cx, cy``) are not sampled: the per-axis min-max normalisation cancels them
+  exactly;
 * step ``t`` enters with tolerance ``eps``: a reading is accepted when its violation of the
-  noise bound, in units of that bound, is at most ``eps``; ``eps`` falls adaptively (each level
-  keeps about half of the effective sample size) to 0, the exact posterior;
-* after each level the particles are resampled (systematic) and moved by Metropolis-Hastings:
-  one random-walk block per kind (scale from the particles' spread, adapted to the acceptance
-  rate) and one kind-toggle move.
+  noise bound, in units of that bound, is at most ``eps``; each structure's ``eps`` falls
+  adaptively (each level keeps a share of its effective sample size; when that barely moves
+  ``eps``, only the particles nearest the readings are kept) to 0, the exact posterior;
+* after each level the particles are resampled (systematic, within the structure) and moved
+  by Metropolis-Hastings: a joint random walk with the structure's weighted particle
+  covariance (adaptive Metropolis within the population) and one random-walk block per kind,
+  repeated until most particles have accepted several moves;
+* structures whose posterior weight is provably negligible (their evidence at the current
+  tolerance, an upper bound, is ``prune_nats`` below the best converged one) are dropped and
+  their particles given to the others.
 
 Failure modes: too few particles or moves leave the population degenerate (report the
-effective sample size and compare independent runs); Gaussian noise is not supported (the
-tolerance scheme needs bounded noise).
+effective sample size and compare independent runs); a structure whose particles sit in the
+wrong mode approaches tolerance 0 only slowly (the readings of a new step are many noise
+bounds from every particle): after ``max_levels`` levels it is dropped and an upper bound
+of its posterior weight is reported (:attr:`SMCResult.dropped`); a run where no structure
+converges raises :class:`NotConverged`.  Gaussian noise is not supported (the tolerance
+scheme needs bounded noise).
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from itertools import combinations
 from math import comb
@@ -44,7 +59,7 @@ from .geometry import wrap_pi
 
 #: half a unit of the 4th printed decimal (readings are printed with 4 decimals).
 ROUNDING = 5e-5
-import os
+#: print each level's tolerance and move statistics (diagnostics of a slow or lost run).
 _DEBUG = bool(os.environ.get("STSIM_SMC_DEBUG"))
 _SIGNED = {"circular": "omega", "spiral": "omega"}
 
