@@ -20,7 +20,7 @@ This is a reference, not a user baseline.  Exit 1 when a default tracker is more
 above the limit (``--tolerance``) in our convention.
 
 Run:  python perf/bayes_floor.py [--n 20] [--seed 7] [--steps 10] [--particles 1000]
-      [--workers 2] [--family stark.tracking.range ...]
+      [--workers 2] [--family stark.tracking.range ...] [--stonesoup]
 """
 from __future__ import annotations
 
@@ -43,6 +43,7 @@ from stsim.scoring.stark_metric import (STARK_DATASETS, stark_item_error, stark_
 LOCALISATION = ["stark.localization.range", "stark.localization.bearing",
                 "stark.localization.range_bearing", "stark.localization.event",
                 "stark.temporal_localization.event"]
+STONESOUP_FAMILIES = ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing"]
 TRACKING = ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",
             "stark.tracking.proximity", "stark.tracking.event", "stark.temporal_tracking.event",
             "stark.tracking.event_xyt"]
@@ -105,8 +106,17 @@ def _rms_diff(a: np.ndarray, b: np.ndarray) -> float:
 
 def _track_task(args):
     fam, i, seed, steps, particles, moves, levels, kw = args
+    kw = dict(kw)
+    with_ss = kw.pop("stonesoup", False)
     task = generate_task(fam, i, suite="stark-tier1", suite_seed=seed)
     golds = np.array([s.answer for s in task.steps[:steps]], float)
+    ss = {}
+    if with_ss and fam in STONESOUP_FAMILIES:
+        from vs_stonesoup import stonesoup_track  # perf/vs_stonesoup.py (Stone Soup installed)
+        for kind in ("ekf", "ukf", "pf"):
+            t = time.perf_counter()
+            est = stonesoup_track(task, kind)[:steps]
+            ss[kind] = (np.hypot(*(est - golds).T).tolist(), time.perf_counter() - t)
     t = time.perf_counter()
     ans = BASELINES[fam](task)[:steps]
     t_ours = time.perf_counter() - t
@@ -130,7 +140,7 @@ def _track_task(args):
     vals = [None if r is None else values(r) for r in runs]
     ok = [v for v in vals if v is not None]
     if not ok:
-        return {"lost": True, "t_ours": t_ours, "t_limit": t_lim, "index": i}
+        return {"lost": True, "t_ours": t_ours, "t_limit": t_lim, "index": i, "ss": ss}
     r0 = next(r for r in runs if r is not None)
     var = r0.emit_var if task.answer_format == "time" else r0.pos_var + (
         r0.emit_var if task.answer_format == "vector" else 0.0)
@@ -139,7 +149,7 @@ def _track_task(args):
             "runs_ok": len(ok), "ess": float(r0.ess.min()), "index": i,
             "abandoned": sum(r.abandoned for r in runs if r is not None),
             "dropped": max(r.dropped for r in runs if r is not None), "post_sd": float(np.sqrt(np.mean(var))),
-            "t_ours": t_ours, "t_limit": t_lim}
+            "t_ours": t_ours, "t_limit": t_lim, "ss": ss}
 
 
 def tracking_row(fam: str, n: int, seed: int, steps: int, particles: int, moves: int, levels: int,
@@ -170,7 +180,11 @@ def tracking_row(fam: str, n: int, seed: int, steps: int, particles: int, moves:
             "partial": sum(r["dropped"] > 0.01 for r in done),
             "post_sd": float(np.sqrt(np.mean([r["post_sd"] ** 2 for r in done]))) if done else float("nan"),
             "t_limit": float(np.mean([r["t_limit"] for r in res])),
-            "t_ours": float(np.mean([r["t_ours"] for r in res]))}
+            "t_ours": float(np.mean([r["t_ours"] for r in res])),
+            # Stone Soup (--stonesoup) on the tasks the limit was measured on
+            "ss": {k: (trimmed_rmse(sum((r["ss"][k][0] for r in done), [])),
+                       float(np.mean([r["ss"][k][1] for r in res])))
+                   for k in (done[0]["ss"] if done else {})}}
 
 
 def main(argv=None) -> int:
@@ -188,6 +202,9 @@ def main(argv=None) -> int:
     ap.add_argument("--ess-keep", type=float, default=0.3,
                     help="fraction of a structure's ESS each tolerance level keeps")
     ap.add_argument("--max-sweeps", type=int, default=8, help="MH sweeps per level at most")
+    ap.add_argument("--stonesoup", action="store_true",
+                    help="also run Stone Soup's EKF, UKF and particle filter (perf/vs_stonesoup.py) "
+                         "on the range, bearing and range+bearing tasks")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--tolerance", type=float, default=0.10, help="allowed excess over the limit")
     args = ap.parse_args(argv)
@@ -205,7 +222,8 @@ def main(argv=None) -> int:
         else:
             row = tracking_row(fam, args.n, args.seed, args.steps, args.particles, args.moves,
                                args.max_levels, args.workers,
-                               {"ess_keep": args.ess_keep, "max_sweeps": args.max_sweeps})
+                               {"ess_keep": args.ess_keep, "max_sweeps": args.max_sweeps,
+                                "stonesoup": args.stonesoup})
         ratio = row["ours"] / row["limit"] if row["limit"] > 0 else float("nan")
         f = lambda v, w, p=4: f"{v:{w}.{p}f}" if v is not None else f"{'-':>{w}s}"  # noqa: E731
         print(f"{fam:34s} {row['n']:3d} {row['lost']:4d} {row['limit']:7.4f} {row['ours']:7.4f} "
@@ -213,6 +231,11 @@ def main(argv=None) -> int:
               f"{f(row['ess'], 6, 0)} {f(row['agree'], 6, 3)} {f(row['post_sd'], 7, 3)} "
               f"{row['t_limit']:10.2f} {1000 * row['t_ours']:12.1f}   ({time.perf_counter() - t0:.0f} s)",
               flush=True)
+        if row.get("ss"):
+            best = min(row["ss"], key=lambda k: row["ss"][k][0])
+            print(f"{'':34s} best Stone Soup ({best}) {row['ss'][best][0]:.4f} "
+                  f"({row['ss'][best][0] / row['limit']:.2f}x the limit), ms/task: "
+                  + ", ".join(f"{k} {1000 * v[1]:.0f}" for k, v in row["ss"].items()), flush=True)
         if fam in TRACKING:
             print(f"{'':34s} runs lost {row['runs_lost']}, structures abandoned as stalled "
                   f"{row['abandoned']}, largest dropped-structure weight bound {row['dropped']:.3g} "
