@@ -141,10 +141,11 @@ def trajectories(layout: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np
     t = t_rel[None, :]
     tot = np.zeros((len(u), len(t_rel), 2))
     for j, kind in enumerate(layout.kinds):
-        if not mask[:, j].any():
+        rows = np.flatnonzero(mask[:, j])   # only the particles where this kind is active
+        if not len(rows):
             continue
-        q = {n: P[:, i][:, None] for n, i in zip(layout.names[kind],
-                                                 range(layout.slices[kind].start, layout.slices[kind].stop))}
+        q = {n: P[rows, i][:, None] for n, i in zip(layout.names[kind],
+                                                    range(layout.slices[kind].start, layout.slices[kind].stop))}
         if kind == "linear":
             x, y = q["x0"] + q["vx"] * t, q["y0"] + q["vy"] * t
         elif kind == "circular":
@@ -162,9 +163,8 @@ def trajectories(layout: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np
         else:  # spiral
             r, a = q["r0"] + q["growth"] * t, q["omega"] * t + q["phase"]
             x, y = q["cx"] + r * np.cos(a), q["cy"] + r * np.sin(a)
-        m = mask[:, j][:, None].astype(float)
-        tot[:, :, 0] += m * x
-        tot[:, :, 1] += m * y
+        tot[rows, :, 0] += x
+        tot[rows, :, 1] += y
     lo, hi = tot.min(axis=1, keepdims=True), tot.max(axis=1, keepdims=True)
     span = hi - lo
     low, high = domain
@@ -456,9 +456,14 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
         members = {g: g_of == g for g in keys}
 
         def mh(prop, valid, real):
-            lp, vp = evaluate(prop, mask, t, eps_)
-            a = valid & (np.log(rng.random(n)) < lp - lt)
-            u[a], lt[a], vmax[a] = prop[a], lp[a], vp[a]
+            rows = np.flatnonzero(valid)   # evaluate only the proposals that can be accepted
+            a = np.zeros(n, bool)
+            if len(rows):
+                lp, vp = evaluate(prop[rows], mask[rows], t, eps_[rows])
+                ok = np.log(rng.random(len(rows))) < lp - lt[rows]
+                acc = rows[ok]
+                u[acc], lt[acc], vmax[acc] = prop[acc], lp[ok], vp[ok]
+                a[acc] = True
             moved[a & real] += 1
             return a
         for sweep in range(max_sweeps):
