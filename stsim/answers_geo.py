@@ -418,13 +418,29 @@ class EntityFormat(GeoFormat):
         return em, 1.0 - em
 
 
-def _split_list(text: str) -> list[str]:
+def _split_list(text: str, spec: dict[str, Any] | None = None) -> list[str]:
     """Names separated by semicolons, new lines or ``|``; by commas only when none of those
-    occurs (display names such as ``Munich, Germany`` contain commas)."""
+    occurs (display names such as ``Munich, Germany`` contain commas), and then two neighbours
+    ``A, B`` that together are a name the task knows (a key or alias of ``spec["aliases"]``)
+    stay one name: ``Answer: Ilula, Tanzania`` is one place, not two."""
     t = _strip(text).strip("[]{}")
-    sep = r"[;\n|]+" if re.search(r"[;\n|]", t) else r","
-    parts = [p.strip().strip("'\"").strip() for p in re.split(sep, t)]
-    return [re.sub(r"^\s*(?:\d+[.)]|[-*\u2022])\s*", "", p) for p in parts if p.strip().strip("'\"")]
+    comma = not re.search(r"[;\n|]", t)
+    parts = [p.strip().strip("'\"").strip() for p in re.split(r"," if comma else r"[;\n|]+", t)]
+    parts = [re.sub(r"^\s*(?:\d+[.)]|[-*\u2022])\s*", "", p) for p in parts if p.strip().strip("'\"")]
+    aliases = (spec or {}).get("aliases")
+    if comma and isinstance(aliases, dict) and aliases:
+        known = {fold(k) for k in aliases} | {fold(a) for v in aliases.values() for a in (v or [])}
+        merged: list[str] = []
+        i = 0
+        while i < len(parts):
+            if i + 1 < len(parts) and fold(f"{parts[i]}, {parts[i + 1]}") in known:
+                merged.append(f"{parts[i]}, {parts[i + 1]}")
+                i += 2
+            else:
+                merged.append(parts[i])
+                i += 1
+        parts = merged
+    return parts
 
 
 def _canon(items: list[str], golds: list[str], spec) -> list[str]:
@@ -446,7 +462,7 @@ class EntitySetFormat(GeoFormat):
     def parse(self, text, spec=None):
         if fold(text) in ("none", "empty", "no cities", "nothing"):
             return []
-        items = _split_list(text)
+        items = _split_list(text, spec)
         if not items:
             raise GeoParseError("no names in the answer")
         return items
@@ -473,7 +489,7 @@ class RankedListFormat(GeoFormat):
     name = "geo_ranked"
 
     def parse(self, text, spec=None):
-        items = _split_list(text)
+        items = _split_list(text, spec)
         if not items:
             raise GeoParseError("no names in the answer")
         return items
@@ -586,8 +602,11 @@ def geoqa_rubric(text: str) -> str | None:
             obj = json.loads(t)
             if isinstance(obj, dict) and "answer" in obj:
                 v = obj["answer"]
-                return "; ".join(map(str, v)) if isinstance(v, list) and not all(
-                    isinstance(x, (int, float)) for x in v) else (", ".join(map(str, v)) if isinstance(v, list) else str(v))
+                if isinstance(v, list) and not all(isinstance(x, (int, float)) for x in v):
+                    # names joined by ';' -- also after a single name, so that a list of one
+                    # name with a comma ("Ilula, Tanzania") is not split at the comma
+                    return "; ".join(map(str, v)) + (";" if len(v) == 1 else "")
+                return ", ".join(map(str, v)) if isinstance(v, list) else str(v)
         except ValueError:
             pass
     marks = list(_MARK.finditer(t))

@@ -4,7 +4,8 @@
 
     stsim list                                  suites and families
     stsim run SUITE [--solver S] [--n N] [--seed S] [--out DIR] [--data DIR] [--resume DIR]
-              [--base-url URL] [--mode da|ci]     (--solver openai:MODEL | code:PATH | baseline)
+              [--base-url URL] [--mode da|ci|agentic [--step-budget N]]
+              (--solver openai:MODEL | code:PATH | baseline; agentic: geoqa suites, docs/geoqa.md)
     stsim generate SUITE [--n N] [--seed S] [-o FILE] [--prompts-only [--mode da|ci]]
     stsim export SUITE --format chat|jsonl|csv|parquet|hf|inspect -o DIR [--n N] [--seed S]
     stsim score TASKS ANSWERS [--out DIR] [--tolerance X]
@@ -15,6 +16,7 @@
     stsim sandbox run FILE.py [--timeout S] [--memory MB] [--args JSON_FILE|JSON]
                               [--isolation bwrap|process]
     stsim entities info                         the geographic entity store (geoqa suites)
+    stsim entities strata [SUITE]               a geoqa suite's questions per income x density stratum
 
 Exit codes: 0 success; 1 the audit found violations, or ``sandbox run``'s outcome is not
 ``ok`` (the JSON printed says which); 2 bad input, or no namespace isolation without
@@ -185,8 +187,10 @@ def build_parser() -> argparse.ArgumentParser:
     m = r.add_argument_group("live models (--solver openai:MODEL)")
     m.add_argument("--base-url", default=None, metavar="URL",
                    help="OpenAI-compatible endpoint root (default https://api.openai.com/v1)")
-    m.add_argument("--mode", choices=("da", "ci"), default="da",
-                   help="direct answer or code interpreter (STARK Table 5; default da)")
+    m.add_argument("--mode", choices=("da", "ci", "agentic"), default="da",
+                   help="direct answer or code interpreter (STARK Table 5; default da); agentic: geoqa "
+                        "suites only, code runs in the sandbox with the entity store mounted read-only "
+                        "and the tool API geotools importable (docs/geoqa.md)")
     m.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help="environment variable holding the API key (default OPENAI_API_KEY)")
     m.add_argument("--temperature", type=float, default=0.0)
@@ -194,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--max-tokens", type=int, default=None)
     m.add_argument("--request-timeout", type=float, default=120.0, metavar="S")
     m.add_argument("--max-turns", type=int, default=5, help="model replies per answer in CI mode")
+    m.add_argument("--step-budget", type=_int_at_least(1), default=None, metavar="N",
+                   help="--mode agentic: model replies per question, code replies included (default 6); "
+                        "when all N hold code the answer is budget_exhausted (not a refusal)")
     m.add_argument("--structured", action="store_true",
                    help="send each task's answer JSON Schema as response_format (structured output; "
                         "geoqa tasks, direct-answer mode)")
@@ -216,8 +223,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "prompts and the exact chat messages the live-model solver sends (as `export "
                         "--format chat`); no gold answers, inputs or metadata; score replies against "
                         "the full file")
-    g.add_argument("--mode", choices=("da", "ci"), default="da",
-                   help="with --prompts-only: system prompt of direct answer or code interpreter (default da)")
+    g.add_argument("--mode", choices=("da", "ci", "agentic"), default="da",
+                   help="with --prompts-only: system prompt of direct answer, code interpreter, or the geoqa "
+                        "agentic tier (tool API documentation and step budget; geoqa suites) (default da)")
+    g.add_argument("--step-budget", type=_int_at_least(1), default=None, metavar="N",
+                   help="with --prompts-only --mode agentic: the step budget the system prompt names (default 6)")
     g.add_argument("--max-steps", type=_int_at_least(0), default=-1, metavar="K",
                    help="with --prompts-only: tracking steps asked (default: suite's, 10; 0 = all)")
 
@@ -283,6 +293,14 @@ def build_parser() -> argparse.ArgumentParser:
     ens = en.add_subparsers(dest="entities_command", metavar="ACTION")
     ens.required = True
     ens.add_parser("info", help="build it if needed; print sources (versions, licences, sha256) and counts")
+    st = ens.add_parser("strata", help="questions of a geoqa suite per income x density stratum, and the "
+                        "false-premise share (docs/geoqa.md, 'Strata')")
+    st.add_argument("suite", nargs="?", default="geoqa-small", help="a geoqa suite (default geoqa-small)")
+    st.add_argument("--family", default=None, metavar="GLOB", help="only families matching this pattern")
+    st.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    st.add_argument("--languages", action="store_true",
+                    help="also count per language the translated templates and entity labels (generates "
+                         "every task once per language: slower)")
 
     fi = sub.add_parser("fidelity", help="compare a generated suite's tasks with the released ones, "
                         "feature by feature (two-sample KS, Benjamini-Hochberg)",
@@ -462,9 +480,12 @@ def _resume_options(args) -> None:
         return  # the runner names what is wrong with the folder
     defaults = build_parser().parse_args(["run", args.suite])
     for key, attr in (("solver", "solver"), ("seed", "seed"), ("n_per_family", "n"),
-                      ("families_filter", "family"), ("mode", "mode")):
+                      ("families_filter", "family"), ("mode", "mode"), ("context", "context"),
+                      ("language", "language"), ("structured", "structured")):
         if getattr(args, attr) == getattr(defaults, attr) and rec.get(key) is not None:
             setattr(args, attr, rec[key])
+    if args.step_budget is None and rec.get("step_budget") is not None:
+        args.step_budget = rec["step_budget"]
     if args.max_steps == defaults.max_steps and "max_steps" in rec:
         args.max_steps = 0 if rec["max_steps"] is None else rec["max_steps"]
     if args.data is None and rec.get("data") is not None:
@@ -473,20 +494,58 @@ def _resume_options(args) -> None:
 
 def _keep_other_run(out: Path, this: dict) -> None:
     """Refuse (exit 2) an ``--out`` folder that holds the run of another suite, solver, seed,
-    ``--n``, ``--family`` or ``--data``: its answers.jsonl, scores.jsonl and summary.json would
-    be overwritten.  The same run again (a live model resuming from its cache) is allowed."""
-    path = out / "summary.json"
-    try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
+    ``--n``, ``--family``, ``--data``, ``--context``, ``--language`` or ``--structured``: its
+    answers.jsonl, scores.jsonl and summary.json would be overwritten.  The folder's
+    summary.json is read, else (a run that was interrupted) its run.json.  The same run again (a
+    live model resuming from its cache) is allowed."""
+    from .benchmarks.runner import CONDITION_DEFAULTS
+    old = None
+    for name in ("summary.json", "run.json"):
+        try:
+            old = json.loads((out / name).read_text(encoding="utf-8"))
+            break
+        except (OSError, ValueError):
+            continue
     if not isinstance(old, dict):
         return
+    if "suite" in old:  # written before the conditions were recorded: the defaults
+        old = {**CONDITION_DEFAULTS, **old}
     differ = [k for k, v in this.items() if k in old and old[k] != v]
     if differ:
         what = ", ".join(f"{k} {old[k]!r} (now {this[k]!r})" for k in differ)
         raise CLIError(f"--out {out}: holds another run ({what}); running here would overwrite its "
                        "answers.jsonl, scores.jsonl and summary.json: give another --out, or remove the folder")
+
+
+def _check_agentic(args) -> None:
+    """Bad combinations of ``--mode agentic`` / ``--step-budget`` (CLIError, exit 2)."""
+    agentic = args.mode == "agentic"
+    if args.step_budget is not None and not agentic:
+        raise CLIError("--step-budget bounds the agentic tier: use it with --mode agentic")
+    if args.mode != "da" and not args.solver.startswith("openai"):
+        raise CLIError(f"--mode {args.mode} needs a live model (--solver openai:MODEL); "
+                       f"--solver {args.solver} does not talk to a model")
+    if not agentic:
+        return
+    if args.structured:
+        raise CLIError("--structured is for direct answers (--mode da); the agentic tier's final answer is free text")
+    if args.cluster is not None:
+        raise CLIError("--mode agentic cannot run on --cluster yet (the tool sandbox is local); run it locally")
+    _geoqa_only(args)
+
+
+def _geoqa_only(args) -> None:
+    """CLIError unless every family of ``args.suite`` (matching ``--family``) is a geoqa family."""
+    from .benchmarks.suites import SuiteError, get_suite
+    try:
+        families = get_suite(args.suite).family_names(args.family)
+    except SuiteError:
+        return  # the runner names the unknown suite
+    other = [f for f in families or [] if not f.startswith("geoqa.")]
+    if other:
+        raise CLIError(f"--mode agentic: the tool API serves geoqa suites only; suite {args.suite!r} has "
+                       f"{len(other)} other famil{'y' if len(other) == 1 else 'ies'} ({', '.join(other[:3])}"
+                       f"{', ...' if len(other) > 3 else ''}); use a geoqa suite (geoqa, geoqa-small, geoqa-mini)")
 
 
 def _cmd_run(args) -> int:
@@ -498,11 +557,14 @@ def _cmd_run(args) -> int:
     if args.n is not None and args.n < 1:
         raise CLIError("--n must be at least 1")
     options: dict = {}
+    _check_agentic(args)
     if args.solver.startswith("openai"):
         options.update(base_url=args.base_url, mode=args.mode, api_key_env=args.api_key_env,
                        temperature=args.temperature, seed=args.model_seed, max_tokens=args.max_tokens,
                        timeout_s=args.request_timeout, max_turns=args.max_turns, cache=args.cache,
                        concurrency=max(1, args.workers), structured=args.structured)
+        if args.step_budget is not None:
+            options["step_budget"] = args.step_budget
     if args.solver.startswith(("openai", "code")):
         options["sandbox_reuse"] = args.sandbox == "zygote"
         options["isolation"] = args.isolation
@@ -510,13 +572,18 @@ def _cmd_run(args) -> int:
     if args.out is not None and args.resume is None:  # a resume checks DIR/run.json instead
         _keep_other_run(args.out, {"suite": args.suite, "solver": args.solver, "seed": args.seed,
                                    "n_per_family": args.n, "families_filter": args.family,
-                                   "data": None if args.data is None else str(args.data)})
+                                   "data": None if args.data is None else str(args.data),
+                                   "context": args.context, "language": args.language,
+                                   "structured": bool(args.structured) and args.solver.startswith("openai")})
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
                   only=args.family, solver_options=options or None, transform=_context(args.context, args.language),
-                  resume=args.resume is not None, cluster=args.cluster, chunk_size=args.chunk_size)
+                  resume=args.resume is not None, cluster=args.cluster, chunk_size=args.chunk_size,
+                  condition={"context": args.context, "language": args.language})
     seed = f"seed {summary['seed']}" if summary.get("data") is None else f"data {summary['data']}"
-    print(f"suite {summary['suite']}  solver {summary['solver']}  {seed}  "
+    cond = "".join(f"  {k} {summary[k]}" for k, default in (("context", "none"), ("language", "en"))
+                   if summary.get(k, default) != default) + ("  structured" if summary.get("structured") else "")
+    print(f"suite {summary['suite']}  solver {summary['solver']}  {seed}{cond}  "
           f"tasks {summary['n_tasks']}  ({summary['wall_s']:.1f} s)")
     if "resumed" in summary:
         print(f"resumed {summary['out_dir']}: {summary['resumed']['reused_tasks']} task(s) kept, "
@@ -533,6 +600,13 @@ def _cmd_run(args) -> int:
               + (f"\nwarning: {summary['isolation_note']}" if summary.get("isolation_note") else ""))
     for result in analyses:
         print(result["headline"])
+    if summary.get("usage"):
+        u = summary["usage"]
+        print(f"usage: {u['model_calls']} model calls, {u['prompt_tokens']} prompt + {u['completion_tokens']} "
+              f"completion tokens" + (f", {u['code_runs']} code runs" if u["code_runs"] else "")
+              + (f", {u['tool_calls']} tool calls" if u["tool_calls"] else "")
+              + (f", step budget used up on {u['budget_exhausted']}" if u["budget_exhausted"] else "")
+              + " (summary.json: usage)")
     recoverable = sum(r.get("lenient_recoverable", 0) for r in summary["families"].values())
     if recoverable:
         print(f"strictness: a lenient reader (words dropped: '4.49 s', 'x = 9.2, y = 1.6') would have read "
@@ -587,6 +661,11 @@ def _cmd_generate(args) -> int:
     if args.n is not None and args.n < 1:
         raise CLIError("--n must be at least 1")
     suite = get_suite(args.suite)
+    if args.step_budget is not None and not (args.prompts_only and args.mode == "agentic"):
+        raise CLIError("--step-budget names the agentic tier's budget in the prompt: use it with "
+                       "--prompts-only --mode agentic")
+    if args.mode == "agentic":
+        _geoqa_only(args)
     langs = None
     if args.language == "all":
         from .geoqa.languages import LANGUAGES
@@ -613,8 +692,35 @@ def _cmd_generate(args) -> int:
     elif transforms[0] is not None:
         tasks = map(transforms[0], tasks)
     steps = suite.max_steps if args.max_steps == -1 else (args.max_steps or None)
+    seen: list = []
+    if args.language != "en":  # per-language translated shares, reported on stderr
+        tasks = _tee(tasks, seen)
     with stack:
-        return _write_tasks(args, tasks, stream, steps)
+        rc = _write_tasks(args, tasks, stream, steps)
+    if seen:
+        _report_languages(seen)
+    return rc
+
+
+def _tee(tasks, seen: list):
+    """``tasks`` unchanged; each geoqa task's family and language inputs (not the whole task)
+    appended to ``seen``."""
+    keep = ("language", "language_fallback", "labels")
+    for t in tasks:
+        if t.family.startswith("geoqa."):
+            seen.append({"family": t.family, "inputs": {k: t.inputs[k] for k in keep if k in t.inputs}})
+        yield t
+
+
+def _report_languages(rows: list) -> None:
+    """One stderr line per language: tasks, share of questions and of entity labels translated
+    (:func:`stsim.geoqa.languages.translated_share`)."""
+    from .geoqa.languages import translated_share
+    for lang, s in translated_share(rows).items():
+        labels = "n/a" if s["label_share"] is None else f"{100 * s['label_share']:.1f} %"
+        print(f"language {lang}: {s['tasks']} geoqa tasks, questions translated "
+              f"{100 * s['question_share']:.1f} %, entity labels translated {labels} "
+              f"({s['labels_translated']}/{s['labels_total']})", file=sys.stderr)
 
 
 def _write_tasks(args, tasks, stream, steps) -> int:
@@ -626,11 +732,12 @@ def _write_tasks(args, tasks, stream, steps) -> int:
     if first is None:
         raise CLIError(f"no task of suite {args.suite!r} to generate")
     tasks = itertools.chain([first], tasks)
+    budget = {"step_budget": args.step_budget} if args.step_budget is not None else {}
     fh = sys.stdout if args.out == "-" else _open_output(Path(args.out))
     count = 0
     try:
         for t in tasks:
-            fh.write(dumps(chat_record(t, args.mode, steps) if args.prompts_only else t.to_dict()) + "\n")
+            fh.write(dumps(chat_record(t, args.mode, steps, **budget) if args.prompts_only else t.to_dict()) + "\n")
             count += 1
     except KeyboardInterrupt:
         if fh is sys.stdout:
@@ -967,7 +1074,16 @@ def _calculus_witness(name: str, relations: list[str]) -> int:
 def _cmd_entities(args) -> int:
     from .geoqa.store import StoreError, info_text
     try:
-        print(info_text())
+        if args.entities_command == "strata":
+            from .benchmarks.geoqa_suites import composition, format_composition
+            c = composition(args.suite, args.family)
+            if args.languages:
+                from .benchmarks.geoqa_suites import format_language_composition, language_composition
+                c["languages"] = language_composition(args.suite, args.family)
+            print(json.dumps(c, indent=1) if args.json else format_composition(c) + (
+                "\n\n" + format_language_composition(c["languages"]) if args.languages else ""))
+        else:
+            print(info_text())
     except StoreError as exc:
         raise CLIError(str(exc)) from None
     return 0

@@ -34,6 +34,7 @@ ANSWER_STATUSES = (
     "missing",          # no answer was supplied for this task / step
     # sandbox outcomes (model-written solver code)
     "timeout", "memory", "crashed", "forbidden", "no_result", "bad_shape",
+    "budget_exhausted",  # agentic tier: the step budget ran out before a final answer (not a refusal)
 )
 
 
@@ -95,7 +96,8 @@ class Task:
     """A benchmark item: prompt text, structured inputs and a gold answer computed by code.
 
     Attributes:
-        id: stable identifier ``suite/family/NNNNNN``.
+        id: stable identifier ``suite/family/NNNNNN`` (``...@LANG`` for a geoqa task in
+            another language, stsim/generators/geoqa_languages.py).
         family: task family name, e.g. ``stark.localization.range``.
         prompt: everything a model needs, in plain text.
         inputs: structured, JSON-serialisable inputs for first-principle solvers.
@@ -171,6 +173,10 @@ class Answer:
         isolation: for answers computed by sandboxed code (``code:`` solvers, live models in
             ``--mode ci``), the sandbox's isolation level (``bwrap...`` = namespaces,
             ``process...`` = the weaker explicit process mode); ``None`` otherwise.
+        usage: live models: what the answer cost -- ``model_calls`` (replies requested),
+            ``prompt_tokens`` and ``completion_tokens`` (summed from the endpoint's ``usage``),
+            and with code ``code_runs`` (sandboxed runs) and ``tool_calls`` (geoqa tool API
+            calls, agentic mode); ``None`` for other solvers (docs/answer-formats.md).
     """
 
     task_id: str
@@ -181,6 +187,7 @@ class Answer:
     detail: str | None = None
     solver: str | None = None
     isolation: str | None = None
+    usage: dict[str, int] | None = None
 
     def __post_init__(self) -> None:
         if self.status not in ANSWER_STATUSES:

@@ -47,14 +47,20 @@ def test_every_paraphrase_renders_for_the_first_question(templates):
 
 
 def test_pool_prefix_equals_the_complete_pool_and_has_no_duplicates(templates):
+    from stsim.geoqa.strata import stratum
     t = replace(templates["grid.same_h3"], cap=40)
     full = ex._PoolBuilder(t, 0).extend(10 ** 6)
+    assert len(full) == 40  # the cap bounds the pool before every stratum cell is full
     b = ex._PoolBuilder(t, 0)
     assert b.extend(7) == full[:7] and b.extend(40) == full
     keys = [(t.paraphrases[0].format(**i.values), json.dumps(i.gold)) for i in full]
     assert len(keys) == len(set(keys))
-    golds = Counter(i.gold for i in full)   # yes/no balanced: at most half the cap each
-    assert max(golds.values()) <= t.cap // 2
+    # yes/no balanced within each stratum cell: at most K // 2 of each answer per cell
+    whole = ex.pool("grid.same_h3")
+    cells = Counter((stratum(i.binding), i.gold) for i in whole)
+    assert max(cells.values()) <= ex.K_PER_CELL // 2
+    yes, no = (sum(v for (_, g), v in cells.items() if g is want) for want in (True, False))
+    assert abs(yes - no) <= 0.05 * len(whole)
 
 
 def test_degenerate_executions_are_dropped(templates):

@@ -104,6 +104,17 @@ def test_rubric_and_failures():
     assert geoqa_rubric("Let me think.\nAnswer: **yes**") == "yes"
     assert geoqa_rubric('{"answer": [48.1, 11.6]}') == "48.1, 11.6"
     assert geoqa_rubric('{"answer": ["A", "B"]}') == "A; B"
+    # a JSON list of one name with a comma stays one name (free text would split it at the comma)
+    one = geoqa_rubric('{"answer": ["Ilula, Tanzania"]}')
+    fmt = next(f for f in GEO_FORMATS if f.name == "geo_entity_set")
+    assert fmt.parse(one) == ["Ilula, Tanzania"]
+    assert fmt.parse("Ilula, Tanzania") == ["Ilula", "Tanzania"]  # no task to say otherwise
+    # with the task's names, "A, B" that is one of them stays one name, in free text too
+    spec = {"aliases": {"Ilula, Tanzania": ["Ilula"], "Iringa, Tanzania": ["Iringa"]}}
+    assert fmt.parse("Ilula, Tanzania", spec) == ["Ilula, Tanzania"]
+    assert fmt.parse("Iringa, Tanzania, Ilula, Tanzania", spec) == ["Iringa, Tanzania", "Ilula, Tanzania"]
+    assert fmt.parse("Ilula, Iringa", spec) == ["Ilula", "Iringa"]
+    assert fmt.parse("Ilula, Kenya", spec) == ["Ilula", "Kenya"]
     assert geoqa_rubric("first line\nsecond line") is None
     a = parse_answer("Answer: twelve", task_id="t", step=None, answer_format="geo_count", rubric="geoqa")
     assert a.status == "format_failure"

@@ -31,6 +31,31 @@ def test_income_proxy_on_countries_whose_tier_is_far_from_a_threshold():
     assert {k: inc[k] for k in want} == want
 
 
+#: World Bank FY2025 low-income economies (GNI per capita 2023 <= 1,145 US$, Atlas method;
+#: "World Bank country classifications by income level for 2024-2025", 1 July 2024): 26.
+WB_FY2025_LOW = {"AFG", "BFA", "BDI", "CAF", "TCD", "COD", "ERI", "ETH", "GMB", "GNB", "PRK", "LBR", "MDG",
+                 "MWI", "MLI", "MOZ", "NER", "RWA", "SLE", "SOM", "SSD", "SDN", "SYR", "TGO", "UGA", "YEM"}
+#: The FY2025 reclassifications the same publication names: up to upper-middle (Algeria, Iran,
+#: Mongolia, Ukraine) and up to high (Bulgaria, Palau, Russia).
+WB_FY2025_MOVED = {"DZA": "upper-middle", "IRN": "upper-middle", "MNG": "upper-middle", "UKR": "upper-middle",
+                   "BGR": "high", "PLW": "high", "RUS": "high"}
+
+
+def test_income_proxy_misplacements_against_world_bank_fy2025():
+    """The measured list of docs/geoqa.md ("Strata", income proxy misplacements): the proxy's
+    low tier against the World Bank's complete FY2025 low-income list, both ways, and the
+    proxy's tier of the economies FY2025 reclassified."""
+    inc = income_by_iso3()
+    assert len(WB_FY2025_LOW) == 26
+    proxy_low = {k for k, v in inc.items() if v == "low"}
+    assert sorted(proxy_low - WB_FY2025_LOW) == ["GIN", "LSO", "NPL", "TJK", "TZA"]  # lower-middle for the WB
+    assert {k: inc.get(k) for k in WB_FY2025_LOW - proxy_low} == {"PRK": "lower-middle", "SYR": "upper-middle"}
+    assert len(proxy_low & WB_FY2025_LOW) == 24
+    got = {k: inc.get(k, "unknown") for k in WB_FY2025_MOVED}
+    assert got == {"DZA": "lower-middle", "IRN": "upper-middle", "MNG": "lower-middle", "UKR": "lower-middle",
+                   "BGR": "upper-middle", "PLW": "unknown", "RUS": "upper-middle"}
+
+
 def test_density_terciles_by_hand():
     """Three places in one resolution-3 cell (1000 + 2000 + 3000 = 6000) and one place each in
     two far cells (100, 50000): cell populations 100, 6000, 50000; percentiles by linear

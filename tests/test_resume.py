@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -123,11 +124,25 @@ def test_live_model_run_interrupted_and_resumed_equals_uninterrupted(tmp_path):
     assert main(["generate", "quickstart", "--n", "1", "-o", str(tasks)]) == 0
     reply = _oracle(tasks)
     ref, out = tmp_path / "ref", tmp_path / "out"
-    with FakeChatServer(lambda body, n: (200, Slow(0.03, reply(body)))) as srv:
+    # The interrupted run's 9th request is held until the signal has been sent, so the run
+    # cannot finish first on a loaded machine (it did: exit 0 instead of 130).
+    hold, released = {"from": None}, threading.Event()
+
+    def script(body, n):
+        if hold["from"] is not None and n >= hold["from"]:
+            released.wait(60)
+        return 200, Slow(0.03, reply(body))
+
+    with FakeChatServer(script) as srv:
         common = ["quickstart", "--n", "1", "--solver", "openai:fake", "--base-url", srv.url, "--max-steps", "3"]
         assert main(["run", *common, "--out", str(ref), "--quiet"]) == 0
         n_ref = len(srv.requests)
-        rc = _kill_midway(_cmd(*common, "--out", str(out)), out / "answers.jsonl", 6, signal.SIGINT)
+        hold["from"] = n_ref + 8
+        try:
+            rc = _kill_midway(_cmd(*common, "--out", str(out)), out / "answers.jsonl", 6, signal.SIGINT)
+        finally:
+            released.set()
+            hold["from"] = None
         assert rc == 130
         assert json.loads((out / "summary.json").read_text())["interrupted"] is True
         first = len(srv.requests) - n_ref

@@ -16,12 +16,14 @@ everything it finished)::
                     "solver_variant_families": families that used a ``baseline:NAME``
                     variant (the others ran the default baseline);
                     "isolation": the sandbox isolation level(s) of code-computed answers
-                    (None when no code ran), "isolation_note" when it was the weaker process mode
+                    (None when no code ran), "isolation_note" when it was the weaker process mode;
+                    "usage": live models' cost summed over answers (model calls, prompt and
+                    completion tokens, code runs, tool calls, budget exhaustions; usage_totals)
     program_output/ ``<task>.stdout.txt`` / ``.stderr.txt``: what each ``code:`` program printed
                     (truncated at the sandbox's output limit, the dropped byte count noted)
     cardinal/       report.json, confusion.csv, confusion.png (cardinal-direction tasks only)
     run.json        what identifies the run (suite, solver, seed, n, family filter, max_steps,
-                    data, mode, stsim version), written before the first task: ``--resume``
+                    data, mode, step_budget, stsim version), written before the first task: ``--resume``
                     checks it
 
 **Resume** (``run(..., resume=True)``, ``stsim run SUITE --resume DIR``): an interrupted run
@@ -62,6 +64,26 @@ from .suites import SuiteError, get_suite
 #: what summary.json and the report say when code ran without namespaces
 WEAK_ISOLATION_NOTE = ("code ran with --isolation process: a resource-limited process with no "
                        "filesystem, network or PID namespaces (weaker than the default bwrap)")
+
+
+#: the counters of ``Answer.usage`` summed by :func:`usage_totals`
+USAGE_KEYS = ("model_calls", "prompt_tokens", "completion_tokens", "code_runs", "tool_calls")
+
+
+def usage_totals(answers: Iterable[Answer]) -> dict[str, int]:
+    """``summary.json`` ``usage``: each of :data:`USAGE_KEYS` summed over the answers' ``usage``,
+    ``answers`` (answers that record usage) and ``budget_exhausted`` (answers with that status:
+    the agentic step budget ran out)."""
+    out = {k: 0 for k in USAGE_KEYS}
+    out.update(answers=0, budget_exhausted=0)
+    for a in answers:
+        if a.usage is not None:
+            out["answers"] += 1
+            for k in USAGE_KEYS:
+                v = a.usage.get(k, 0)
+                out[k] += int(v) if isinstance(v, int) and not isinstance(v, bool) else 0
+        out["budget_exhausted"] += a.status == "budget_exhausted"
+    return out
 
 
 def safe_solve(solver: Solver, task: Task) -> list[Answer]:
@@ -140,7 +162,11 @@ def check_run_options(*, seed: Any, trim: Any, workers: Any, max_steps: Any) -> 
 
 
 #: run options that identify a run; ``--resume`` refuses a folder whose run.json differs.
-RUN_IDENTITY = ("suite", "solver", "seed", "n_per_family", "families_filter", "max_steps", "data", "mode")
+RUN_IDENTITY = ("suite", "solver", "seed", "n_per_family", "families_filter", "max_steps", "data", "mode",
+                "step_budget", "context", "language", "structured")
+#: evaluation conditions of a run (``run(..., condition=...)``) and their values when not given;
+#: a run.json written before they were recorded counts as having the defaults.
+CONDITION_DEFAULTS: dict[str, Any] = {"context": "none", "language": "en", "structured": False}
 
 #: details of ``missing`` answers that a resume asks again (the request failed, not the model).
 _RETRY_DETAILS = ("request failed", "an earlier step's request failed")
@@ -202,10 +228,11 @@ def _check_resume(out: Path, identity: dict[str, Any]) -> None:
         recorded = json.loads(path.read_text(encoding="utf-8"))
     except ValueError:
         raise RunError(f"--resume {out}: run.json is not valid JSON") from None
-    diff = [k for k in RUN_IDENTITY if recorded.get(k) != identity.get(k)]
+    diff = [k for k in RUN_IDENTITY if recorded.get(k, CONDITION_DEFAULTS.get(k)) != identity.get(k)]
     if diff:
         raise RunError(f"--resume {out}: the run there differs in " + ", ".join(
-            f"{k} ({recorded.get(k)!r} there, {identity.get(k)!r} now)" for k in diff))
+            f"{k} ({recorded.get(k, CONDITION_DEFAULTS.get(k))!r} there, {identity.get(k)!r} now)" for k in diff)
+            + "; nothing was changed")
 
 
 def _atomic_jsonl(path: Path, records: Iterable[Any]) -> None:
@@ -226,7 +253,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         progress: bool = True, only: str | None = None,
         solver_options: dict[str, Any] | None = None,
         transform: Callable[[Task], Task] | None = None, resume: bool = False,
-        cluster: str | None = None, chunk_size: int | None = None) -> dict[str, Any]:
+        cluster: str | None = None, chunk_size: int | None = None,
+        condition: dict[str, Any] | None = None) -> dict[str, Any]:
     """Generate (or load), solve, score and summarise a suite; return the summary dict.
 
     Args:
@@ -242,13 +270,18 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         transform: applied to every task before it is written and solved (an evaluation
             condition, e.g. geoqa's ``--context``).
         resume: continue the interrupted run in ``out_dir`` (module docstring, "Resume").
+        condition: the evaluation condition ``transform`` applies, recorded in run.json and
+            summary.json and part of the run's identity: ``context`` (geoqa ``--context``,
+            default ``none``), ``language`` (default ``en``); ``structured`` (structured output
+            of a live model) is taken from ``solver_options``.
     Raises:
         SuiteError / SolverError: unknown suite or solver, a data suite without data or with
             bad data, or a family filter matching nothing.
         RunError: an out-of-range option (seed, trim, workers, max_steps), an output
             folder that cannot be created, ``cluster`` together with ``transform`` or
             ``resume`` (not supported yet), or (``resume``) a folder without a run of the same
-            suite, solver, seed, ``n``, filter, ``max_steps``, data and mode, or whose tasks differ.
+            suite, solver, seed, ``n``, filter, ``max_steps``, data, mode, context, language
+            and structured output, or whose tasks differ; an unknown ``condition`` key.
         ClusterError: a bad ``cluster`` value or an unreachable scheduler.
         ChunkFailed: (after the summary is written) chunks that kept failing on the cluster,
             naming their task ids; every other task is written.
@@ -262,7 +295,14 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     out = Path(out_dir) if out_dir is not None else default_out_dir(suite_name)
     identity = {"suite": suite_name, "solver": solver_spec, "seed": seed, "n_per_family": n,
                 "families_filter": only, "max_steps": steps, "data": None if data is None else str(data),
-                "mode": (solver_options or {}).get("mode") if solver_spec.startswith("openai") else None}
+                "mode": (solver_options or {}).get("mode") if solver_spec.startswith("openai") else None,
+                "step_budget": (solver_options or {}).get("step_budget") if solver_spec.startswith("openai") else None}
+    unknown = sorted(set(condition or {}) - {"context", "language"})
+    if unknown:
+        raise RunError(f"unknown run condition(s) {', '.join(unknown)}; known: context, language")
+    cond = {**CONDITION_DEFAULTS, **(condition or {}),
+            "structured": bool((solver_options or {}).get("structured", False))}
+    identity.update(cond)
     if resume:
         _check_resume(out, identity)
     options = {"out_dir": str(out), "max_steps": steps, **(solver_options or {})}
@@ -331,11 +371,13 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     analysed: tuple[list[Task], list[Answer]] = ([], [])  # kept for benchmark analyses
     summary: dict[str, Any] = {"suite": suite_name, "seed": seed, "solver": solver_spec,
                                "n_per_family": n, "families_filter": only, "max_steps": steps, "trim": trim,
-                               "stsim_version": __version__, "data": None if data is None else str(data)}
+                               "stsim_version": __version__, "data": None if data is None else str(data),
+                               **cond}
     if solver_options:
         summary["solver_options"] = {k: str(v) if isinstance(v, Path) else v for k, v in solver_options.items()}
     variant_families: set[str] = set()  # families that used the solver's variant
     isolation: set[str] = set()  # sandbox isolation levels of the answers computed by code
+    usage: list[Answer] = []  # answers that record what they cost (live models)
     n_tasks = 0
     categorical: list[Task] = []  # for the random-guess reference column
     stark_items = []  # STARK's own per-item convention (stark_metric), one per STARK instance
@@ -387,6 +429,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                     aw.write(a)
                     if a.isolation:
                         isolation.add(a.isolation)
+                    if a.usage is not None or a.status == "budget_exhausted":
+                        usage.append(a)
                 for s in scores:
                     sw.write(s)
                 all_scores.extend(scores)
@@ -421,6 +465,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                 if stream.failed:
                     summary["failed_tasks"] = list(stream.failed)
             summary["isolation"] = ", ".join(sorted(isolation)) or None
+            if usage:
+                summary["usage"] = usage_totals(usage)
             if any(i.startswith("process") for i in isolation):
                 summary["isolation_note"] = WEAK_ISOLATION_NOTE
             summary.update(n_tasks=n_tasks, interrupted=interrupted,

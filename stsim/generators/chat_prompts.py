@@ -5,7 +5,8 @@ and the Inspect AI tasks, so an outside harness that replays these messages repr
 The layout (STARK §4.4 and Appendix 7.1, Table 5):
 
 * one **system** message: :data:`SYSTEM_DA` (direct answer) or :data:`SYSTEM_CI` (code
-  interpreter), whatever the family;
+  interpreter), whatever the family; or, for geoqa's agentic tier, :func:`system_agentic`
+  (the tool API's documentation and the step budget);
 * a single-answer task: one **user** turn, the task prompt;
 * a tracking task (``task.steps``): the first user turn is the task prompt, a blank line and
   step 0's readings; every further asked step is one more user turn holding that step's
@@ -50,8 +51,39 @@ SYSTEM_CI = (
     "2. [IMPORTANT] When you have the answer, write it directly in the chat between the "
     "keywords [RESULTS_START] and [RESULTS_END]; that ends the exchange.")
 
-#: mode name -> system prompt.
-MODES = {"da": SYSTEM_DA, "ci": SYSTEM_CI}
+#: Agentic tier of the geoqa benchmark (issue 17, item 5; seed 003 §4 "agentic"): our wording.
+#: ``{budget}`` is the step budget (model replies per question), ``{api}`` the tool API's
+#: documentation (:data:`stsim.sandbox.geotools.API_DOC`).
+SYSTEM_AGENTIC_TEMPLATE = (
+    "You are a helpful assistant with a Python sandbox that holds a read-only geographic entity "
+    "store and a small tool API for it.\n"
+    "1. To run code, reply with a ```python code block. It runs as a script in a fresh process "
+    "(variables do not carry over from one block to the next); whatever it prints is sent back to "
+    "you. A reply with code is never taken as your answer.\n"
+    "2. When you know the answer, reply without any code block and end with the line "
+    "'Answer: ...' written as the question asks. If the question cannot be answered, say so.\n"
+    "3. You have at most {budget} replies for this question, code replies included; the last one "
+    "must be the answer.\n\n"
+    "{api}")
+
+#: The default step budget of the agentic tier (model replies per question).
+DEFAULT_STEP_BUDGET = 6
+
+
+def system_agentic(budget: int = DEFAULT_STEP_BUDGET) -> str:
+    """The agentic system prompt for a step budget of ``budget`` replies (>= 1).
+
+    Raises:
+        ValueError: ``budget`` < 1.
+    """
+    from ..sandbox.geotools import API_DOC
+    if budget < 1:
+        raise ValueError(f"the step budget must be at least 1 reply, got {budget}")
+    return SYSTEM_AGENTIC_TEMPLATE.format(budget=budget, api=API_DOC)
+
+
+#: mode name -> system prompt (agentic: with the default step budget; the solver formats its own).
+MODES = {"da": SYSTEM_DA, "ci": SYSTEM_CI, "agentic": system_agentic()}
 
 #: CI mode: the user turn sent when a reply has neither a Python block nor an answer.
 CI_NO_CODE_TURN = ("No Python block and no answer found. Either send code in a ```python "
@@ -75,7 +107,7 @@ class ChatPlan:
         system: the system prompt (:data:`MODES` of ``mode``).
         turns: the user turns, in order; the model answers each before the next is sent.
         not_asked: indices of tracking steps beyond ``max_steps`` (never sent, scored missing).
-        mode: ``"da"`` or ``"ci"``.
+        mode: ``"da"``, ``"ci"`` or ``"agentic"``.
     """
 
     system: str
@@ -90,29 +122,34 @@ class ChatPlan:
             [{"role": "user", "content": t.content} for t in self.turns]
 
 
-def chat_plan(task: Task, mode: str = "da", max_steps: int | None = 10) -> ChatPlan:
+def chat_plan(task: Task, mode: str = "da", max_steps: int | None = 10,
+              step_budget: int = DEFAULT_STEP_BUDGET) -> ChatPlan:
     """The system prompt and user turns the live-model solver sends for ``task``.
 
     Args:
         task: any task (``task.steps`` non-empty for tracking).
-        mode: ``"da"`` (direct answer) or ``"ci"`` (code interpreter), STARK Table 5.
+        mode: ``"da"`` (direct answer) or ``"ci"`` (code interpreter), STARK Table 5, or
+            ``"agentic"`` (geoqa's tool API in the sandbox, :func:`system_agentic`).
         max_steps: tracking steps asked (the first ``max_steps``); ``None`` = all.
+        step_budget: agentic mode: model replies allowed per question (named in the prompt).
     Raises:
-        ValueError: unknown ``mode`` or a negative ``max_steps``.
+        ValueError: unknown ``mode``, a negative ``max_steps``, a step budget below 1.
     """
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; known: {', '.join(MODES)}")
     if max_steps is not None and max_steps < 0:
         raise ValueError(f"max_steps must be None or >= 0, got {max_steps}")
+    system = system_agentic(step_budget) if mode == "agentic" else MODES[mode]
     if not task.steps:
-        return ChatPlan(MODES[mode], (UserTurn(None, task.prompt),), (), mode)
+        return ChatPlan(system, (UserTurn(None, task.prompt),), (), mode)
     asked = task.steps if max_steps is None else task.steps[:max_steps]
     turns = tuple(UserTurn(st.index, (task.prompt + "\n\n" + st.prompt) if k == 0 else st.prompt)
                   for k, st in enumerate(asked))
-    return ChatPlan(MODES[mode], turns, tuple(st.index for st in task.steps[len(asked):]), mode)
+    return ChatPlan(system, turns, tuple(st.index for st in task.steps[len(asked):]), mode)
 
 
-def chat_record(task: Task, mode: str = "da", max_steps: int | None = 10) -> dict[str, Any]:
+def chat_record(task: Task, mode: str = "da", max_steps: int | None = 10,
+                step_budget: int = DEFAULT_STEP_BUDGET) -> dict[str, Any]:
     """One line of ``stsim export --format chat`` / ``generate --prompts-only``: the task's
     :meth:`~stsim.records.Task.prompt_view` (no gold, inputs or metadata) plus
 
@@ -121,13 +158,16 @@ def chat_record(task: Task, mode: str = "da", max_steps: int | None = 10) -> dic
     * ``message_steps``: for each user message, the tracking step it asks (``null`` for a
       single-answer task);
     * ``steps_not_asked``: tracking steps never sent (scored ``missing``);
-    * in CI mode, ``ci_no_code_turn``: the text sent when a reply has neither code nor answer.
+    * in CI mode, ``ci_no_code_turn``: the text sent when a reply has neither code nor answer;
+    * in agentic mode, ``step_budget``: model replies allowed (named in the system prompt).
     """
-    plan = chat_plan(task, mode, max_steps)
+    plan = chat_plan(task, mode, max_steps, step_budget)
     rec = task.prompt_view()
     rec.update(mode=mode, max_steps=max_steps, rubric=task.meta.get("rubric", "stark"),
                messages=plan.messages(), message_steps=[t.step for t in plan.turns],
                steps_not_asked=list(plan.not_asked))
     if mode == "ci":
         rec["ci_no_code_turn"] = CI_NO_CODE_TURN
+    if mode == "agentic":
+        rec["step_budget"] = step_budget
     return rec

@@ -21,6 +21,10 @@ EARTH_R_KM = 6371.0088  # mean radius: only to convert km to chord for candidate
 #: Cities used as question subjects: at least this many inhabitants (recognisable places);
 #: every city of the store (>= 15,000) is a candidate answer.
 MAJOR_POPULATION = 100_000
+#: Stratified sampling (:mod:`stsim.geoqa.strata`): a stratum cell with fewer major cities than
+#: this also offers its smaller places (>= 15,000 inhabitants, unambiguous name) as subjects
+#: to the templates that allow small places -- the low-density tier has no major city at all.
+SMALL_PLACE_FILL = 50
 
 
 def unit_vectors(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
@@ -77,6 +81,7 @@ class Context:
                                     & np.array([self._names.get(i) is not None for i in self.city_ids]))
         self._major_set = set(int(i) for i in self.major)
         self.in_polygon_country = np.array([iso in self.countries.index for iso in self.cities["iso3"]])
+        self._target: tuple[tuple[str, str], bool] | None = None
 
     # ------------------------------------------------------------------ names
     def _display_names(self) -> dict[str, str | None]:
@@ -177,9 +182,84 @@ class Context:
         return cand[order], d[order]
 
     def pick_major(self, rng: np.random.Generator, n: int = 1) -> list[str]:
-        """``n`` distinct major cities (ids), uniformly."""
+        """``n`` distinct major cities (ids), uniformly.
+
+        Inside :meth:`targeting` the first city of the first call is drawn uniformly from the
+        target stratum's subjects (:meth:`subjects`) instead, the rest as usual."""
+        if self._target is not None:
+            cell, small = self._target
+            self._target = None
+            cand = self.subjects(cell, small)
+            if len(cand):
+                first = int(cand[int(rng.integers(len(cand)))])
+                rest = rng.choice(self.major[self.major != first], size=n - 1, replace=False) if n > 1 else []
+                return [str(self.city_ids[first])] + [str(self.city_ids[i]) for i in rest]
         idx = rng.choice(self.major, size=n, replace=False)
         return [str(self.city_ids[i]) for i in idx]
+
+    def pick_country(self, rng: np.random.Generator) -> str:
+        """A country id ``ne:ISO3`` drawn uniformly (inside :meth:`targeting`: the first call
+        draws among the countries of the target income tier, when there are any)."""
+        isos = self.country_isos
+        if self._target is not None:
+            (income, _), _ = self._target
+            self._target = None
+            tiers = self.country_income
+            sub = [i for i in isos if tiers.get(i) == income]
+            isos = sub or isos
+        return f"ne:{isos[int(rng.integers(len(isos)))]}"
+
+    # ------------------------------------------------------------------ strata
+    @cached_property
+    def city_strata(self) -> list[tuple[str, str]]:
+        """``(income, density)`` tier of every city, in :attr:`city_ids` order
+        (:func:`stsim.geoqa.strata.city_tiers`)."""
+        from .strata import city_tiers
+        return list(zip(*city_tiers(self)))
+
+    @cached_property
+    def country_income(self) -> dict[str, str]:
+        """ISO-3 -> income tier of the countries (:func:`stsim.geoqa.strata.income_by_iso3`)."""
+        from .strata import income_by_iso3
+        return income_by_iso3()
+
+    @cached_property
+    def _cells(self) -> tuple[dict[tuple[str, str], np.ndarray], dict[tuple[str, str], np.ndarray]]:
+        named = np.array([self._names.get(i) is not None for i in self.city_ids])
+        major_cells: dict[tuple[str, str], list[int]] = {}
+        all_cells: dict[tuple[str, str], list[int]] = {}
+        for i, cell in enumerate(self.city_strata):
+            if named[i]:
+                all_cells.setdefault(cell, []).append(i)
+                if i in self._major_set:
+                    major_cells.setdefault(cell, []).append(i)
+        as_arr = lambda d: {k: np.array(v, dtype=int) for k, v in d.items()}  # noqa: E731
+        return as_arr(major_cells), as_arr(all_cells)
+
+    def subjects(self, cell: tuple[str, str], small_places: bool = True) -> np.ndarray:
+        """City indices that may be a question's subject in stratum ``cell`` (income, density),
+        ascending: the cell's major cities; with ``small_places``, when the cell has fewer than
+        :data:`SMALL_PLACE_FILL` of them, every place of the cell with an unambiguous name
+        (>= 15,000 inhabitants) instead.  Empty for an unpopulated cell."""
+        major, every = self._cells
+        m = major.get(cell, np.zeros(0, dtype=int))
+        if small_places and len(m) < SMALL_PLACE_FILL:
+            return every.get(cell, np.zeros(0, dtype=int))
+        return m
+
+    def targeting(self, cell: tuple[str, str] | None, small_places: bool = True):
+        """Context manager: the next :meth:`pick_major` / :meth:`pick_country` draws its first
+        entity from stratum ``cell`` (seed 003 §3.2: entities sampled within each strata cell)."""
+        from contextlib import contextmanager
+
+        @contextmanager
+        def cm():
+            self._target = None if cell is None else (cell, small_places)
+            try:
+                yield self
+            finally:
+                self._target = None
+        return cm()
 
     # ------------------------------------------------------------------ countries
     @cached_property

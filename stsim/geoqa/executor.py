@@ -178,12 +178,12 @@ def execute(tid: str, binding: dict[str, Any]) -> Any:
 
 @lru_cache(maxsize=1)
 def _code_hash() -> str:
-    """Hash of the modules that decide the questions (executor, context, templates, store)."""
+    """Hash of the modules that decide the questions (executor, context, templates, store, strata)."""
     import hashlib
     from pathlib import Path
     here = Path(__file__).resolve().parent
     h = hashlib.sha256()
-    for name in ("executor.py", "context.py", "templates.py", "store.py"):
+    for name in ("executor.py", "context.py", "templates.py", "store.py", "strata.py"):
         h.update((here / name).read_bytes())
     return h.hexdigest()[:12]
 
@@ -197,32 +197,104 @@ _FULL: dict[tuple[str, int], tuple[Instance, ...]] = {}
 _BUILDERS: dict[tuple[str, int], "_PoolBuilder"] = {}
 
 
+#: At most this many questions per (template, source, stratum) cell (seed 003 §3.2 draws "up
+#: to 30 entity tuples per (template, KG, stratum)"; we keep 50, as a template here has one
+#: source instead of three KGs).  docs/geoqa.md, "Sampling".
+K_PER_CELL = 50
+#: Sampled bindings per stratum cell before the cell is given up (a cell whose questions are
+#: mostly degenerate or duplicates, or whose entities the template rarely reaches).
+ATTEMPTS_PER_QUESTION = 6
+
+
+def stratum_targets(t: Template) -> list[tuple[str, str]]:
+    """The stratum cells the executor samples a template in, in a fixed order: the 4 x 3
+    (income, density) grid of seed 003 §3.2 for templates about cities, the four income tiers
+    (density ``none``) for templates whose first role is a country, and for the simulated-city
+    templates (stratum ``sim/sim``: no income, no density) one cell ``("sim", "K")`` per
+    simulated city ``K`` of :data:`~stsim.geoqa.store.NETWORKS`.  Places in countries
+    without an income tier (``unknown``: no Natural Earth 1:110m polygon) are never targeted;
+    a question lands there only when a template's sampler draws one as a secondary choice
+    (still at most :data:`K_PER_CELL`)."""
+    from .store import N_NETWORKS
+    from .strata import DENSITY_TIERS, INCOME_TIERS
+    if "{net}" in t.paraphrases[0]:
+        return [("sim", str(k)) for k in range(N_NETWORKS)]
+    first = next(iter(t.roles.values()), "city")
+    if first == "country":
+        return [(inc, "none") for inc in INCOME_TIERS]
+    return [(inc, d) for inc in INCOME_TIERS for d in DENSITY_TIERS]
+
+
+def _label(cell: tuple[str, str]) -> str:
+    return f"{cell[0]}/{cell[1]}"
+
+
+def sampling_cell(binding: dict[str, Any]) -> str:
+    """The cell a pool question counts against: its stratum (:func:`~stsim.geoqa.strata.stratum`,
+    ``INCOME/DENSITY``), or ``sim/K`` for a question about simulated city ``K``."""
+    from .strata import stratum
+    if "network" in binding:
+        return f"sim/{binding['network']}"
+    return stratum(binding)
+
+
 class _PoolBuilder:
     """Draws a template's pool one question at a time, so that a prefix costs only its own
-    executions; the decisions (degenerate, duplicate, yes/no balance) depend only on earlier
-    draws, so any prefix equals the same prefix of the complete pool."""
+    executions; the decisions (degenerate, duplicate, stratum full, yes/no balance) depend only
+    on earlier draws, so any prefix equals the same prefix of the complete pool.
+
+    Stratified sampling (seed 003 §3.2): draws go round-robin over the template's stratum
+    cells (:func:`stratum_targets`) that are still open, starting at a cell fixed by the
+    template id (sha256); each draw samples its primary entity
+    within the cell (:meth:`~stsim.geoqa.context.Context.targeting`), and a question is kept
+    only while its own cell (:func:`sampling_cell`) has fewer than
+    :data:`K_PER_CELL` questions (and, for yes/no templates, fewer than ``K_PER_CELL // 2`` of
+    its answer).  A cell closes when it holds ``K_PER_CELL`` questions or after
+    ``ATTEMPTS_PER_QUESTION * K_PER_CELL`` draws; the pool is complete when every cell is
+    closed or it holds ``cap`` questions."""
 
     def __init__(self, t: Template, seed: int):
         self.t = t
         self.rng = task_rng(seed, f"geoqa-pool/{t.tid}", 0)
         self.seen: set[tuple[str, str]] = set()
-        self.n_class: dict[Any, int] = {}
+        self.n_class: dict[tuple[str, Any], int] = {}
+        self.n_cell: dict[str, int] = {}
+        self.targets = stratum_targets(t)
+        self.tries = [0] * len(self.targets)
+        # each template starts the round at its own cell, so that short prefixes of many
+        # templates (geoqa-small, geoqa-mini) do not all favour the first cells
+        import hashlib
+        self.turn = int(hashlib.sha256(t.tid.encode()).hexdigest()[:8], 16) % len(self.targets)
         self.out: list[Instance] = []
         self.attempts = 0
         self.done = False
 
+    def _next_target(self) -> int | None:
+        """Index of the next open cell in round-robin order, or None when all are closed."""
+        n = len(self.targets)
+        for _ in range(n):
+            j = self.turn % n
+            self.turn += 1
+            if (self.n_cell.get(_label(self.targets[j]), 0) < K_PER_CELL
+                    and self.tries[j] < ATTEMPTS_PER_QUESTION * K_PER_CELL):
+                return j
+        return None
+
     def extend(self, n: int) -> list[Instance]:
-        """Draw until the pool has ``n`` questions or is complete (``cap`` questions or
-        ``6 * cap`` draws); return the questions so far."""
+        """Draw until the pool has ``n`` questions or is complete (class docstring); return
+        the questions so far."""
         from .context import get_context
         ctx, t = get_context(), self.t
         while len(self.out) < n and not self.done:
-            if len(self.out) >= t.cap or self.attempts >= 6 * t.cap:
+            j = self._next_target() if len(self.out) < t.cap else None
+            if j is None:
                 self.done = True
                 break
+            self.tries[j] += 1
             self.attempts += 1
             try:
-                binding = t.sample(ctx, self.rng)
+                with ctx.targeting(self.targets[j]):
+                    binding = t.sample(ctx, self.rng)
                 if binding is None:
                     continue
                 res = t.query(ctx, binding)
@@ -235,10 +307,14 @@ class _PoolBuilder:
             key = (t.paraphrases[0].format(**values), json.dumps(gold, sort_keys=True))
             if key in self.seen:
                 continue
+            cell = sampling_cell(binding)
+            if self.n_cell.get(cell, 0) >= K_PER_CELL:
+                continue
             if t.answer_format == "geo_boolean":
-                if self.n_class.get(gold, 0) >= t.cap // 2:
-                    continue  # yes/no questions are balanced: at most half of the cap per answer
-                self.n_class[gold] = self.n_class.get(gold, 0) + 1
+                if self.n_class.get((cell, gold), 0) >= K_PER_CELL // 2:
+                    continue  # yes/no questions are balanced per cell: at most half of K per answer
+                self.n_class[(cell, gold)] = self.n_class.get((cell, gold), 0) + 1
+            self.n_cell[cell] = self.n_cell.get(cell, 0) + 1
             self.seen.add(key)
             row = json.loads(json.dumps(Instance(binding, gold, res.triples, res.subtemplate, res.spec,
                                                  values).__dict__))
@@ -254,9 +330,10 @@ def _builder(tid: str, seed: int) -> _PoolBuilder:
 
 
 def pool(tid: str, seed: int = 0) -> tuple[Instance, ...]:
-    """The verified, de-duplicated questions of template ``tid`` for ``seed``: up to
-    ``cap`` questions from at most ``6 * cap`` sampled bindings, in draw order.  Samplers and
-    queries that raise :class:`Degenerate` are skipped.
+    """The verified, de-duplicated questions of template ``tid`` for ``seed``, sampled by
+    stratum (up to :data:`K_PER_CELL` per (template, source, stratum) cell, at most ``cap``;
+    :class:`_PoolBuilder`), in draw order.  Samplers and queries that raise
+    :class:`Degenerate` are skipped.
 
     The complete pool is kept as JSON in the user cache, keyed by the store's sources and the
     hash of the code that makes questions; every question goes through the same JSON round

@@ -16,6 +16,14 @@ both are **proxies** (docs/geoqa.md, "Strata"):
   H3 resolution-3 cell (~12,400 km^2), binned at the 33rd / 67th percentiles over the populated
   cells: low / medium / high.  A place's tier is its cell's.  Rural population below 15,000 per
   place is invisible to this proxy, so it measures urban density, not population density.
+  No city of >= 100,000 lies in a low cell: the executor's stratified sampling gives the
+  low-density tier smaller places as subjects (:meth:`~stsim.geoqa.context.Context.subjects`).
+
+Known misplacements of the income proxy against the World Bank's FY2025 list (measured in
+tests/test_geoqa_strata.py; docs/geoqa.md): Guinea, Lesotho, Nepal, Tajikistan and Tanzania
+are low here (lower-middle for the World Bank), North Korea lower-middle and Syria
+upper-middle (low), Algeria, Mongolia and Ukraine lower-middle (upper-middle), Bulgaria and
+Russia upper-middle (high).
 
 A question's stratum is that of its *primary entity*: the first city of its binding (role
 order), else its first country (density ``none``: a whole country has no cell); questions about
@@ -87,14 +95,16 @@ def density_tier(cell_pop: float, cuts: tuple[float, float]) -> str:
     return DENSITY_TIERS[int(np.searchsorted(cuts, float(cell_pop), side="left"))]
 
 
-@lru_cache(maxsize=1)
-def _city_density() -> dict[str, str]:
+def city_tiers(ctx: Any) -> tuple[list[str], list[str]]:
+    """Income and density tier of every city of a query context, in ``ctx.city_ids`` order
+    (``(n,)`` lists of :data:`INCOME_TIERS` / ``unknown`` and :data:`DENSITY_TIERS`)."""
     import h3
-    from .context import get_context
-    ctx = get_context()
     cells, cuts = density_cells(ctx.lon, ctx.lat, ctx.pop)
-    return {str(cid): density_tier(cells[h3.latlng_to_cell(float(y), float(x), DENSITY_RES)], cuts)
-            for cid, x, y in zip(ctx.city_ids, ctx.lon, ctx.lat)}
+    inc = income_by_iso3()
+    income = [inc.get(str(i), "unknown") for i in ctx.cities["iso3"]]
+    density = [density_tier(cells[h3.latlng_to_cell(float(y), float(x), DENSITY_RES)], cuts)
+               for x, y in zip(ctx.lon, ctx.lat)]
+    return income, density
 
 
 def entity_stratum(eid: str) -> dict[str, str]:
@@ -105,8 +115,11 @@ def entity_stratum(eid: str) -> dict[str, str]:
     if eid.startswith("ne:"):
         return {"income": income_by_iso3().get(eid[3:], "unknown"), "density": "none"}
     ctx = get_context()
-    iso3 = str(ctx.city(eid)["iso3"])
-    return {"income": income_by_iso3().get(iso3, "unknown"), "density": _city_density().get(eid, "unknown")}
+    i = ctx.city_index.get(eid)
+    if i is None:
+        return {"income": "unknown", "density": "unknown"}
+    inc, dens = ctx.city_strata[i]
+    return {"income": inc, "density": dens}
 
 
 def primary_entity(binding: dict[str, Any]) -> str | None:
@@ -137,10 +150,11 @@ def stratum(binding: dict[str, Any]) -> str:
 
 
 def stratified_indices(tid: str, k: int, seed: int = 0) -> list[int]:
-    """Pool indices of template ``tid`` keeping at most ``k`` questions per stratum cell
-    (seed 003 §3.2: "up to 30 entity tuples per (template, KG, stratum)"; one template has one
-    source here), in pool order.  The pool is a uniform draw, so the first ``k`` of a cell are a
-    random sample of it.
+    """Pool indices of template ``tid`` keeping at most ``k`` questions per stratum cell, in
+    pool order.  The pool itself is already sampled by stratum with up to
+    :data:`~stsim.geoqa.executor.K_PER_CELL` per cell (seed 003 §3.2: "up to 30 entity tuples
+    per (template, KG, stratum)"); this keeps a smaller ``k``, the first ``k`` of each cell (a
+    random sample of it: draws within a cell are uniform).
 
     Raises:
         KeyError: unknown template; ValueError: ``k`` < 1.

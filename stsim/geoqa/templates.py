@@ -118,9 +118,9 @@ def country_ids(ctx):
 
 
 def pick_country(ctx, rng) -> str:
-    """A country id drawn uniformly."""
-    c = country_ids(ctx)
-    return c[int(rng.integers(len(c)))]
+    """A country id drawn uniformly (:meth:`Context.pick_country`: within the target income
+    tier while the executor samples a stratum)."""
+    return ctx.pick_country(rng)
 
 
 def iso(eid: str) -> str:

@@ -88,6 +88,7 @@ _INNER_TMP = "/tmp"
 _INNER_HARNESS = "/opt/stsim-sandbox/harness.py"
 _INNER_LIB = "/opt/stsim-lib"
 _INNER_PY = "/opt/stsim-python"
+_INNER_TOOLS = "/opt/stsim-tools"
 
 
 class SandboxError(RuntimeError):
@@ -387,6 +388,8 @@ class _Worker:
             cmd = _bwrap_base() + ["--bind", self.tmp, _INNER_TMP, "--ro-bind", harness, _INNER_HARNESS]
             if sb.share_stsim:
                 cmd += ["--ro-bind", str(Path(__file__).resolve().parents[1]), f"{_INNER_LIB}/stsim"]
+            for host, seen in sb.tool_mounts:
+                cmd += ["--ro-bind", host, seen]
             cmd += ["--chdir", _INNER_TMP, "--remount-ro", "/", py, "-I", _INNER_HARNESS, preimports,
                     os.pathsep.join(sb.extra_paths)] + ([] if serve else ["--supervise"])
             self.workdir = _INNER_TMP
@@ -638,6 +641,10 @@ class Sandbox:
         allowed_imports: top-level modules the program may import when ``guard`` is on.
         share_stsim: make the ``stsim`` package importable (read-only) inside the sandbox; used
             to run stsim's own baselines as code.  Only the package is visible, not the checkout.
+        tool_dirs: host folders mounted read-only (bubblewrap: at ``/opt/stsim-tools/K``, the
+            K-th folder; process mode: in place, readable but not writable under Landlock and
+            the guard) and put on the program's ``sys.path``: the geoqa agentic tier mounts its
+            tool API and entity table this way (:mod:`stsim.solvers.agentic`).
         warm: number of interpreters kept started ahead of use (0 = start on demand).  They
             are started by the thread that calls :meth:`run` and die with it (bubblewrap's
             ``--die-with-parent`` follows the starting thread), so call ``run`` from
@@ -657,7 +664,7 @@ class Sandbox:
     def __init__(self, limits: Limits | None = None, *, isolation: str = "bwrap", guard: bool | None = None,
                  allowed_imports=DEFAULT_ALLOWED_IMPORTS, share_stsim: bool = False, warm: int = 0,
                  preimport: tuple[str, ...] = ("numpy",), use_cgroup: bool = True,
-                 reuse: bool = True) -> None:
+                 reuse: bool = True, tool_dirs: tuple[str | Path, ...] = ()) -> None:
         self.limits = limits or Limits()
         require_isolation(isolation)
         self.isolation = isolation
@@ -674,6 +681,15 @@ class Sandbox:
             pkg = Path(__file__).resolve().parents[1]
             self.extra_paths.append(_INNER_LIB if inner else str(pkg.parent))
             self.read_roots.append(_INNER_LIB if inner else str(pkg))
+        self.tool_mounts: list[tuple[str, str]] = []  # (host folder, where the program sees it)
+        for k, d in enumerate(tool_dirs):
+            host = str(Path(d).resolve())
+            if not os.path.isdir(host):
+                raise SandboxError(f"tool folder {host} does not exist")
+            seen = f"{_INNER_TOOLS}/{k}" if inner else host
+            self.tool_mounts.append((host, seen))
+            self.extra_paths.append(seen)
+            self.read_roots.append(seen)
         self.warm = int(warm)
         self._pool: list[_Worker] = []
         self._lock = threading.Lock()

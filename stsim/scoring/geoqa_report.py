@@ -2,7 +2,9 @@
 (SFID) and per answer format (seed 003 §4: "EM and NE are the means of E and e over the N
 questions ... coverage (Cov), the share of questions receiving a parseable answer, and EM_cov
 over those, so that EM = Cov x EM_cov").  Items without a usable answer (refusal, format
-error, no estimate, missing) count EM 0 and NE 1.
+error, no estimate, missing, and the agentic tier's ``budget_exhausted``) count EM 0 and NE 1
+and are not covered; ``budget_exhausted`` is counted apart and is no refusal (FRR / NRR
+exclude it, :mod:`stsim.scoring.geoqa_premise`).
 """
 from __future__ import annotations
 
@@ -44,7 +46,11 @@ def geoqa_table(tasks: list[Task], answers: list[Answer]) -> dict[str, Any]:
     out["premise"] = premise_table(tasks, answers)
     from .geoqa_strata import strata_table
     out["strata"] = strata_table(tasks, scores)
+    from .geoqa_languages import language_table
+    out["languages"] = language_table(tasks, scores)
     out["n_tasks"] = len(tasks)
+    last = {a.task_id: a for a in answers}
+    out["budget_exhausted"] = sum(1 for t in tasks if t.id in last and last[t.id].status == "budget_exhausted")
     return out
 
 
@@ -69,9 +75,15 @@ def format_geoqa_table(result: dict[str, Any]) -> str:
     from .geoqa_premise import format_premise
     if result.get("premise"):
         lines.append(format_premise(result["premise"]))
+    if result.get("budget_exhausted"):
+        lines.append(f"\nagentic step budget used up on {result['budget_exhausted']} question(s): no answer "
+                     "(EM 0, NE 1, not covered), not a refusal (left out of FRR and NRR).")
     from .geoqa_strata import format_strata
     if result.get("strata"):
         lines.append(format_strata(result["strata"]))
+    from .geoqa_languages import format_languages
+    if result.get("languages"):
+        lines.append(format_languages(result["languages"]))
     lines.append("EM, NE, Cov, EM_cov in % (seed 003 §4): EM exact match under each format's tolerance, "
                  "NE normalised error (0 best; 1 for refusals and format errors), Cov share of parseable "
                  "answers, EM_cov = EM / Cov. Tolerances: docs/answer-formats.md.")

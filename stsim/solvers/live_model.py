@@ -1,11 +1,19 @@
 """``--solver openai:MODEL``: a live model behind an OpenAI-compatible endpoint, in STARK's two
-modes (§4.4, Appendix 7.1 Table 5):
+modes (§4.4, Appendix 7.1 Table 5) and geoqa's agentic tier:
 
 * **DA** (direct answer): the model must answer from its own reasoning, no code or tools.
 * **CI** (code interpreter): the model may reply with a Python block defining ``solver()``;
   the block runs in :mod:`stsim.sandbox.isolation`, and what it printed (with its returned
   value, or its failure) goes back to the model as the next user turn.  The exchange ends when
   the reply contains ``[RESULTS_START]`` or after ``max_turns`` model replies.
+* **agentic** (geoqa tasks only; :mod:`stsim.solvers.agentic`): the model's code runs as
+  scripts in a sandbox with the entity store mounted read-only and the tool API ``geotools``
+  importable; the first reply without code is the answer; after ``step_budget`` replies with
+  code the answer is ``budget_exhausted`` (not a refusal).
+
+Every answer records what it cost in ``Answer.usage``: model calls, prompt and completion
+tokens (from the endpoint's ``usage``; a cached reply counts what it cost when it was paid),
+and in CI / agentic mode code runs and tool calls.
 
 Either way the final reply is read by the task's rubric and answer format
 (:func:`stsim.answers.parse_answer`) and scored like any other solver.  Tracking tasks are
@@ -28,6 +36,7 @@ from ..records import Answer, Task
 from .chat_client import ChatClient, ChatConfig, ChatError, ChatReply, EndpointUnreachable, needs_api_key
 from ..sandbox.isolation import Limits, Sandbox, SandboxError, require_isolation
 from .base import SolverError, register_solver
+from ..generators.chat_prompts import DEFAULT_STEP_BUDGET
 
 
 _CODE = re.compile(r"```(?:python|py)?[ \t]*\n(?P<code>.*?)```", re.IGNORECASE | re.DOTALL)
@@ -36,8 +45,22 @@ _RESULTS = re.compile(r"RESULTS?[ _]?START", re.IGNORECASE)
 
 def extract_code(reply: str) -> str | None:
     """The last fenced Python block of a reply, or ``None``."""
-    blocks = [m.group("code") for m in _CODE.finditer(reply)]
+    blocks = code_blocks(reply)
     return blocks[-1] if blocks else None
+
+
+def code_blocks(reply: str) -> list[str]:
+    """Every fenced Python block of a reply (```` ```python ````, ```` ```py ```` or a bare
+    ```` ``` ````), in order."""
+    return [m.group("code") for m in _CODE.finditer(reply)]
+
+
+def _add_usage(total: dict[str, int], got: ChatReply) -> None:
+    """Count one model reply and its tokens (missing or non-integer counts add 0)."""
+    total["model_calls"] = total.get("model_calls", 0) + 1
+    for k in ("prompt_tokens", "completion_tokens"):
+        v = (got.usage or {}).get(k)
+        total[k] = total.get(k, 0) + (int(v) if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0)
 
 
 def sandbox_feedback(res) -> str:
@@ -59,8 +82,9 @@ class OpenAISolver:
 
     Args:
         client: a :class:`ChatClient` (shared by threads).
-        mode: ``"da"`` or ``"ci"``.
+        mode: ``"da"``, ``"ci"`` or ``"agentic"``.
         max_turns: model replies allowed per answer in CI mode before giving up.
+        step_budget: agentic mode: model replies allowed per question (>= 1).
         max_steps: tracking steps asked (the rest are answered ``missing``); None = all.
         sandbox: the sandbox for CI code (default: :class:`Sandbox` with default limits).
     """
@@ -68,18 +92,26 @@ class OpenAISolver:
     threaded = True  # waits on the network: the runner solves tasks in threads
 
     def __init__(self, client: ChatClient, mode: str = "da", max_turns: int = 5,
-                 max_steps: int | None = 10, sandbox: Sandbox | None = None, structured: bool = False) -> None:
+                 max_steps: int | None = 10, sandbox: Sandbox | None = None, structured: bool = False,
+                 step_budget: int = DEFAULT_STEP_BUDGET) -> None:
         if mode not in MODES:
             raise SolverError(f"unknown mode {mode!r}; known: {', '.join(MODES)}")
+        if not isinstance(step_budget, int) or step_budget < 1:
+            raise SolverError(f"--step-budget must be at least 1 (model replies per question), got {step_budget!r}")
         self.client, self.mode, self.max_turns, self.max_steps = client, mode, max_turns, max_steps
+        self.step_budget = step_budget
         self._sandbox = sandbox
         self.structured = structured
-        self.name = f"openai:{client.config.model}" + (":ci" if mode == "ci" else "")
+        self.name = f"openai:{client.config.model}" + ("" if mode == "da" else f":{mode}")
 
     @property
     def sandbox(self) -> Sandbox:
         if self._sandbox is None:
-            self._sandbox = Sandbox(Limits())
+            if self.mode == "agentic":
+                from .agentic import agentic_sandbox
+                self._sandbox = agentic_sandbox()
+            else:
+                self._sandbox = Sandbox(Limits())
         return self._sandbox
 
     def close(self) -> None:
@@ -88,11 +120,15 @@ class OpenAISolver:
         if self._sandbox is not None:
             self._sandbox.close()
 
-    def _turn(self, messages: list[dict[str, str]], extra: dict[str, Any] | None = None) -> ChatReply:
+    def _turn(self, messages: list[dict[str, str]], extra: dict[str, Any] | None = None,
+              usage: dict[str, int] | None = None) -> ChatReply:
         """Get the final reply for the last user turn (running CI code as the model asks); a
-        refusal, an empty or a tool-call-only reply ends the turn at once."""
+        refusal, an empty or a tool-call-only reply ends the turn at once.  ``usage`` (updated
+        in place) counts model calls, tokens and code runs."""
+        usage = {} if usage is None else usage
         for _ in range(self.max_turns if self.mode == "ci" else 1):
             got = self.client.complete(messages, extra) if extra else self.client.complete(messages)
+            _add_usage(usage, got)
             reply = got.text
             messages.append({"role": "assistant", "content": reply})
             if got.outcome != "ok" or self.mode == "da" or _RESULTS.search(reply):
@@ -101,14 +137,43 @@ class OpenAISolver:
             if code is None:
                 feedback = CI_NO_CODE_TURN
             else:
+                usage["code_runs"] = usage.get("code_runs", 0) + 1
                 feedback = sandbox_feedback(self.sandbox.run(code))
             messages.append({"role": "user", "content": feedback})
         return got
 
-    def _answer(self, task: Task, step: int | None, got: ChatReply) -> Answer:
+    def _agentic(self, task: Task, messages: list[dict[str, str]]) -> Answer:
+        """The agentic loop (module docstring; :mod:`stsim.solvers.agentic`): code replies run in
+        the tool sandbox until a reply without code (the answer) or the step budget's end
+        (``budget_exhausted``)."""
+        from .agentic import cell_feedback, cell_program, join_code, tool_calls
+        usage = {"model_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "code_runs": 0, "tool_calls": 0}
+        for k in range(self.step_budget):
+            got = self.client.complete(messages)
+            _add_usage(usage, got)
+            messages.append({"role": "assistant", "content": got.text})
+            blocks = code_blocks(got.text) if got.outcome == "ok" else []
+            if not blocks:  # final: an answer, a refusal, or an unusable reply
+                a = self._parse(task, None, got)
+                break
+            res = self.sandbox.run(cell_program(join_code(blocks)))
+            usage["code_runs"] += 1
+            usage["tool_calls"] += tool_calls(res)
+            messages.append({"role": "user", "content": cell_feedback(res, self.step_budget - k - 1)})
+        else:
+            a = Answer(task.id, None, "budget_exhausted", text=got.text,
+                       detail=f"step budget of {self.step_budget} model replies used up without a final answer "
+                              f"({usage['code_runs']} code runs, {usage['tool_calls']} tool calls)",
+                       solver=self.name)
+        a.usage = usage
+        a.isolation = self.sandbox.isolation_label
+        return a
+
+    def _answer(self, task: Task, step: int | None, got: ChatReply, usage: dict[str, int] | None = None) -> Answer:
         a = self._parse(task, step, got)
         if self.mode == "ci":  # the model could run code: say how it was isolated
             a.isolation = self.sandbox.isolation_label
+        a.usage = usage
         return a
 
     def _parse(self, task: Task, step: int | None, got: ChatReply) -> Answer:
@@ -133,8 +198,19 @@ class OpenAISolver:
             raise SolverError(str(exc)) from None
 
     def _solve(self, task: Task) -> list[Answer]:
-        plan = chat_plan(task, self.mode, None if not task.steps else self.max_steps)
+        if self.mode == "agentic" and (task.steps or not task.family.startswith("geoqa.")):
+            raise SolverError(f"--mode agentic: the tool API serves geoqa tasks only; task {task.id} is of "
+                              f"family {task.family} (select geoqa families with --family)")
+        plan = chat_plan(task, self.mode, None if not task.steps else self.max_steps, self.step_budget)
         messages = [{"role": "system", "content": plan.system}]
+        if self.mode == "agentic":
+            messages.append({"role": "user", "content": plan.turns[0].content})
+            try:
+                return [self._agentic(task, messages)]
+            except EndpointUnreachable:
+                raise
+            except ChatError as exc:
+                return [Answer(task.id, None, "missing", detail=f"request failed: {exc}", solver=self.name)]
         if not task.steps:
             messages.append({"role": "user", "content": plan.turns[0].content})
             extra = None
@@ -143,7 +219,9 @@ class OpenAISolver:
                 extra = {"response_format": {"type": "json_schema", "json_schema": {
                     "name": "answer", "strict": True, "schema": task.meta["answer_schema"]}}}
             try:
-                return [self._answer(task, None, self._turn(messages, extra))]
+                usage: dict[str, int] = {}
+                got = self._turn(messages, extra, usage)
+                return [self._answer(task, None, got, usage)]
             except EndpointUnreachable:
                 raise
             except ChatError as exc:
@@ -156,7 +234,9 @@ class OpenAISolver:
                 continue
             messages.append({"role": "user", "content": turn.content})
             try:
-                out.append(self._answer(task, turn.step, self._turn(messages)))
+                usage = {}
+                got = self._turn(messages, usage=usage)
+                out.append(self._answer(task, turn.step, got, usage))
             except EndpointUnreachable:
                 raise
             except ChatError as exc:
@@ -172,15 +252,24 @@ def _openai_factory(arg: str | None, *, base_url: str | None = None, mode: str =
                     timeout_s: float = 120.0, max_retries: int = 5, concurrency: int = 4,
                     api_key_env: str = "OPENAI_API_KEY", max_steps: int | None = 10,
                     max_turns: int = 5, sandbox_reuse: bool = True, isolation: str = "bwrap",
-                    structured: bool = False,
+                    structured: bool = False, step_budget: int | None = None,
                     **_: Any) -> OpenAISolver:
     if not arg:
         raise SolverError("--solver openai:MODEL needs a model name")
-    if mode == "ci":  # fail closed before the first request
+    if mode not in MODES:
+        raise SolverError(f"--mode {mode!r}: unknown; known: {', '.join(MODES)}")
+    if step_budget is not None and mode != "agentic":
+        raise SolverError(f"--step-budget is for --mode agentic (the geoqa tool tier), not --mode {mode}")
+    budget = DEFAULT_STEP_BUDGET if step_budget is None else step_budget
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise SolverError(f"--step-budget must be at least 1 (model replies per question), got {budget!r}")
+    if structured and mode != "da":
+        raise SolverError(f"--structured is for direct-answer mode (--mode da), not --mode {mode}")
+    if mode in ("ci", "agentic"):  # fail closed before the first request
         try:
             require_isolation(isolation)
         except (SandboxError, ValueError) as exc:
-            raise SolverError(f"--solver openai:{arg} --mode ci: {exc}") from None
+            raise SolverError(f"--solver openai:{arg} --mode {mode}: {exc}") from None
     why = needs_api_key(base_url or ChatConfig.base_url, api_key_env)
     if why is not None:
         raise SolverError(f"--solver openai:{arg}: {why}")
@@ -194,8 +283,15 @@ def _openai_factory(arg: str | None, *, base_url: str | None = None, mode: str =
     if mode == "ci":
         sandbox = Sandbox(Limits(), isolation=isolation, reuse=sandbox_reuse,
                           warm=max(1, concurrency) if sandbox_reuse else 0)
+    elif mode == "agentic":
+        from ..geoqa.store import StoreError
+        from .agentic import agentic_sandbox
+        try:
+            sandbox = agentic_sandbox(isolation, sandbox_reuse, max(1, concurrency))
+        except (SandboxError, StoreError) as exc:
+            raise SolverError(f"--solver openai:{arg} --mode agentic: {exc}") from None
     return OpenAISolver(ChatClient(cfg, cache_path, transcript), mode=mode, max_turns=max_turns,
-                        max_steps=max_steps, sandbox=sandbox, structured=structured)
+                        max_steps=max_steps, sandbox=sandbox, structured=structured, step_budget=budget)
 
 
 register_solver("openai", _openai_factory)
