@@ -377,7 +377,7 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                   n_particles: int = 2000, n_moves: int = 2, seed: int = 0,
                   domain=(0.0, 10.0), max_levels: int = 80, max_sweeps: int = 12,
                   target_moved: float = 0.9, min_accepted: int = 3,
-                  prune_nats: float = 15.0, stall_levels: int = 4, ess_keep: float = 0.5) -> SMCResult:
+                  prune_nats: float = 30.0, stall_levels: int = 4, ess_keep: float = 0.5) -> SMCResult:
     """Posterior means of steps ``0..n_steps_scored-1`` (see the module docstring).
 
     One SMC sampler per prior structure (set of active kinds), run side by side in one array
@@ -402,11 +402,11 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
         max_levels: tolerance levels allowed per step.
         prune_nats: a structure whose posterior weight is provably below
             ``exp(-prune_nats)`` times the best converged one's is dropped.
-        stall_levels: a structure whose tolerance falls by less than 1 % in this many
-            successive levels is abandoned (its MH moves find no trajectory nearer the
-            readings: e.g. a lone linear motion, whose normalised path is one of four
-            diagonals) once another structure has reached the exact posterior; counted in
-            :attr:`SMCResult.abandoned`.
+        stall_levels: a structure whose particles all violate the step's readings by the
+            same amount (its MH moves do not change the trajectory there: e.g. a lone linear
+            motion, whose normalised path is one of four diagonals) and whose tolerance falls
+            by less than 1 % in this many successive levels is abandoned once another
+            structure has reached the exact posterior; counted in :attr:`SMCResult.abandoned`.
         ess_keep: fraction of a structure's effective sample size each tolerance level keeps.
     Returns: :class:`SMCResult` (``ess``: the effective sample size of the combined weights).
     Raises: :class:`NotConverged` when no structure reaches tolerance 0 within ``max_levels``
@@ -525,7 +525,9 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                     eps[g] = 0.0
                     continue
                 new = _next_eps(np.exp(lw - lw.max()), vmax[sel], eps[g], ess_keep)
-                stall[g] = stall[g] + 1 if np.isfinite(eps[g]) and new > 0.99 * eps[g] else 0
+                vl = vmax[sel][np.isfinite(lw)]
+                frozen = np.ptp(vl) <= 1e-9 * max(eps[g], 1.0) if np.isfinite(eps[g]) else False
+                stall[g] = stall[g] + 1 if frozen and new > 0.99 * eps[g] else 0
                 if stall[g] >= stall_levels and any(eps[h] <= 0 and np.isfinite(logw[grp == h]).any()
                                                     for h in live if h != g):
                     # no trajectory of this structure comes nearer the readings: abandoned
@@ -533,6 +535,8 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                     lt[sel] = -np.inf
                     eps[g] = 0.0
                     abandoned += 1
+                    if _DEBUG:
+                        print(f"  t={t} abandoned " + "+".join(k for k, a in zip(lay.kinds, S[g]) if a))
                     continue
                 if new < eps[g]:
                     kill = sel & (vmax > new)
@@ -580,6 +584,8 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
             if conv:
                 best = max(ub[g] for g in conv)
                 drop = [g for g in live if ub[g] < best - prune_nats]
+                if drop and _DEBUG:
+                    print(f"  t={t} prune {drop}: ub {np.round(ub[drop] - best, 1)} eps {eps[drop]}")
                 if drop:
                     keep = ~np.isin(grp, drop)
                     u, mask, grp, lt, vmax, logw = (u[keep], mask[keep], grp[keep], lt[keep],
@@ -606,6 +612,10 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
             u, mask, grp, lt, vmax, logw = (u[keep_p], mask[keep_p], grp[keep_p], lt[keep_p],
                                             vmax[keep_p], logw[keep_p])
         size = np.bincount(grp, minlength=G)
+        if _DEBUG:
+            print(f"step {t} done: structures " + ", ".join(
+                "+".join(k[:3] for k, a in zip(lay.kinds, S[g]) if a) + f"({eps[g]:.2g})"
+                for g in np.unique(grp)) + f"; abandoned so far {abandoned}")
         gl = log_pg[grp] + logZ[grp] + logw - np.log(np.maximum(size[grp], 1))
         if not np.isfinite(gl).any():
             raise ValueError(f"step {t}: no particle consistent with the readings")
