@@ -402,8 +402,8 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
         max_levels: tolerance levels allowed per step.
         prune_nats: a structure whose posterior weight is provably below
             ``exp(-prune_nats)`` times the best converged one's is dropped.
-        stall_levels: a structure whose particles all violate the step's readings by the
-            same amount (its MH moves do not change the trajectory there: e.g. a lone linear
+        stall_levels: a structure whose distinct particles all violate the step's readings by
+            the same amount (its MH moves do not change the trajectory there: e.g. a lone linear
             motion, whose normalised path is one of four diagonals) and whose tolerance falls
             by less than 1 % in this many successive levels is abandoned once another
             structure has reached the exact posterior; counted in :attr:`SMCResult.abandoned`.
@@ -526,7 +526,9 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                     continue
                 new = _next_eps(np.exp(lw - lw.max()), vmax[sel], eps[g], ess_keep)
                 vl = vmax[sel][np.isfinite(lw)]
-                frozen = np.ptp(vl) <= 1e-9 * max(eps[g], 1.0) if np.isfinite(eps[g]) else False
+                # frozen: distinct parameter vectors, one violation (not a collapsed population)
+                frozen = (np.isfinite(eps[g]) and np.ptp(vl) <= 1e-9 * max(eps[g], 1.0)
+                          and len(np.unique(u[sel][np.isfinite(lw)], axis=0)) > 1)
                 stall[g] = stall[g] + 1 if frozen and new > 0.99 * eps[g] else 0
                 if stall[g] >= stall_levels and any(eps[h] <= 0 and np.isfinite(logw[grp == h]).any()
                                                     for h in live if h != g):
