@@ -140,3 +140,32 @@ def test_subtemplates_do_not_give_the_answer_away(templates):
             by_sub.setdefault(inst.subtemplate, set()).add(inst.gold)
         leaking = [s for s, g in by_sub.items() if len(g) == 1 and len(by_sub) > 1]
         assert len(leaking) < len(by_sub), (tid, by_sub)
+
+
+def test_amenity_plurals_are_english():
+    """`{kind_plural}` was `kind + "s"` ("pharmacys"); every amenity kind a question can name,
+    present or absent, now takes its English plural."""
+    from stsim.geoqa.premise import ABSENT_KINDS
+    from stsim.geoqa.templates import plural
+    from stsim.sim.city import AMENITY_COUNTS
+    assert [plural(k) for k in ("pharmacy", "police station", "church", "bus", "day", "box")] == [
+        "pharmacies", "police stations", "churches", "buses", "days", "boxes"]
+    for kind in set(AMENITY_COUNTS) | set(ABSENT_KINDS):
+        p = plural(kind)
+        assert p.endswith("s") and not p.endswith(("ys", "chs", "shs")) or p.endswith(("ays", "eys", "oys")), (kind, p)
+
+
+
+def test_generated_questions_use_the_plurals():
+    """The questions of both templates that name ``{kind_plural}`` spell it as :func:`plural`."""
+    from stsim.registry import generate_task, load_families
+    from stsim.sim.city import AMENITY_COUNTS
+    load_families()
+    seen = set()
+    for fam in ("geoqa.aggregation.count_amenities", "geoqa.enumeration.amenities_within"):
+        for i in range(60):
+            task = generate_task(fam, i)
+            text = task.prompt
+            assert not any(k + "s " in text for k in ("pharmacy", "police stationes")), text
+            seen |= {k for k in AMENITY_COUNTS if (k[:-1] + "ies" if k.endswith("y") else k + "s") in text}
+    assert "pharmacy" in seen and len(seen) >= 4, seen

@@ -23,7 +23,7 @@ from ..registry import Family, TaskBody, register_family
 ANSWER_LINE = 'End your reply with a final line of the form "Answer: <your answer>".'
 
 #: Bump when the executor, the templates or the store change the questions.
-VERSION = "1"
+VERSION = "2"
 
 
 def _templates():

@@ -38,6 +38,7 @@ import numpy as np
 
 from ..seeding import task_rng
 from .executor import Instance, Template, instance, load_templates
+from .templates import plural
 
 #: Answer format and gold of every false-premise question.
 FORMAT = "geo_rejection"
@@ -170,7 +171,7 @@ def _kind_perturb(ctx, b, rng):
         return None
     k = absent[int(rng.integers(len(absent)))]
     out = _copy(b)
-    out["params"].update(kind=k, kind_plural=k + ("es" if k.endswith("ch") else "s"))
+    out["params"].update(kind=k, kind_plural=plural(k))
     return out
 
 

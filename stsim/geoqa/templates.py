@@ -46,6 +46,17 @@ I_CELL = "Answer with the cell id only."
 I_TIME = "Answer with the local date and time as YYYY-MM-DD HH:MM."
 
 
+
+def plural(noun: str) -> str:
+    """English plural of an amenity kind (``"pharmacy"`` -> ``"pharmacies"``, ``"police
+    station"`` -> ``"police stations"``, ``"church"`` -> ``"churches"``): the regular rules on the
+    last word (-s/-x/-z/-ch/-sh take -es; consonant + y takes -ies; else -s)."""
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return noun + "es"
+    if len(noun) > 1 and noun.endswith("y") and noun[-2] not in "aeiou":
+        return noun[:-1] + "ies"
+    return noun + "s"
+
 def T(tid, fmt, paraphrases, roles, sample, query, instruction, cap=800):
     """Register a template; its SFID is the part of ``tid`` before the first dot."""
     sfid = tid.split(".")[0]
@@ -1354,7 +1365,7 @@ def _s_amenity(ctx, rng):
     kinds = sorted({p.kind for p in net.city.places if p.kind != "landmark"})
     kind = kinds[int(rng.integers(len(kinds)))]
     return {"ids": {"place": f"sim:{net.index}:{lm.name}"}, "params": {"net": net.name, "kind": kind,
-                                                                          "kind_plural": kind + ("es" if kind.endswith("ch") else "s")},
+                                                                          "kind_plural": plural(kind)},
             "network": net.index}
 
 
