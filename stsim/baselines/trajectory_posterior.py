@@ -17,23 +17,39 @@ Algorithm (an SMC sampler over a growing data set, Chopin 2002 "IBIS", with the 
 likelihood of each new step reached through a decreasing tolerance as in adaptive ABC-SMC,
 Del Moral, Doucet & Jasra 2012):
 
-* a particle is a vector ``u`` of every kind's parameters mapped to ``[0, 1]`` plus a mask of
-  active kinds (parameters of inactive kinds follow their prior, which makes kind birth/death
-  a plain Metropolis-Hastings move on the extended space);
+* the prior's 25 structures (sets of 1..3 active kinds) each get their own population, run
+  side by side in one array; the posterior is their mixture weighted by prior times evidence
+  (the structure's marginal likelihood, the product of its mean incremental weights: Del
+  Moral, Doucet & Jasra 2006, "Sequential Monte Carlo samplers", eq. 14), so no kind
+  birth/death move is needed and no structure is lost to an early unlucky resampling;
+* a particle is a vector ``u`` of every kind's parameters mapped to ``[0, 1]``; the offsets
+  (``x0, y0, cx, cy``) are not sampled: the per-axis min-max normalisation cancels them
+  exactly;
 * step ``t`` enters with tolerance ``eps``: a reading is accepted when its violation of the
-  noise bound, in units of that bound, is at most ``eps``; ``eps`` falls adaptively (each level
-  keeps about half of the effective sample size) to 0, the exact posterior;
-* after each level the particles are resampled (systematic) and moved by Metropolis-Hastings:
-  one random-walk block per kind (scale from the particles' spread, adapted to the acceptance
-  rate) and one kind-toggle move.
+  noise bound, in units of that bound, is at most ``eps``; each structure's ``eps`` falls
+  adaptively (each level keeps a share of its effective sample size; when that barely moves
+  ``eps``, only the particles nearest the readings are kept) to 0, the exact posterior;
+* after each level the particles are resampled (systematic, within the structure) and moved
+  by Metropolis-Hastings: a joint random walk with the structure's weighted particle
+  covariance (adaptive Metropolis within the population) and one random-walk block per kind,
+  repeated until most particles have accepted several moves;
+* structures whose posterior weight is provably negligible (their evidence at the current
+  tolerance, an upper bound, is ``prune_nats`` below the best converged one) are dropped and
+  their particles given to the others.
 
 Failure modes: too few particles or moves leave the population degenerate (report the
-effective sample size and compare independent runs); Gaussian noise is not supported (the
-tolerance scheme needs bounded noise).
+effective sample size and compare independent runs); a structure whose particles sit in the
+wrong mode approaches tolerance 0 only slowly (the readings of a new step are many noise
+bounds from every particle): after ``max_levels`` levels it is dropped and an upper bound
+of its posterior weight is reported (:attr:`SMCResult.dropped`); a run where no structure
+converges raises :class:`NotConverged`.  Gaussian noise is not supported (the tolerance
+scheme needs bounded noise).
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from itertools import combinations
 from math import comb
 
 import numpy as np
@@ -43,6 +59,8 @@ from .geometry import wrap_pi
 
 #: half a unit of the 4th printed decimal (readings are printed with 4 decimals).
 ROUNDING = 5e-5
+#: print each level's tolerance and move statistics (diagnostics of a slow or lost run).
+_DEBUG = bool(os.environ.get("STSIM_SMC_DEBUG"))
 _SIGNED = {"circular": "omega", "spiral": "omega"}
 
 
@@ -123,10 +141,11 @@ def trajectories(layout: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np
     t = t_rel[None, :]
     tot = np.zeros((len(u), len(t_rel), 2))
     for j, kind in enumerate(layout.kinds):
-        if not mask[:, j].any():
+        rows = np.flatnonzero(mask[:, j])   # only the particles where this kind is active
+        if not len(rows):
             continue
-        q = {n: P[:, i][:, None] for n, i in zip(layout.names[kind],
-                                                 range(layout.slices[kind].start, layout.slices[kind].stop))}
+        q = {n: P[rows, i][:, None] for n, i in zip(layout.names[kind],
+                                                    range(layout.slices[kind].start, layout.slices[kind].stop))}
         if kind == "linear":
             x, y = q["x0"] + q["vx"] * t, q["y0"] + q["vy"] * t
         elif kind == "circular":
@@ -144,9 +163,8 @@ def trajectories(layout: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np
         else:  # spiral
             r, a = q["r0"] + q["growth"] * t, q["omega"] * t + q["phase"]
             x, y = q["cx"] + r * np.cos(a), q["cy"] + r * np.sin(a)
-        m = mask[:, j][:, None].astype(float)
-        tot[:, :, 0] += m * x
-        tot[:, :, 1] += m * y
+        tot[rows, :, 0] += x
+        tot[rows, :, 1] += y
     lo, hi = tot.min(axis=1, keepdims=True), tot.max(axis=1, keepdims=True)
     span = hi - lo
     low, high = domain
@@ -254,7 +272,10 @@ class SMCResult:
     """Posterior means per step: ``pos`` (n, 2), ``emit`` (n,) (event families) and the
     posterior covariance trace of the position ``pos_var`` (n,) (plane units^2); ``ess`` (n,)
     effective sample size after the step; ``levels`` (n,) tolerance levels used;
-    ``acceptance`` mean MH acceptance rate."""
+    ``acceptance`` mean MH acceptance rate of the joint move; ``abandoned`` structures given
+    up as stalled (see :func:`smc_posterior`'s ``stall_levels``); ``dropped`` an upper bound
+    of the posterior weight of the structures dropped for not reaching tolerance 0 within
+    ``max_levels`` (largest over the steps; 0 when every structure that matters converged)."""
     pos: np.ndarray
     emit: np.ndarray | None
     pos_var: np.ndarray
@@ -262,6 +283,8 @@ class SMCResult:
     ess: np.ndarray
     levels: np.ndarray
     acceptance: float
+    abandoned: int = 0
+    dropped: float = 0.0
 
 
 class NotConverged(RuntimeError):
@@ -276,173 +299,331 @@ def _log_struct_prior(mask: np.ndarray, kmax: int, n_kinds: int) -> np.ndarray:
     return table[k]
 
 
-def _systematic(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    n = len(w)
+def _systematic(w: np.ndarray, rng: np.random.Generator, n: int | None = None) -> np.ndarray:
+    n = len(w) if n is None else n
     c = np.cumsum(w)
     c[-1] = 1.0
     return np.searchsorted(c, (rng.random() + np.arange(n)) / n)
 
 
+#: parameters that only translate a basis motion: the per-axis min-max normalisation removes
+#: them exactly, so the sampler leaves them at their prior mid-point and never moves them.
+OFFSETS = frozenset({"x0", "y0", "cx", "cy"})
+
+
+def _move_blocks(lay: PriorLayout, emit: bool):
+    """(blocks, kind of each block): the ``u`` indices each random-walk block moves (a kind's
+    non-offset parameters with a non-empty range; the emission time as its own block)."""
+    blocks, kinds = [], []
+    for j, kind in enumerate(lay.kinds):
+        idx = [i for n, i in zip(lay.names[kind], range(lay.slices[kind].start, lay.slices[kind].stop))
+               if n not in OFFSETS and lay.hi[i] > lay.lo[i]]
+        if idx:
+            blocks.append(np.array(idx))
+            kinds.append(j)
+    if emit and lay.hi[-1] > lay.lo[-1]:
+        blocks.append(np.array([lay.dim - 1]))
+        kinds.append(None)
+    return blocks, kinds
+
+
+def structures(n_kinds: int, max_components: int) -> np.ndarray:
+    """(G, n_kinds) bool: every set of 1..``max_components`` active kinds (the prior's
+    structures; STARK Appendix 7.3 draws ``k`` uniformly, then a uniform ``k``-subset)."""
+    out = []
+    for k in range(1, max_components + 1):
+        for c in combinations(range(n_kinds), k):
+            m = np.zeros(n_kinds, bool)
+            m[list(c)] = True
+            out.append(m)
+    return np.array(out)
+
+
+def _logmeanexp(x: np.ndarray) -> float:
+    m = np.max(x) if len(x) else -np.inf
+    return float(m + np.log(np.mean(np.exp(x - m)))) if np.isfinite(m) else -np.inf
+
+
+def _next_eps(w: np.ndarray, v: np.ndarray, eps: float, keep: float = 0.5) -> float:
+    """The smallest tolerance keeping ``keep`` of the effective sample size of weights ``w``
+    (violations ``v``); strictly below ``eps`` when some particle allows it."""
+    live = w > 0
+    if np.all(v[live] <= 0):
+        return 0.0
+    ess0 = w.sum() ** 2 / (w ** 2).sum()
+    cand = np.unique(np.concatenate([[0.0], v[live & (v > 0)]]))
+    lo_i, hi_i = 0, len(cand) - 1
+    while lo_i < hi_i:
+        mid = (lo_i + hi_i) // 2
+        wm = w * (v <= cand[mid])
+        if wm.sum() ** 2 / max((wm ** 2).sum(), 1e-300) >= keep * ess0:
+            hi_i = mid
+        else:
+            lo_i = mid + 1
+    new = cand[lo_i]
+    if np.isfinite(eps) and new > 0.9 * eps:
+        # slow progress (the population hugs the tolerance): keep only the particles nearest
+        # the readings (a few percent) and let the MH moves rebuild the diversity
+        vs = np.sort(np.maximum(v[live], 0.0))
+        new = min(new, float(vs[min(len(vs) - 1, max(4, int(0.03 * len(v))))]))
+    if new >= eps:  # duplicates after resampling: force progress
+        below = v[live & (v < eps)]
+        new = max(below.max(), 0.0) if len(below) else eps
+    return float(new)
+
+
 def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges=None,
                   max_components: int = 3, emit_range: tuple[float, float] | None = None,
                   n_particles: int = 2000, n_moves: int = 2, seed: int = 0,
-                  domain=(0.0, 10.0), max_levels: int = 80) -> SMCResult:
+                  domain=(0.0, 10.0), max_levels: int = 80, max_sweeps: int = 12,
+                  target_moved: float = 0.9, min_accepted: int = 3,
+                  prune_nats: float = 30.0, stall_levels: int = 4, ess_keep: float = 0.5) -> SMCResult:
     """Posterior means of steps ``0..n_steps_scored-1`` (see the module docstring).
+
+    One SMC sampler per prior structure (set of active kinds), run side by side in one array
+    and combined by their evidence: the posterior is ``sum_g pi(g) Z_g p_g(x | data) / sum``
+    with ``Z_g`` the structure's marginal likelihood, estimated by the product of its mean
+    incremental weights (Del Moral, Doucet & Jasra 2006, eq. 14).  A structure is dropped when
+    an upper bound of its posterior weight (its evidence at the current tolerance, which can
+    only fall as the tolerance does) is ``prune_nats`` below the best structure that reached
+    the exact posterior.
 
     Args:
         r: the task's readings (:class:`Readings`), one row per step of the whole trajectory.
         t_rel: (n,) times relative to the first step (``linspace(0, duration, n_steps)``).
         ranges: basis-motion parameter ranges (default :data:`STARK_RELEASE_RANGES`).
         emit_range: ``emit_time_range`` of an event family (first emission time), else None.
-        n_moves: MH sweeps after each resampling (each sweep: one block per kind + a toggle).
-    Returns: :class:`SMCResult`.
+        n_particles: total particles, split evenly over the structures (at least 20 each).
+        n_moves: least number of MH sweeps after each resampling (a sweep: one joint move with
+            the structure's particle covariance, one random-walk block per active kind).
+        max_sweeps, target_moved, min_accepted: sweeps continue until ``target_moved`` of the
+            moved particles have accepted at least ``min_accepted`` moves since the resampling
+            (the resampled duplicates have separated) or ``max_sweeps`` is reached.
         max_levels: tolerance levels allowed per step.
-    Raises: :class:`NotConverged` when a step's tolerance does not reach 0 within
-        ``max_levels`` levels.
+        prune_nats: a structure whose posterior weight is provably below
+            ``exp(-prune_nats)`` times the best converged one's is dropped.
+        stall_levels: a structure whose distinct particles all violate the step's readings by
+            the same amount (its MH moves do not change the trajectory there: e.g. a lone linear
+            motion, whose normalised path is one of four diagonals) and whose tolerance falls
+            by less than 1 % in this many successive levels is abandoned once another
+            structure has reached the exact posterior; counted in :attr:`SMCResult.abandoned`.
+        ess_keep: fraction of a structure's effective sample size each tolerance level keeps.
+    Returns: :class:`SMCResult` (``ess``: the effective sample size of the combined weights).
+    Raises: :class:`NotConverged` when no structure reaches tolerance 0 within ``max_levels``
+        levels (structures that do not, while others do, are dropped and bounded in
+        :attr:`SMCResult.dropped`); ValueError when no particle is consistent with the readings.
     """
     rng = np.random.default_rng(seed)
     lay = PriorLayout(STARK_RELEASE_RANGES if ranges is None else ranges, emit=emit_range)
     nk = len(lay.kinds)
-    N = n_particles
-    # prior draws
+    S = structures(nk, max_components)
+    G = len(S)
+    ng = max(n_particles // G, 20)
+    log_pg = _log_struct_prior(S, max_components, nk)          # (G,)
+    grp = np.repeat(np.arange(G), ng)
+    mask = S[grp]
+    N = len(grp)
     u = rng.random((N, lay.dim))
-    kk = rng.integers(1, max_components + 1, size=N)
-    mask = np.zeros((N, nk), bool)
-    for i in range(N):
-        mask[i, rng.choice(nk, size=kk[i], replace=False)] = True
+    for kind in lay.kinds:   # offsets do not change a normalised trajectory: fixed mid-point
+        for nm, i in zip(lay.names[kind], range(lay.slices[kind].start, lay.slices[kind].stop)):
+            if nm in OFFSETS:
+                u[:, i] = 0.5
+    blocks, block_kind = _move_blocks(lay, emit_range is not None)
+    scale = [1.0] * len(blocks)
+    js = {"joint": 1.0, "acc": 0.0, "n": 0}
+    logZ = np.zeros(G)
     logw = np.zeros(N)
-    blocks = [np.arange(lay.slices[k].start, lay.slices[k].stop) for k in lay.kinds]
-    if emit_range is not None and emit_range[1] > emit_range[0]:
-        blocks.append(np.array([lay.dim - 1]))
-    block_kind = list(range(nk)) + [None] * (len(blocks) - nk)
-    keep_b = [i for i, b in enumerate(blocks) if (lay.hi[b] > lay.lo[b]).any()]
-    blocks = [blocks[i][lay.hi[blocks[i]] > lay.lo[blocks[i]]] for i in keep_b]
-    block_kind = [block_kind[i] for i in keep_b]
-    joint_scale = 1.0
-    scale = {i: 1.0 for i in range(len(blocks))}
+    lt = np.zeros(N)           # data log density so far (within a structure the prior is flat)
+    abandoned = 0
+    dropped = 0.0
 
-    def evaluate(u_, mask_, t, eps):
-        """log target at (step t, tolerance eps) up to a constant, and step-t max violation."""
+    def evaluate(u_, mask_, t, eps_):
+        """(log target up to a constant, step-t violation) at step t, tolerances eps_ (n,)."""
         pos = trajectories(lay, u_, mask_, t_rel, domain)
         emit = None if emit_range is None else lay.physical(u_)[:, -1][:, None] + t_rel[None, :]
-        lt = _log_struct_prior(mask_, max_components, nk)
         vm, ld = step_violations(r, pos, emit, t + 1)
-        lim = np.zeros(t + 1)
-        lim[t] = eps
-        lt = lt + np.where(vm <= lim, ld, -np.inf).sum(axis=1)
+        lim = np.zeros((len(u_), t + 1))
+        lim[:, t] = eps_
+        lt_ = np.where(vm <= lim, ld, -np.inf).sum(axis=1)
         vmax_t = np.maximum(vm[:, t], 0.0) if np.isfinite(vm[:, t]).any() else np.zeros(len(u_))
-        return lt, vmax_t, pos, emit
+        return lt_, vmax_t
 
-    acc_tot, acc_n = 0.0, 0
-    lt, vmax, pos, emit = evaluate(u, mask, 0, np.inf)
+    def move(u, mask, lt, vmax, g_of, eps_, chol, t):
+        """MH sweeps on a subset (arrays modified in place) targeting (step t, eps_)."""
+        n = len(u)
+        moved = np.zeros(n, int)
+        keys = np.unique(g_of)
+        members = {g: g_of == g for g in keys}
+
+        def mh(prop, valid, real):
+            rows = np.flatnonzero(valid)   # evaluate only the proposals that can be accepted
+            a = np.zeros(n, bool)
+            if len(rows):
+                lp, vp = evaluate(prop[rows], mask[rows], t, eps_[rows])
+                ok = np.log(rng.random(len(rows))) < lp - lt[rows]
+                acc = rows[ok]
+                u[acc], lt[acc], vmax[acc] = prop[acc], lp[ok], vp[ok]
+                a[acc] = True
+            moved[a & real] += 1
+            return a
+        for sweep in range(max_sweeps):
+            prop = u.copy()
+            for g in keys:
+                if g not in chol:
+                    continue
+                dims, L = chol[g]
+                sel = members[g]
+                mult = 10.0 ** rng.uniform(-1.5, 0.0, size=(sel.sum(), 1))
+                step = rng.normal(size=(sel.sum(), len(dims))) @ L.T
+                prop[np.ix_(sel, dims)] += js["joint"] * 2.38 / np.sqrt(len(dims)) * mult * step
+            inside = np.all((prop >= 0) & (prop <= 1), axis=1) & np.any(prop != u, axis=1)
+            a = mh(prop, inside, True)
+            if inside.any():
+                rate = a[inside].mean()
+                js["joint"] = float(np.clip(js["joint"] * (1.2 if rate > 0.3 else (0.8 if rate < 0.15 else 1.0)),
+                                            0.01, 3.0))
+                js["acc"] += rate
+                js["n"] += 1
+            for bi, b in enumerate(blocks):
+                act = mask[:, block_kind[bi]] if block_kind[bi] is not None else np.ones(n, bool)
+                if not act.any():
+                    continue
+                ref = u[act] if act.sum() > 1 else u
+                sd = np.maximum(ref[:, b].std(axis=0), 1e-4) * scale[bi]
+                mult = 10.0 ** rng.uniform(-1.5, 0.5, size=(n, 1))  # a mixture of scales
+                prop = u.copy()
+                prop[:, b] += rng.normal(size=(n, len(b))) * sd * mult
+                inside = act & np.all((prop[:, b] >= 0) & (prop[:, b] <= 1), axis=1)
+                a = mh(prop, inside, act)
+                rate = a[act].mean()
+                scale[bi] = float(np.clip(scale[bi] * (1.2 if rate > 0.3 else (0.8 if rate < 0.15 else 1.0)),
+                                          0.01, 3.0))
+            if sweep + 1 >= n_moves and np.mean(moved >= min_accepted) >= target_moved:
+                break
+        return sweep + 1, moved
+
     n = n_steps_scored
     out_pos, out_var = np.empty((n, 2)), np.empty(n)
     out_emit = np.empty(n) if emit_range is not None else None
     out_evar = np.empty(n) if emit_range is not None else None
     ess_hist, levels = np.empty(n), np.zeros(n, int)
     for t in range(n):
-        # enter step t at eps = inf: weight by the step's log density
-        lt_new, vmax, pos, emit = evaluate(u, mask, t, np.inf)
+        lt_new, vmax = evaluate(u, mask, t, np.full(len(u), np.inf))
         finite = np.isfinite(lt)
-        logw = logw + np.where(finite, lt_new - np.where(finite, lt, 0.0), -np.inf)
+        logw = np.where(finite, logw + lt_new - np.where(finite, lt, 0.0), -np.inf)
         lt = lt_new
-        eps = np.inf
+        live = np.unique(grp)
+        eps = np.full(G, np.inf)
+        stall = np.zeros(G, int)
         for _level in range(max_levels):
-            # choose the next tolerance keeping about half of the ESS
-            w = np.exp(logw - logw.max())
-            ess0 = w.sum() ** 2 / (w ** 2).sum()
-            if np.all(vmax[w > 0] <= 0):
-                new_eps = 0.0
-            else:
-                cand = np.unique(np.concatenate([[0.0], vmax[(w > 0) & (vmax > 0)]]))
-                new_eps = cand[-1]
-                lo_i, hi_i = 0, len(cand) - 1
-                while lo_i < hi_i:  # smallest eps with ESS >= ess0 / 2
-                    mid = (lo_i + hi_i) // 2
-                    wm = w * (vmax <= cand[mid])
-                    e = wm.sum() ** 2 / max((wm ** 2).sum(), 1e-300)
-                    if e >= 0.5 * ess0:
-                        hi_i = mid
-                    else:
-                        lo_i = mid + 1
-                new_eps = cand[lo_i]
-                if new_eps >= eps:  # duplicates after resampling: force progress
-                    alive = vmax[(w > 0) & (vmax < eps)]
-                    new_eps = max(alive.max(), 0.0) if len(alive) else eps
-            if new_eps < eps:
-                eps = new_eps
-                keep = vmax <= eps
-                logw = np.where(keep, logw, -np.inf)
-                lt = np.where(keep, lt, -np.inf)
-                levels[t] += 1
-            if not np.isfinite(logw).any():
+            for g in live:
+                if eps[g] <= 0:
+                    continue
+                sel = grp == g
+                lw = logw[sel]
+                if not np.isfinite(lw).any():
+                    eps[g] = 0.0
+                    continue
+                new = _next_eps(np.exp(lw - lw.max()), vmax[sel], eps[g], ess_keep)
+                vl = vmax[sel][np.isfinite(lw)]
+                # frozen: distinct parameter vectors, one violation (not a collapsed population)
+                frozen = (np.isfinite(eps[g]) and np.ptp(vl) <= 1e-9 * max(eps[g], 1.0)
+                          and len(np.unique(u[sel][np.isfinite(lw)], axis=0)) > 1)
+                stall[g] = stall[g] + 1 if frozen and new > 0.99 * eps[g] else 0
+                if stall[g] >= stall_levels and any(eps[h] <= 0 and np.isfinite(logw[grp == h]).any()
+                                                    for h in live if h != g):
+                    # no trajectory of this structure comes nearer the readings: abandoned
+                    logw[sel] = -np.inf
+                    lt[sel] = -np.inf
+                    eps[g] = 0.0
+                    abandoned += 1
+                    if _DEBUG:
+                        print(f"  t={t} abandoned " + "+".join(k for k, a in zip(lay.kinds, S[g]) if a))
+                    continue
+                if new < eps[g]:
+                    kill = sel & (vmax > new)
+                    logw[kill] = -np.inf
+                    lt[kill] = -np.inf
+                    eps[g] = new
+            # resample-move the structures still above tolerance 0 or degenerate
+            todo, chol = [], {}
+            for g in live:
+                sel = np.flatnonzero(grp == g)
+                lw = logw[sel]
+                if not np.isfinite(lw).any():
+                    continue
+                w = np.exp(lw - lw.max())
+                w /= w.sum()
+                if eps[g] <= 0 and 1.0 / (w ** 2).sum() >= 0.5 * len(sel):
+                    continue
+                dims = np.concatenate([blocks[i] for i, kd in enumerate(block_kind)
+                                       if kd is None or S[g][kd]])
+                C = np.atleast_2d(np.cov(u[np.ix_(sel, dims)], rowvar=False, aweights=w + 1e-12))
+                if not np.all(np.isfinite(C)):
+                    C = np.eye(len(dims)) * 1e-4
+                C = C + np.diag(np.maximum(np.diag(C) * 1e-3, 1e-10))
+                chol[g] = (dims, np.linalg.cholesky(C))
+                logZ[g] += _logmeanexp(lw)
+                idx = sel[_systematic(w, rng)]
+                u[sel], lt[sel], vmax[sel] = u[idx], lt[idx], vmax[idx]
+                logw[sel] = 0.0
+                todo.append(g)
+            if todo:
+                M = np.isin(grp, todo)
+                um, lm, vm_ = u[M], lt[M], vmax[M]
+                sweeps, moved = move(um, mask[M], lm, vm_, grp[M], eps[grp[M]], chol, t)
+                u[M], lt[M], vmax[M] = um, lm, vm_
+                if _DEBUG:
+                    print(f"  t={t} groups={len(live)} todo={len(todo)} eps max={eps[todo].max():.3g} "
+                          f"sweeps={sweeps} moved>={min_accepted}: {np.mean(moved >= min_accepted):.2f} "
+                          f"joint={js['joint']:.2f}")
+            # structures that provably cannot matter any more
+            ub = np.full(G, -np.inf)
+            for g in live:
+                sel = grp == g
+                ub[g] = log_pg[g] + logZ[g] + _logmeanexp(logw[sel])
+            conv = [g for g in live if eps[g] <= 0 and np.isfinite(ub[g])]
+            if conv:
+                best = max(ub[g] for g in conv)
+                drop = [g for g in live if ub[g] < best - prune_nats]
+                if drop and _DEBUG:
+                    print(f"  t={t} prune {drop}: ub {np.round(ub[drop] - best, 1)} eps {eps[drop]}")
+                if drop:
+                    keep = ~np.isin(grp, drop)
+                    u, mask, grp, lt, vmax, logw = (u[keep], mask[keep], grp[keep], lt[keep],
+                                                    vmax[keep], logw[keep])
+                    live = np.unique(grp)
+            if not len(live):
                 raise ValueError(f"step {t}: no particle consistent with the readings")
-            w = np.exp(logw - logw.max())
-            w /= w.sum()
-            ess = 1.0 / (w ** 2).sum()
-            if ess < 0.5 * N or eps > 0:
-                idx = _systematic(w, rng)
-                u, mask, lt, vmax = u[idx], mask[idx], lt[idx], vmax[idx]
-                logw = np.zeros(N)
-                # Metropolis-Hastings moves targeting (step t, eps)
-                for _ in range(n_moves):
-                    for bi, b in enumerate(blocks):
-                        act = mask[:, block_kind[bi]] if block_kind[bi] is not None else np.ones(N, bool)
-                        ref = u[act] if act.sum() > 1 else u
-                        sd = np.maximum(ref[:, b].std(axis=0), 1e-4) * scale[bi]
-                        mult = 10.0 ** rng.uniform(-1.5, 0.5, size=(N, 1))  # a mixture of scales
-                        prop = u.copy()
-                        prop[:, b] += rng.normal(size=(N, len(b))) * sd * mult
-                        inside = np.all((prop[:, b] >= 0) & (prop[:, b] <= 1), axis=1)
-                        prop[~inside] = u[~inside]
-                        lp, vp, _, _ = evaluate(prop, mask, t, eps)
-                        a = inside & (np.log(rng.random(N)) < lp - lt)
-                        u[a], lt[a], vmax[a] = prop[a], lp[a], vp[a]
-                        rate = a[act].mean() if act.any() else 0.25
-                        scale[bi] *= 1.2 if rate > 0.3 else (0.8 if rate < 0.15 else 1.0)
-                        scale[bi] = float(np.clip(scale[bi], 0.01, 3.0))
-                        acc_tot += rate
-                        acc_n += 1
-                    # joint move with each structure's particle covariance (adaptive
-                    # Metropolis within the SMC population): follows the correlations the
-                    # per-axis normalisation creates between every active parameter
-                    prop = u.copy()
-                    for key in np.unique(mask, axis=0):
-                        grp = np.all(mask == key, axis=1)
-                        dims = np.concatenate([blocks[i] for i, kd in enumerate(block_kind)
-                                               if kd is None or key[kd]])
-                        if grp.sum() < 2 * len(dims):
-                            continue
-                        C = np.cov(u[np.ix_(grp, dims)], rowvar=False) + 1e-10 * np.eye(len(dims))
-                        L = np.linalg.cholesky(C)
-                        mult = 10.0 ** rng.uniform(-1.5, 0.0, size=(grp.sum(), 1))
-                        step = rng.normal(size=(grp.sum(), len(dims))) @ L.T
-                        prop[np.ix_(grp, dims)] += joint_scale * 2.38 / np.sqrt(len(dims)) * mult * step
-                    inside = np.all((prop >= 0) & (prop <= 1), axis=1)
-                    prop[~inside] = u[~inside]
-                    lp, vp, _, _ = evaluate(prop, mask, t, eps)
-                    moved = np.any(prop != u, axis=1)
-                    a = inside & moved & (np.log(rng.random(N)) < lp - lt)
-                    u[a], lt[a], vmax[a] = prop[a], lp[a], vp[a]
-                    if moved.any():
-                        rate = a[moved].mean()
-                        joint_scale *= 1.2 if rate > 0.3 else (0.8 if rate < 0.15 else 1.0)
-                        joint_scale = float(np.clip(joint_scale, 0.01, 3.0))
-                    # kind birth/death
-                    pm = mask.copy()
-                    j = rng.integers(0, nk, size=N)
-                    pm[np.arange(N), j] = ~pm[np.arange(N), j]
-                    lp, vp, _, _ = evaluate(u, pm, t, eps)
-                    a = np.log(rng.random(N)) < lp - lt
-                    mask[a], lt[a], vmax[a] = pm[a], lp[a], vp[a]
-            if eps <= 0:
+            levels[t] += 1
+            if np.all(eps[live] <= 0):
                 break
         else:
-            raise NotConverged(f"step {t}: tolerance still {eps:.3g} noise bounds after "
-                               f"{max_levels} levels (the particles lost the posterior's support)")
-        pos = trajectories(lay, u, mask, t_rel, domain)[:, t]
-        w = np.exp(logw - logw.max())
+            bad = [g for g in live if eps[g] > 0]
+            conv = [g for g in live if eps[g] <= 0 and np.isfinite(ub[g])]
+            if not conv:
+                raise NotConverged(f"step {t}: tolerance still {max(eps[bad]):.3g} noise bounds after "
+                                   f"{max_levels} levels for {len(bad)} structure(s) and none reached "
+                                   f"0 (the particles lost the posterior's support)")
+            # drop the structures that did not reach the exact posterior; their evidence at
+            # their last tolerance bounds their share of the posterior from above
+            top = max(ub[conv].max(), ub[bad].max())
+            zc, zb = np.exp(ub[conv] - top).sum(), np.exp(ub[bad] - top).sum()
+            dropped = max(dropped, float(zb / (zc + zb)))
+            keep_p = ~np.isin(grp, bad)
+            u, mask, grp, lt, vmax, logw = (u[keep_p], mask[keep_p], grp[keep_p], lt[keep_p],
+                                            vmax[keep_p], logw[keep_p])
+        size = np.bincount(grp, minlength=G)
+        if _DEBUG:
+            print(f"step {t} done: structures " + ", ".join(
+                "+".join(k[:3] for k, a in zip(lay.kinds, S[g]) if a) + f"({eps[g]:.2g})"
+                for g in np.unique(grp)) + f"; abandoned so far {abandoned}")
+        gl = log_pg[grp] + logZ[grp] + logw - np.log(np.maximum(size[grp], 1))
+        if not np.isfinite(gl).any():
+            raise ValueError(f"step {t}: no particle consistent with the readings")
+        w = np.exp(gl - gl.max())
         w /= w.sum()
+        pos = trajectories(lay, u, mask, t_rel, domain)[:, t]
         ess_hist[t] = 1.0 / (w ** 2).sum()
         m = w @ pos
         out_pos[t] = m
@@ -451,8 +632,31 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
             e = lay.physical(u)[:, -1] + t_rel[t]
             out_emit[t] = float(w @ e)
             out_evar[t] = float(w @ (e - out_emit[t]) ** 2)
+        # give the particles of dropped structures to the surviving ones (resampled, then moved
+        # on this step's exact posterior): the total stays n_particles
+        live = np.unique(grp)
+        target = max(ng, N // len(live))
+        if t + 1 < n and np.any(size[live] < target):
+            parts, chol = [], {}
+            for g in live:
+                sel = np.flatnonzero(grp == g)
+                lw = logw[sel]
+                wg = np.exp(lw - lw.max())
+                wg /= wg.sum()
+                dims = np.concatenate([blocks[i] for i, kd in enumerate(block_kind)
+                                       if kd is None or S[g][kd]])
+                C = np.atleast_2d(np.cov(u[np.ix_(sel, dims)], rowvar=False, aweights=wg + 1e-12))
+                if not np.all(np.isfinite(C)):
+                    C = np.eye(len(dims)) * 1e-4
+                chol[g] = (dims, np.linalg.cholesky(C + np.diag(np.maximum(np.diag(C) * 1e-3, 1e-10))))
+                logZ[g] += _logmeanexp(lw)
+                parts.append(sel[_systematic(wg, rng, max(target, len(sel)))])
+            idx = np.concatenate(parts)
+            u, mask, grp, lt, vmax = u[idx], mask[idx], grp[idx], lt[idx], vmax[idx]
+            logw = np.zeros(len(idx))
+            move(u, mask, lt, vmax, grp, np.zeros(len(idx)), chol, t)
     return SMCResult(out_pos, out_emit, out_var, out_evar, ess_hist, levels,
-                     acc_tot / max(acc_n, 1))
+                     js["acc"] / max(js["n"], 1), abandoned, dropped)
 
 
 def task_readings(task) -> Readings:
@@ -486,14 +690,14 @@ def task_readings(task) -> Readings:
 
 
 def task_posterior(task, n_steps: int = 10, n_particles: int = 2000, n_moves: int = 2,
-                   seed: int = 0, max_levels: int = 80) -> SMCResult:
+                   seed: int = 0, max_levels: int = 80, **kw) -> SMCResult:
     """:func:`smc_posterior` of a generated tier-1 tracking task, with the prior read from the
     family config the task was generated with (``task.meta["config"]``: ``n_steps``,
-    ``duration``, ``max_components``, ``emit_time_range``)."""
+    ``duration``, ``max_components``, ``emit_time_range``); ``kw`` go to :func:`smc_posterior`."""
     cfg = task.meta["config"]
     t_rel = np.linspace(0.0, float(cfg["duration"]), int(cfg["n_steps"]))
     emit = tuple(cfg["emit_time_range"]) if task.inputs["modality"] == "toa" else None
     return smc_posterior(task_readings(task), t_rel, min(n_steps, len(t_rel)),
                          max_components=int(cfg["max_components"]), emit_range=emit,
                          n_particles=n_particles, n_moves=n_moves, seed=seed,
-                         max_levels=max_levels)
+                         max_levels=max_levels, **kw)
