@@ -120,7 +120,7 @@ def _in_table(comp, table) -> bool:
 
 
 def test_tracking_families_draw_from_their_motion_table():
-    from stsim.generators.stark_tier1 import MOTION_RANGES
+    from stsim.sim.motion import MOTION_RANGES
     for fam in ("stark.tracking.range", "stark.tracking.event_xyt", "stark.tracking.proximity"):
         table = MOTION_RANGES[get_family(fam).defaults["motion_ranges"]]
         for i in range(25):

@@ -125,3 +125,19 @@ def test_next_tolerance_keeps_the_requested_share_of_the_ess():
     # slow progress (the halving tolerance above 0.9 eps): the nearest few percent are kept
     v = np.r_[np.linspace(0.95, 1.0, 200), 0.2]
     assert _next_eps(np.ones(201), v, 1.0, 0.5) < 0.96
+
+
+def test_task_posterior_uses_the_family_motion_table(monkeypatch):
+    """Proximity tracking draws its trajectories from the wider ``default`` table (generator
+    config ``motion_ranges``); the limit must use the same prior, the other families the
+    release table."""
+    from stsim.baselines import trajectory_posterior as tp
+    from stsim.registry import generate_task, load_families
+    from stsim.sim.motion import DEFAULT_RANGES, STARK_RELEASE_RANGES
+    load_families()
+    seen = {}
+    monkeypatch.setattr(tp, "smc_posterior", lambda *a, **kw: seen.setdefault(len(seen), kw["ranges"]))
+    tp.task_posterior(generate_task("stark.tracking.proximity", 0))
+    tp.task_posterior(generate_task("stark.tracking.range", 0))
+    assert seen[0] is DEFAULT_RANGES and seen[1] is STARK_RELEASE_RANGES
+    assert DEFAULT_RANGES != STARK_RELEASE_RANGES

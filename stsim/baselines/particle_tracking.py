@@ -44,7 +44,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..sim.motion import DEFAULT_RANGES, STARK_RELEASE_RANGES
+from ..sim.motion import MOTION_RANGES
 from .geometry import DOMAIN
 
 #: half a unit of the 4th printed decimal (readings are printed with 4 decimals).
@@ -56,7 +56,7 @@ SCHEDULE_BREAK = 20.0
 #: (30 tasks of suite seed 7: trimmed RMSE 1.339 / 1.438 over the first 10 / all 20 steps,
 #: against 1.597 / 1.793 for the grid Bayes filter; constant acceleration: 1.86-2.05 on 10).
 PROXIMITY_SETTINGS = {"motion": "knn", "n_particles": 800, "knn": 8}
-_RANGE_TABLES = {"stark_release": STARK_RELEASE_RANGES, "default": DEFAULT_RANGES}
+_RANGE_TABLES = MOTION_RANGES
 
 
 @dataclass(frozen=True)

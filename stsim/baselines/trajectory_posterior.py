@@ -693,8 +693,11 @@ def task_posterior(task, n_steps: int = 10, n_particles: int = 2000, n_moves: in
                    seed: int = 0, max_levels: int = 80, **kw) -> SMCResult:
     """:func:`smc_posterior` of a generated tier-1 tracking task, with the prior read from the
     family config the task was generated with (``task.meta["config"]``: ``n_steps``,
-    ``duration``, ``max_components``, ``emit_time_range``); ``kw`` go to :func:`smc_posterior`."""
+    ``duration``, ``max_components``, ``emit_time_range``, ``motion_ranges``: the parameter
+    table, :data:`stsim.sim.motion.MOTION_RANGES`); ``kw`` go to :func:`smc_posterior`."""
+    from ..sim.motion import MOTION_RANGES
     cfg = task.meta["config"]
+    kw.setdefault("ranges", MOTION_RANGES[cfg.get("motion_ranges", "stark_release")])
     t_rel = np.linspace(0.0, float(cfg["duration"]), int(cfg["n_steps"]))
     emit = tuple(cfg["emit_time_range"]) if task.inputs["modality"] == "toa" else None
     return smc_posterior(task_readings(task), t_rel, min(n_steps, len(t_rel)),

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..records import Step
 from ..registry import Family, TaskBody, register_family
-from ..sim.motion import DEFAULT_RANGES, STARK_RELEASE_RANGES, random_trajectory
+from ..sim.motion import MOTION_RANGES, random_trajectory
 from ..sim.noise import Gaussian, UniformAbsolute, UniformRelative
 from ..sim.readings import readings_to_json
 from ..sim.sensors import (BearingSensor, ProximitySensor, RangeBearingSensor, RangeSensor,
@@ -165,11 +165,9 @@ def _make_event_localization(target_kind: str):
 
 
 # ----------------------------------------------------------------------------------- tracking
-#: ``motion_ranges`` config values: basis-motion parameter tables (:mod:`stsim.sim.motion`).
-MOTION_RANGES = {"stark_release": STARK_RELEASE_RANGES, "default": DEFAULT_RANGES}
-
-
 def _motion_ranges(cfg):
+    """The basis-motion parameter table named by the config's ``motion_ranges``
+    (:data:`stsim.sim.motion.MOTION_RANGES`)."""
     name = cfg.get("motion_ranges", "stark_release")
     try:
         return MOTION_RANGES[name]

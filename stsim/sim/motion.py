@@ -132,6 +132,11 @@ _CLASSES = {"linear": Linear, "circular": Circular, "sinusoidal": Sinusoidal,
             "figure_eight": FigureEight, "spiral": Spiral}
 
 
+#: Names of the basis-motion parameter tables (a tier-1 family's ``motion_ranges`` config).
+MOTION_RANGES: dict[str, dict[str, dict[str, tuple[float, float]]]] = {
+    "stark_release": STARK_RELEASE_RANGES, "default": DEFAULT_RANGES}
+
+
 def scaled_ranges(linear_speed: float = 1.0, drift_speed: float = 1.0, omega: float = 1.0,
                   amplitude: float = 1.0, base: dict | None = None) -> dict[str, dict[str, tuple[float, float]]]:
     """``base`` ranges (default :data:`DEFAULT_RANGES`) with four multipliers applied:
