@@ -150,18 +150,24 @@ class _Model:
         N = len(p)
         if not ok.any():
             return np.zeros(N), (lambda eps: np.ones(N)), (lambda eps: (L, U))
-        d = np.hypot(p[:, None, 0] - self.s[None, ok, 0], p[:, None, 1] - self.s[None, ok, 1])
+        # (S, N) layout: the reductions over the few sensors run along contiguous rows
+        s = self.s[ok]
+        d = np.hypot(p[:, 0] - s[:, 0, None], p[:, 1] - s[:, 1, None])
         if self.kind == "proximity":
             scale = 0.01 * self.radius
             sign = np.where(z[ok] >= 0.5, 1.0, -1.0)
-            viol = np.maximum((sign * (d - self.radius) / scale).max(axis=1), 0.0)
+            d -= self.radius
+            d *= sign[:, None]
+            d /= scale
+            viol = np.maximum(d.max(axis=0), 0.0)
             return viol, (lambda eps: (viol <= eps).astype(float)), (lambda eps: (L, U))
         h = self.half
-        c = z[ok][None, :] - d / self.speed                # emission time each reading implies
+        c = z[ok][:, None] - d / self.speed                # emission time each reading implies
         if self.emit is not None:                          # known emission time
-            viol = np.maximum(np.abs(c - self.emit[k]).max(axis=1) / h - 1.0, 0.0)
+            c -= self.emit[k]
+            viol = np.maximum(np.abs(c, out=c).max(axis=0) / h - 1.0, 0.0)
             return viol, (lambda eps: (viol <= eps).astype(float)), (lambda eps: (L, U))
-        cmax, cmin = c.max(axis=1), c.min(axis=1)
+        cmax, cmin = c.max(axis=0), c.min(axis=0)
         if self.t_rel is None or L is None:                # this step's emission time on its own
             need = 0.5 * (cmax - cmin)
             viol = np.maximum(need / h - 1.0, 0.0)
@@ -211,14 +217,11 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
     Returns: positions (n_steps, 2) and emission times (n_steps,) or None (known emission or
         proximity).
     """
-    from scipy.spatial import cKDTree
     rng = np.random.default_rng(seed)
     lo, hi = domain
     N = n_particles
     # step 0: its exact posterior on a grid, then uniform within the chosen cell
-    g = np.linspace(lo, hi, cells)
-    xx, yy = np.meshgrid(g, g)
-    grid = np.column_stack([xx.ravel(), yy.ravel()])
+    g, grid = _grid(lo, hi, cells)
     unknown_t = model.kind == "toa" and model.emit is None
     viol, fac, itv = model.step(0, grid, None, None)
     eps = 0.0
@@ -234,31 +237,44 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
     q0 = lik0[idx]                                         # proposal: likelihood x prior per cell
     p = grid[idx] + rng.uniform(-0.5, 0.5, size=(N, 2)) * cell
     np.clip(p, lo, hi, out=p)
-    tree = cKDTree(lib.pos[:, 0])
-    _, nb = tree.query(p, k=knn)
+    cache = _lib_cache(lib)
+    _, nb = cache["start_tree"].query(p, k=knn)
     pick = nb[np.arange(N), rng.integers(0, knn, size=N)]
-    v, a = lib.vel[pick, 0].copy(), lib.acc[pick, 0].copy()
+    # the state as rows (6, N): x, y, vx, vy, ax, ay (contiguous per component)
+    X = np.empty((6, N))
+    X[0:2] = p.T
+    X[2:4] = cache["vel"][0][:, pick]
+    X[4:6] = cache["acc0"][:, pick]
+    P, V, A = X[0:2], X[2:4], X[4:6]
     L = U = None
     logw = np.zeros(N)
     out_p = np.empty((n_steps, 2))
     out_t = np.empty(n_steps) if unknown_t else None
     M = len(lib.pos)
+    velT, jerkT = cache["vel"], cache["jerk"]
+    if motion == "knn":
+        Q = np.empty((N, 4))                               # k-d tree query (p, vel_weight * v)
     for k in range(n_steps):
         if k and motion == "knn":
             if k >= 2:  # the velocity change of a prior trajectory in a similar state
                 kk = min(k - 1, lib.vel.shape[1] - 1)
                 tree_k = _state_tree(lib, kk, vel_weight)
-                _, nb = tree_k.query(np.hstack([p, vel_weight * v]), k=knn)
+                Q[:, :2] = P.T
+                np.multiply(V.T, vel_weight, out=Q[:, 2:])
+                _, nb = tree_k.query(Q, k=knn)
                 pick = nb[np.arange(N), rng.integers(0, knn, size=N)]
-                v = v + lib.vel[pick, kk] - lib.vel[pick, kk - 1]
-            p = p + v
-            _reflect(p, v, lo, hi)
+                V += velT[kk][:, pick]
+                V -= velT[kk - 1][:, pick]
+            P += V
+            _reflect(P, V, lo, hi)
         elif k:
-            j = lib.jerk[rng.integers(0, M, size=N), min(k - 1, lib.jerk.shape[1] - 1)]
-            a = a + jerk_scale * j
-            v = v + a
-            p = p + v
-            _reflect(p, v, lo, hi)
+            j = jerkT[min(k - 1, lib.jerk.shape[1] - 1)][:, rng.integers(0, M, size=N)]
+            j *= jerk_scale
+            A += j
+            V += A
+            P += V
+            _reflect(P, V, lo, hi)
+        p = P.T
         if unknown_t and model.t_rel is not None and L is None:
             L, U = np.full(N, -np.inf), np.full(N, np.inf)
             viol, fac, itv = model.step(k, p, None, None)   # first step: interval of t_emit(0)
@@ -278,9 +294,9 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
             logw = logw + np.log(w_step)
         w = np.exp(logw - logw.max())
         w /= w.sum()
-        out_p[k] = w @ p
+        out_p[k] = P @ w
         if _trace is not None:
-            _trace.append((p.copy(), v.copy(), a.copy(), w.copy(), eps))
+            _trace.append((P.T.copy(), V.T.copy(), A.T.copy(), w.copy(), eps))
         if _eps_log is not None:
             _eps_log.append(eps)
         if unknown_t:
@@ -288,24 +304,58 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
             out_t[k] = w @ mid + (model.t_rel[k] if model.t_rel is not None else 0.0)
             if model.t_rel is None:
                 L = U = None
-        if 1.0 / (w ** 2).sum() < 0.5 * N:
+        if 1.0 / (w @ w) < 0.5 * N:
             idx = _systematic(w, rng)
-            p, v, a = p[idx], v[idx], a[idx]
+            X = X[:, idx]
             if L is not None:
                 L, U = L[idx], U[idx]
             logw = np.zeros(N)
             if jitter > 0:  # regularised PF: shrink to the mean, add kernel noise (Liu & West 2001)
-                st = np.hstack([p, v, a])
-                mu, sd = st.mean(axis=0), st.std(axis=0)
+                mu = X.mean(axis=1, keepdims=True)
+                sd = X.std(axis=1, keepdims=True)
                 shrink = np.sqrt(1.0 - jitter ** 2)
-                st = shrink * st + (1 - shrink) * mu + jitter * sd * rng.normal(size=st.shape)
-                p, v, a = st[:, :2], st[:, 2:4], st[:, 4:]
-                _reflect(p, v, lo, hi)
+                X *= shrink
+                X += (1 - shrink) * mu
+                noise = rng.normal(size=(N, 6)).T
+                noise *= jitter * sd
+                X += noise
+            P, V, A = X[0:2], X[2:4], X[4:6]
+            if jitter > 0:
+                _reflect(P, V, lo, hi)
     return out_p, out_t
 
 
 _TREES: dict = {}
 _STARTS: dict = {}
+_GRIDS: dict = {}
+_LIBS: dict = {}
+
+
+def _grid(lo: float, hi: float, cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """The step-0 grid: axis ``g`` (cells,) and its points (cells^2, 2), x fastest; cached."""
+    key = (float(lo), float(hi), int(cells))
+    if key not in _GRIDS:
+        g = np.linspace(lo, hi, cells)
+        xx, yy = np.meshgrid(g, g)
+        _GRIDS[key] = (g, np.column_stack([xx.ravel(), yy.ravel()]))
+    return _GRIDS[key]
+
+
+def _lib_cache(lib: MotionLibrary) -> dict:
+    """Per-library precomputations (cached; the library is kept referenced so its ``id`` stays
+    unique): the k-d tree of the first positions, velocities ``vel`` (n-1, 2, M) and jerks
+    ``jerk`` (n-3, 2, M) laid out per step as contiguous rows, first accelerations (2, M)."""
+    from scipy.spatial import cKDTree
+    hit = _LIBS.get(id(lib))
+    if hit is None or hit[0] is not lib:
+        if len(_LIBS) > 16:
+            _LIBS.clear()
+        hit = (lib, {"start_tree": cKDTree(lib.pos[:, 0]),
+                     "vel": np.ascontiguousarray(lib.vel.transpose(1, 2, 0)),
+                     "acc0": np.ascontiguousarray(lib.acc[:, 0].T),
+                     "jerk": np.ascontiguousarray(lib.jerk.transpose(1, 2, 0))})
+        _LIBS[id(lib)] = hit
+    return hit[1]
 
 
 def _start_prior(lib: MotionLibrary, g: np.ndarray, smooth: float) -> np.ndarray:
@@ -341,24 +391,24 @@ def _tolerance(viol: np.ndarray, logw: np.ndarray, min_ess: float) -> float:
     """Smallest widening ``eps`` (>= 0) of the step's bounds keeping ``min_ess`` effective
     particles (or every live particle when fewer are alive)."""
     w = np.exp(logw - logw.max())
-    alive = w > 0
-    target = min(min_ess, w.sum() ** 2 / (w ** 2).sum())
-
-    def ess(e):
-        we = w * (viol <= e)
-        s2 = (we ** 2).sum()
-        return we.sum() ** 2 / s2 if s2 > 0 else 0.0
-    if ess(0.0) >= target:
+    w1, w2 = w.sum(), w @ w
+    target = min(min_ess, w1 * w1 / w2)
+    ok = viol <= 0.0
+    if ok.all():
         return 0.0
-    cand = np.unique(viol[alive])
-    lo_i, hi_i = 0, len(cand) - 1
-    while lo_i < hi_i:
-        mid = (lo_i + hi_i) // 2
-        if ess(cand[mid]) >= target:
-            hi_i = mid
-        else:
-            lo_i = mid + 1
-    return float(cand[lo_i])
+    we = w[ok]
+    s1, s2 = we.sum(), we @ we
+    if s2 > 0 and s1 * s1 / s2 >= target:
+        return 0.0
+    # the ESS of the particles with viol <= e, at each distinct value e of the live particles
+    alive = np.flatnonzero(w > 0)
+    order = alive[np.argsort(viol[alive], kind="stable")]
+    v, ws = viol[order], w[order]
+    c1, c2 = np.cumsum(ws), np.cumsum(ws * ws)
+    last = np.append(v[1:] != v[:-1], True)                # the last particle of each tie group
+    ess = np.where(c2 > 0, c1 * c1 / np.where(c2 > 0, c2, 1.0), 0.0)
+    hit = np.flatnonzero(last & (ess >= target))
+    return float(v[hit[0]] if len(hit) else v[-1])
 
 
 def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None]:
