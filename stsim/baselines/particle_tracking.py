@@ -121,10 +121,12 @@ def _systematic(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def _reflect(p: np.ndarray, v: np.ndarray, lo: float, hi: float) -> None:
     """Reflect positions (N, 2) into [lo, hi] in place, flipping the velocity component."""
-    out = (p < lo) | (p > hi)
+    below, above = p < lo, p > hi
+    out = below | above
     if out.any():
-        p[:] = np.where(p < lo, 2 * lo - p, np.where(p > hi, 2 * hi - p, p))
-        v[out] *= -1
+        np.subtract(2 * lo, p, out=p, where=below)
+        np.subtract(2 * hi, p, out=p, where=above)
+        np.negative(v, out=v, where=out)
         np.clip(p, lo, hi, out=p)
 
 
@@ -312,11 +314,13 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
             logw = np.zeros(N)
             if jitter > 0:  # regularised PF: shrink to the mean, add kernel noise (Liu & West 2001)
                 mu = X.mean(axis=1, keepdims=True)
-                sd = X.std(axis=1, keepdims=True)
+                dev = X - mu
+                dev *= dev
+                sd = np.sqrt(dev.mean(axis=1, keepdims=True))
                 shrink = np.sqrt(1.0 - jitter ** 2)
                 X *= shrink
                 X += (1 - shrink) * mu
-                noise = rng.normal(size=(N, 6)).T
+                noise = rng.standard_normal(size=(N, 6)).T   # = normal(0, 1)
                 noise *= jitter * sd
                 X += noise
             P, V, A = X[0:2], X[2:4], X[4:6]
@@ -402,7 +406,7 @@ def _tolerance(viol: np.ndarray, logw: np.ndarray, min_ess: float) -> float:
         return 0.0
     # the ESS of the particles with viol <= e, at each distinct value e of the live particles
     alive = np.flatnonzero(w > 0)
-    order = alive[np.argsort(viol[alive], kind="stable")]
+    order = alive[np.argsort(viol[alive])]
     v, ws = viol[order], w[order]
     c1, c2 = np.cumsum(ws), np.cumsum(ws * ws)
     last = np.append(v[1:] != v[:-1], True)                # the last particle of each tie group
