@@ -38,7 +38,7 @@ def main(argv=None) -> int:
             est = np.array([a.value for a in BASELINES[fam](task)], float)
             dt += time.perf_counter() - t
             d = est - gold
-            e = np.abs(d) if d.ndim == 1 else np.hypot(*d.T)
+            e = np.abs(d) if d.ndim == 1 else np.hypot(d[:, 0], d[:, 1])   # x-y-t: position
             e10 += e[:10].tolist()
             eall += e.tolist()
         print(f"{fam:34s} {trimmed_rmse(e10):9.4f} {trimmed_rmse(eall):9.4f} "
