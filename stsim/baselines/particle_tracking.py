@@ -154,7 +154,12 @@ class _Model:
             return np.zeros(N), (lambda eps: np.ones(N)), (lambda eps: (L, U))
         # (S, N) layout: the reductions over the few sensors run along contiguous rows
         s = self.s[ok]
-        d = np.hypot(p[:, 0] - s[:, 0, None], p[:, 1] - s[:, 1, None])
+        d = p[:, 0] - s[:, 0, None]                         # distances (S, N): sqrt(dx^2 + dy^2)
+        dy = p[:, 1] - s[:, 1, None]                        # (twice cheaper than np.hypot)
+        d *= d
+        dy *= dy
+        d += dy
+        np.sqrt(d, out=d)
         if self.kind == "proximity":
             scale = 0.01 * self.radius
             sign = np.where(z[ok] >= 0.5, 1.0, -1.0)
@@ -278,12 +283,12 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
                 else:  # the nearest library state's own knn (precomputed): 1-NN queries only
                     _, near = tree_k.query(Q, k=1)
                     pick = _state_graph(lib, kk, vel_weight, knn)[near, rng.integers(0, knn, size=N)]
-                V += velT[kk][:, pick]
-                V -= velT[kk - 1][:, pick]
+                V += velT[kk].take(pick, axis=1)
+                V -= velT[kk - 1].take(pick, axis=1)
             P += V
             _reflect(P, V, lo, hi)
         elif k:
-            j = jerkT[min(k - 1, lib.jerk.shape[1] - 1)][:, rng.integers(0, M, size=N)]
+            j = jerkT[min(k - 1, lib.jerk.shape[1] - 1)].take(rng.integers(0, M, size=N), axis=1)
             j *= jerk_scale
             A += j
             V += A
@@ -321,9 +326,9 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
                 L = U = None
         if 1.0 / (w @ w) < 0.5 * N:
             idx = _systematic(w, rng)
-            X = X[:, idx]
+            X = X.take(idx, axis=1)                        # (take: much cheaper than X[:, idx])
             if L is not None:
-                L, U = L[idx], U[idx]
+                L, U = L.take(idx), U.take(idx)
             logw = np.zeros(N)
             if jitter > 0:  # regularised PF: shrink to the mean, add kernel noise (Liu & West 2001)
                 mu = X.mean(axis=1, keepdims=True)
