@@ -121,6 +121,15 @@ def _systematic(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def _reflect(p: np.ndarray, v: np.ndarray, lo: float, hi: float) -> None:
     """Reflect positions (N, 2) into [lo, hi] in place, flipping the velocity component."""
+    if p.flags.c_contiguous and v.flags.c_contiguous and p.shape == v.shape:
+        fp, fv = p.reshape(-1), v.reshape(-1)             # views: only the few outside are touched
+        i = np.flatnonzero((fp < lo) | (fp > hi))
+        if i.size:
+            x = fp[i]
+            x = np.where(x < lo, 2 * lo - x, 2 * hi - x)
+            fp[i] = np.clip(x, lo, hi)
+            fv[i] *= -1
+        return
     below, above = p < lo, p > hi
     out = below | above
     if out.any():
@@ -231,7 +240,7 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
 
     Raises ``ValueError`` for an unknown ``knn_query``.
     """
-    if knn_query not in ("graph", "exact"):
+    if knn_query not in ("graph", "exact", "cell"):
         raise ValueError(f"knn_query must be 'graph' or 'exact', got {knn_query!r}")
     rng = np.random.default_rng(seed)
     lo, hi = domain
@@ -264,6 +273,7 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
     P, V, A = X[0:2], X[2:4], X[4:6]
     L = U = None
     logw = np.zeros(N)
+    uniform = True                                         # logw constant (start, resampled)
     out_p = np.empty((n_steps, 2))
     out_t = np.empty(n_steps) if unknown_t else None
     M = len(lib.pos)
@@ -280,6 +290,9 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
                 if knn_query == "exact":
                     _, nb = tree_k.query(Q, k=knn)
                     pick = nb[np.arange(N), rng.integers(0, knn, size=N)]
+                elif knn_query == "cell":
+                    near = _state_cells(lib, kk, vel_weight)(Q)
+                    pick = _state_graph(lib, kk, vel_weight, knn)[near, rng.integers(0, knn, size=N)]
                 else:  # the nearest library state's own knn (precomputed): 1-NN queries only
                     _, near = tree_k.query(Q, k=1)
                     pick = _state_graph(lib, kk, vel_weight, knn)[near, rng.integers(0, knn, size=N)]
@@ -298,13 +311,13 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
         if unknown_t and model.t_rel is not None and L is None:
             L, U = np.full(N, -np.inf), np.full(N, np.inf)
             viol, fac, itv = model.step(k, p, None, None)   # first step: interval of t_emit(0)
-            eps = _tolerance(viol, logw, min_ess)
+            eps = _tolerance(viol, logw, min_ess, uniform)
             w_step = fac(eps)
             L, U = itv(eps)
             L, U = L - model.t_rel[k], U - model.t_rel[k]
         else:
             viol, fac, itv = model.step(k, p, L, U)
-            eps = _tolerance(viol, logw, min_ess)
+            eps = _tolerance(viol, logw, min_ess, uniform)
             w_step = fac(eps)
             if unknown_t:
                 L, U = itv(eps)
@@ -312,6 +325,7 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
             w_step = w_step / q0
         with np.errstate(divide="ignore"):
             logw = logw + np.log(w_step)
+        uniform = False
         w = np.exp(logw - logw.max())
         w /= w.sum()
         out_p[k] = P @ w
@@ -330,6 +344,7 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
             if L is not None:
                 L, U = L.take(idx), U.take(idx)
             logw = np.zeros(N)
+            uniform = True
             if jitter > 0:  # regularised PF: shrink to the mean, add kernel noise (Liu & West 2001)
                 mu = X.mean(axis=1, keepdims=True)
                 dev = X - mu
@@ -411,6 +426,37 @@ def _state_tree(lib: MotionLibrary, k: int, vel_weight: float):
     return hit[1]
 
 
+_CELLS: dict = {}
+CELLS_PER_AXIS = 12
+
+
+def _state_cells(lib: MotionLibrary, k: int, vel_weight: float):
+    """A lookup ``Q (N, 4) -> (N,)`` of the library state nearest to the centre of ``Q``'s cell
+    in a ``CELLS_PER_AXIS``^4 grid over the bounding box of :func:`_state_tree`'s states at
+    step ``k`` (an approximate 1-NN: one table look-up instead of a k-d tree query); cached."""
+    key = (id(lib), k, vel_weight)
+    hit = _CELLS.get(key)
+    if hit is None or hit[0] is not lib:
+        if len(_CELLS) > 2000:
+            _CELLS.clear()
+        tree = _state_tree(lib, k, vel_weight)
+        n = CELLS_PER_AXIS
+        lo, hi = tree.data.min(axis=0), tree.data.max(axis=0)
+        width = (hi - lo) / n
+        axes = [lo[i] + width[i] * (np.arange(n) + 0.5) for i in range(4)]
+        centres = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 4)
+        table = tree.query(centres, k=1)[1]
+        stride = np.array([n ** 3, n ** 2, n, 1])
+
+        def look(Q):
+            c = ((Q - lo) / width).astype(np.intp)
+            np.clip(c, 0, n - 1, out=c)
+            return table.take(c @ stride)
+        hit = (lib, look)
+        _CELLS[key] = hit
+    return hit[1]
+
+
 _GRAPHS: dict = {}
 
 
@@ -429,9 +475,15 @@ def _state_graph(lib: MotionLibrary, k: int, vel_weight: float, knn: int) -> np.
     return hit[1]
 
 
-def _tolerance(viol: np.ndarray, logw: np.ndarray, min_ess: float) -> float:
+def _tolerance(viol: np.ndarray, logw: np.ndarray, min_ess: float, uniform: bool = False) -> float:
     """Smallest widening ``eps`` (>= 0) of the step's bounds keeping ``min_ess`` effective
-    particles (or every live particle when fewer are alive)."""
+    particles (or every live particle when fewer are alive); ``uniform``: the caller knows
+    ``logw`` is constant (just resampled), so the ESS of a subset is its size."""
+    if uniform:
+        need = int(np.ceil(min(min_ess, len(viol))))
+        if need <= 0 or np.count_nonzero(viol <= 0.0) >= need:
+            return 0.0
+        return float(np.partition(viol, need - 1)[need - 1])
     w = np.exp(logw - logw.max())
     w1, w2 = w.sum(), w @ w
     target = min(min_ess, w1 * w1 / w2)
