@@ -60,8 +60,8 @@ ROUNDING = 5e-5
 SCHEDULE_BREAK = 20.0
 #: proximity: the prior's own transitions (``motion="knn"``), 8 neighbours found through the
 #: cell table and k-NN graph of the library (``knn_query="cell"``), 1200 particles (30 tasks of
-#: suite seed 7, filter seeds 0 / 1 / 2: trimmed RMSE 1.360 / 1.361 / 1.367 over the first 10
-#: steps, 1.465 / 1.489 / 1.470 over all 20, at a third of the cost of the exact k-NN draw with
+#: suite seed 7, filter seeds 0 / 1 / 2: trimmed RMSE 1.367 / 1.355 / 1.380 over the first 10
+#: steps, 1.467 / 1.494 / 1.491 over all 20, at a third of the cost of the exact k-NN draw with
 #: 800 particles: 1.339 / 1.402 / 1.366 and 1.438 / 1.502 / 1.438; the grid Bayes filter
 #: 1.597 / 1.793; constant acceleration: 1.86-2.05 on 10).
 PROXIMITY_SETTINGS = {"motion": "knn", "n_particles": 1200, "knn": 8, "knn_query": "cell"}
@@ -239,14 +239,16 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
             domain: the first point of a monotone axis is its minimum or maximum); 0: uniform.
         motion: ``"ca"`` (constant acceleration, prior jerks times ``jerk_scale``) or ``"knn"``
             (the velocity change of a library trajectory near ``(p, vel_weight * v)``).
-        knn_query: how ``motion="knn"`` finds the library trajectory: ``"exact"``, one of the
+        knn_query: how the k-NN draws (the first velocity; each step's for ``motion="knn"``)
+            find the library trajectory: ``"exact"``, one of the
             particle's own ``knn`` nearest library states (a k-d tree k-NN query per particle
             and step); ``"graph"``, one of the ``knn`` nearest library states to the
             particle's nearest one (a precomputed k-NN graph of the library per step: a 1-NN
             query, about 2x cheaper); ``"cell"``, the same with the nearest one replaced by
             the library state nearest to the centre of the particle's cell in a
             ``CELLS_PER_AXIS``^4 grid over the step's states (a table look-up, about 6x
-            cheaper than ``"exact"``; the tables are built once per library and step).
+            cheaper than ``"exact"``; the tables are built once per library and step).  The
+            first velocity uses the ``"graph"`` draw for both ``"graph"`` and ``"cell"``.
         jitter: regularisation bandwidth after resampling (fraction of the particle spread).
     Returns: positions (n_steps, 2) and emission times (n_steps,) or None (known emission or
         proximity).
@@ -276,8 +278,12 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
     p = grid[idx] + rng.uniform(-0.5, 0.5, size=(N, 2)) * cell
     np.clip(p, lo, hi, out=p)
     cache = _lib_cache(lib)
-    _, nb = cache["start_tree"].query(p, k=knn)
-    pick = nb[np.arange(N), rng.integers(0, knn, size=N)]
+    if knn_query == "exact":
+        _, nb = cache["start_tree"].query(p, k=knn)
+        pick = nb[np.arange(N), rng.integers(0, knn, size=N)]
+    else:  # one of the knn nearest first positions to the particle's nearest one
+        _, near = cache["start_tree"].query(p, k=1)
+        pick = _start_graph(lib, knn)[near, rng.integers(0, knn, size=N)]
     # the state as rows (6, N): x, y, vx, vy, ax, ay (contiguous per component)
     X = np.empty((6, N))
     X[0:2] = p.T
@@ -437,6 +443,16 @@ def _state_tree(lib: MotionLibrary, k: int, vel_weight: float):
         hit = (lib, cKDTree(np.hstack([lib.pos[:, k], vel_weight * lib.vel[:, k - 1]])))
         _TREES[key] = hit
     return hit[1]
+
+
+def _start_graph(lib: MotionLibrary, knn: int) -> np.ndarray:
+    """(M, knn) indices of the ``knn`` library first positions nearest to each library first
+    position (itself included); cached per library and ``knn``."""
+    cache = _lib_cache(lib)
+    if ("start_graph", knn) not in cache:
+        tree = cache["start_tree"]
+        cache["start_graph", knn] = tree.query(tree.data, k=knn)[1]
+    return cache["start_graph", knn]
 
 
 _CELLS: dict = {}
