@@ -15,7 +15,7 @@ takes the velocity change of a prior trajectory near the particle in ``(p, 3 v)`
 (``motion="knn"``), found through per-step tables of the library (``knn_query``).
 
 Cost: each step is a few dozen numpy calls on (6, N) state rows updated in place; gathers use
-``ndarray.take``, per-library tables are cached (``perf/pf_cost.py``: 6-11x cheaper per task
+``ndarray.take``, per-library tables are cached (``perf/pf_cost.py``: 6-12x cheaper per task
 than Stone Soup's particle filter, ``perf/pf_accuracy.py``: the errors).
 
 Likelihood (STARK Table 7; readings printed with 4 decimals, so each bound is widened by half a
