@@ -175,6 +175,15 @@ def solve_tracking(task: Task, solver: str = "baseline") -> list[Answer]:
     return _per_step(task, [[float(a), float(b)] for a, b in est], solver)
 
 
+def solve_tracking_pf(task: Task, solver: str = "baseline:pf") -> list[Answer]:
+    """Range, bearing or range+bearing tracking by the particle filter under the generator's
+    own trajectory prior and bounded Table 7 noise
+    (:func:`stsim.baselines.particle_tracking.track_sensor_task`; issue 20)."""
+    from .particle_tracking import track_sensor_task
+    est = track_sensor_task(task)
+    return _per_step(task, [[float(a), float(b)] for a, b in est], solver)
+
+
 def solve_proximity_tracking_grid(task: Task, solver: str = "baseline:grid") -> list[Answer]:
     """Grid Bayes (histogram) filter, random-walk sd 1.6 units per step on 61 x 61 cells (the
     proximity default before the particle filter)."""
@@ -240,6 +249,7 @@ ALTERNATIVES: dict[str, dict[str, Callable[[Task], list[Answer]]]] = {
 }
 for _m in ("range", "bearing", "range_bearing"):
     ALTERNATIVES[f"stark.localization.{_m}"] = {"ls": solve_localization_ls}
+    ALTERNATIVES[f"stark.tracking.{_m}"] = {"pf": solve_tracking_pf}
 for _f in ("stark.localization.event", "stark.temporal_localization.event", "stark.localization.event_xyt"):
     ALTERNATIVES[_f] = {"ls": solve_event_localization_ls}
 for _f in ("stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
