@@ -169,7 +169,8 @@ def main(argv=None) -> int:
     for fam in args.family or FAMILIES:
         tasks = [generate_task(fam, i, suite="stark-tier1", suite_seed=args.seed) for i in range(args.n)]
         rows = {}
-        for name in ("stsim", *[f"stsim:{v}" for v in args.variant], "ekf", "ukf", "pf"):
+        variants = [f"stsim:{v}" for v in args.variant if v in ALTERNATIVES.get(fam, {})]
+        for name in ("stsim", *variants, "ekf", "ukf", "pf"):
             e10, eall, st, dt = [], [], [], 0.0
             for task in tasks:
                 gold = np.array([s.answer for s in task.steps], float)
