@@ -19,9 +19,9 @@ from tests.fake_openai import FakeChatServer, Slow
 TIMING = ("wall_s", "resumed")
 
 
-def _kill_midway(cmd, answers, min_lines, sig, env=None):
-    """Start ``cmd``, wait until ``answers`` has ``min_lines`` lines, send ``sig``; return the
-    exit code."""
+def _kill_midway(cmd, answers, min_lines, sig, env=None, after_signal=None):
+    """Start ``cmd``, wait until ``answers`` has ``min_lines`` lines, send ``sig`` (then call
+    ``after_signal``); return the exit code."""
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
@@ -30,6 +30,8 @@ def _kill_midway(cmd, answers, min_lines, sig, env=None):
         time.sleep(0.01)
     assert proc.poll() is None, "the run ended before it could be interrupted"
     os.kill(proc.pid, sig)
+    if after_signal is not None:
+        after_signal()
     return proc.wait(timeout=60)
 
 
@@ -125,7 +127,9 @@ def test_live_model_run_interrupted_and_resumed_equals_uninterrupted(tmp_path):
     reply = _oracle(tasks)
     ref, out = tmp_path / "ref", tmp_path / "out"
     # The interrupted run's 9th request is held until the signal has been sent, so the run
-    # cannot finish first on a loaded machine (it did: exit 0 instead of 130).
+    # cannot finish first on a loaded machine (it did: exit 0 instead of 130); it is released
+    # right after the signal, so a run that answers SIGINT only once its request returns is
+    # not left waiting on the test.
     hold, released = {"from": None}, threading.Event()
 
     def script(body, n):
@@ -139,7 +143,8 @@ def test_live_model_run_interrupted_and_resumed_equals_uninterrupted(tmp_path):
         n_ref = len(srv.requests)
         hold["from"] = n_ref + 8
         try:
-            rc = _kill_midway(_cmd(*common, "--out", str(out)), out / "answers.jsonl", 6, signal.SIGINT)
+            rc = _kill_midway(_cmd(*common, "--out", str(out)), out / "answers.jsonl", 6, signal.SIGINT,
+                              after_signal=released.set)
         finally:
             released.set()
             hold["from"] = None
