@@ -31,7 +31,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from stsim.baselines import BASELINES
+from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.baselines.posterior import toa_marginal
 from stsim.baselines.stark_tier1 import _readings, position_loglik
 from stsim.baselines.trajectory_posterior import NotConverged, task_posterior
@@ -108,6 +108,7 @@ def _track_task(args):
     fam, i, seed, steps, particles, moves, levels, kw = args
     kw = dict(kw)
     with_ss = kw.pop("stonesoup", False)
+    variant = kw.pop("variant", None)
     task = generate_task(fam, i, suite="stark-tier1", suite_seed=seed)
     golds = np.array([s.answer for s in task.steps[:steps]], float)
     ss = {}
@@ -121,6 +122,13 @@ def _track_task(args):
     ans = BASELINES[fam](task)[:steps]
     t_ours = time.perf_counter() - t
     ours = np.array([a.value if a.status == "ok" else np.full(golds.shape[1:], np.nan) for a in ans], float)
+    var_est, t_var = None, 0.0
+    if variant and variant in ALTERNATIVES.get(fam, {}):
+        t = time.perf_counter()
+        vans = ALTERNATIVES[fam][variant](task)[:steps]
+        t_var = time.perf_counter() - t
+        var_est = np.array([a.value if a.status == "ok" else np.full(golds.shape[1:], np.nan)
+                            for a in vans], float)
     runs = []
     t = time.perf_counter()
     for s in (0, 1):
@@ -149,7 +157,7 @@ def _track_task(args):
             "runs_ok": len(ok), "ess": float(r0.ess.min()), "index": i,
             "abandoned": sum(r.abandoned for r in runs if r is not None),
             "dropped": max(r.dropped for r in runs if r is not None), "post_sd": float(np.sqrt(np.mean(var))),
-            "t_ours": t_ours, "t_limit": t_lim, "ss": ss}
+            "t_ours": t_ours, "t_limit": t_lim, "ss": ss, "variant": var_est, "t_variant": t_var}
 
 
 def tracking_row(fam: str, n: int, seed: int, steps: int, particles: int, moves: int, levels: int,
@@ -167,7 +175,11 @@ def tracking_row(fam: str, n: int, seed: int, steps: int, particles: int, moves:
         e_lim += [_err(p, g) for p, g in zip(r["limit"], r["gold"])]
         s_ours.append(stark_value(fam, r["ours"], r["gold"]))
         s_lim.append(stark_value(fam, r["limit"], r["gold"]))
+    e_var = [_err(p, g) if np.all(np.isfinite(p)) else np.inf
+             for r in done if r["variant"] is not None for p, g in zip(r["variant"], r["gold"])]
     return {"family": fam, "n": len(done), "lost": len(res) - len(done),
+            "variant": trimmed_rmse(e_var) if e_var else None,
+            "t_variant": float(np.mean([r.get("t_variant", 0.0) for r in res])),
             "limit": trimmed_rmse(e_lim) if e_lim else float("nan"),
             "ours": trimmed_rmse(e_ours) if e_ours else float("nan"),
             "stark_limit": stark_trimmed_mean(s_lim), "stark_ours": stark_trimmed_mean(s_ours),
@@ -206,6 +218,8 @@ def main(argv=None) -> int:
                     help="also run Stone Soup's EKF, UKF and particle filter (perf/vs_stonesoup.py) "
                          "on the range, bearing and range+bearing tasks")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--variant", default=None,
+                    help="also score this baseline variant (baseline:NAME, e.g. ekf or pf) against the same limit")
     ap.add_argument("--tolerance", type=float, default=0.10, help="allowed excess over the limit")
     args = ap.parse_args(argv)
     fams = args.family or LOCALISATION + TRACKING
@@ -223,7 +237,7 @@ def main(argv=None) -> int:
             row = tracking_row(fam, args.n, args.seed, args.steps, args.particles, args.moves,
                                args.max_levels, args.workers,
                                {"ess_keep": args.ess_keep, "max_sweeps": args.max_sweeps,
-                                "stonesoup": args.stonesoup})
+                                "stonesoup": args.stonesoup, "variant": args.variant})
         ratio = row["ours"] / row["limit"] if row["limit"] > 0 else float("nan")
         f = lambda v, w, p=4: f"{v:{w}.{p}f}" if v is not None else f"{'-':>{w}s}"  # noqa: E731
         print(f"{fam:34s} {row['n']:3d} {row['lost']:4d} {row['limit']:7.4f} {row['ours']:7.4f} "
@@ -231,6 +245,10 @@ def main(argv=None) -> int:
               f"{f(row['ess'], 6, 0)} {f(row['agree'], 6, 3)} {f(row['post_sd'], 7, 3)} "
               f"{row['t_limit']:10.2f} {1000 * row['t_ours']:12.1f}   ({time.perf_counter() - t0:.0f} s)",
               flush=True)
+        if row.get("variant") is not None:
+            print(f"{'':34s} variant baseline:{args.variant} {row['variant']:.4f} "
+                  f"({row['variant'] / row['limit']:.2f}x the limit), {1000 * row['t_variant']:.1f} ms/task",
+                  flush=True)
         if row.get("ss"):
             best = min(row["ss"], key=lambda k: row["ss"][k][0])
             print(f"{'':34s} best Stone Soup ({best}) {row['ss'][best][0]:.4f} "

@@ -47,7 +47,7 @@ try:
 except ImportError:  # pragma: no cover
     sys.exit("stsim: error: perf/vs_stonesoup.py needs Stone Soup: pip install 'stsim[perf]'")
 
-from stsim.baselines import BASELINES
+from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.baselines.stark_tier1 import _noise_levels, _readings, solve_localization
 from stsim.records import Task
 from stsim.registry import generate_task
@@ -158,6 +158,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=7, help="suite seed")
     ap.add_argument("--particles", type=int, default=1000, help="Stone Soup particle filter size")
     ap.add_argument("--family", nargs="*", choices=FAMILIES)
+    ap.add_argument("--variant", nargs="*", default=[],
+                    help="also time and score these stsim baseline variants (baseline:NAME), e.g. ekf pf")
     args = ap.parse_args(argv)
     missed = []
     print(f"n={args.n} tasks per family, seed {args.seed}; trimmed RMSE (Euclidean, 10 % each side) "
@@ -167,13 +169,16 @@ def main(argv=None) -> int:
     for fam in args.family or FAMILIES:
         tasks = [generate_task(fam, i, suite="stark-tier1", suite_seed=args.seed) for i in range(args.n)]
         rows = {}
-        for name in ("stsim", "ekf", "ukf", "pf"):
+        variants = [f"stsim:{v}" for v in args.variant if v in ALTERNATIVES.get(fam, {})]
+        for name in ("stsim", *variants, "ekf", "ukf", "pf"):
             e10, eall, st, dt = [], [], [], 0.0
             for task in tasks:
                 gold = np.array([s.answer for s in task.steps], float)
                 t = time.perf_counter()
                 if name == "stsim":
                     est = np.array([a.value for a in BASELINES[fam](task)], float)
+                elif name.startswith("stsim:"):
+                    est = np.array([a.value for a in ALTERNATIVES[fam][name[6:]](task)], float)
                 else:
                     est = stonesoup_track(task, name, particles=args.particles)
                 dt += time.perf_counter() - t
