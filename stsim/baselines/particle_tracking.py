@@ -1,6 +1,9 @@
-"""Particle filters for proximity and time-of-arrival (ToA) tracking under the generator's own
-motion prior and bounded noise (issue 20): the default trackers of ``stark.tracking.proximity``,
-``stark.tracking.event``, ``stark.temporal_tracking.event`` and ``stark.tracking.event_xyt``.
+"""Particle filters for tracking under the generator's own motion prior and bounded noise
+(issue 20): the default trackers of ``stark.tracking.proximity``, ``stark.tracking.event``,
+``stark.temporal_tracking.event``, ``stark.tracking.event_xyt``, ``stark.tracking.range`` and
+``stark.tracking.bearing`` (range, bearing and range+bearing readings: :class:`_SensorModel`,
+:func:`track_sensor_task`; ``stark.tracking.range_bearing`` keeps the EKF bank and offers this
+filter as ``baseline:pf``).
 
 Model.  The state of a particle is its position ``p``, velocity ``v`` and acceleration ``a``
 per step (plane units, km for ToA; per step, per step^2), propagated as a constant-acceleration
