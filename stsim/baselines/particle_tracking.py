@@ -537,6 +537,25 @@ def _tolerance(viol: np.ndarray, logw: np.ndarray, min_ess: float, uniform: bool
     return float(v[hit[0]] if len(hit) else v[-1])
 
 
+def _on_step_grid(task, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, "MotionLibrary"]:
+    """The readings ``z`` (one row per task step) placed on the trajectory's step grid, and the
+    prior library for it: ``(index, full, lib)`` with ``index`` the task steps' trajectory step
+    numbers, ``full`` the readings of every step up to the last (NaN where unobserved) and
+    ``lib`` the :func:`motion_library` of the task's prior (:func:`_schedule`).  A task may hold
+    a subset of a trajectory's steps (STARK's worked Table 17 shows steps 0, 1, 2, 8, 9): the
+    filter runs over every step up to the last, unobserved ones included."""
+    n, duration, kmax, table = _schedule(task)
+    index = np.arange(len(z))
+    if task.steps and len(task.steps) == len(z):
+        cand = np.array([st.index for st in task.steps])
+        if cand[0] >= 0 and np.all(np.diff(cand) > 0):
+            index = cand
+    full = np.full((int(index[-1]) + 1, *z.shape[1:]), np.nan)
+    full[index] = z
+    n_lib = max(n, len(full), 4)
+    return index, full, motion_library(n_lib, duration * (n_lib - 1) / max(n - 1, 1), kmax, table)
+
+
 def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None]:
     """The particle filter on a proximity or ToA tracking task (``task.inputs``: sensors,
     readings, radius / wave_speed and sensor_model; the prior's schedule from
@@ -551,18 +570,9 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
         raise ValueError(f"{task.id}: particle_track handles proximity and ToA tracking, not {m!r}")
     z = readings_to_array(inp["readings"], pairs=False, stepped=True)
     s = np.asarray(inp["sensors"], float)
-    n, duration, kmax, table = _schedule(task)
-    # a task may hold a subset of a trajectory's steps (STARK's worked Table 17 shows steps
-    # 0, 1, 2, 8, 9): the filter runs over every step up to the last, unobserved ones included
-    index = np.arange(len(z))
-    if task.steps and len(task.steps) == len(z):
-        cand = np.array([st.index for st in task.steps])
-        if cand[0] >= 0 and np.all(np.diff(cand) > 0):
-            index = cand
-    full = np.full((int(index[-1]) + 1, z.shape[1]), np.nan)
-    full[index] = z
+    index, full, lib = _on_step_grid(task, z)
+    n, duration = _schedule(task)[:2]
     n_lib = max(n, len(full), 4)
-    lib = motion_library(n_lib, duration * (n_lib - 1) / max(n - 1, 1), kmax, table)
     t_rel = np.linspace(0.0, duration * (n_lib - 1) / max(n - 1, 1), n_lib)[:len(full)]
     if m == "proximity":
         model = _Model("proximity", s, full, radius=float(inp["radius"]))
@@ -681,16 +691,7 @@ def track_sensor_task(task, seed: int = 0, fallback: bool = True, **kw) -> np.nd
         raise ValueError(f"{task.id}: track_sensor_task handles range, bearing and range_bearing, not {m!r}")
     r = task_readings(task)
     z = r.z
-    n, duration, kmax, table = _schedule(task)
-    index = np.arange(len(z))
-    if task.steps and len(task.steps) == len(z):
-        cand = np.array([st.index for st in task.steps])
-        if cand[0] >= 0 and np.all(np.diff(cand) > 0):
-            index = cand
-    full = np.full((int(index[-1]) + 1, *z.shape[1:]), np.nan)
-    full[index] = z
-    n_lib = max(n, len(full), 4)
-    lib = motion_library(n_lib, duration * (n_lib - 1) / max(n - 1, 1), kmax, table)
+    index, full, lib = _on_step_grid(task, z)
     model = _SensorModel(m, r.sensors, full, range_sigma=r.range_sigma, bearing_half=r.bearing_half)
     for key, val in SENSOR_SETTINGS.items():
         kw.setdefault(key, val)
