@@ -19,10 +19,22 @@ from tests.fake_openai import FakeChatServer, Slow
 TIMING = ("wall_s", "resumed")
 
 
+def _default_signals():
+    """In the child before exec: SIGINT and SIGTERM unblocked and at their default action, as
+    in a terminal.  The child inherits the forking thread's signal mask and ignored signals;
+    a library in this test process that left SIGINT blocked or ignored (the run then never
+    sees the signal: exit 0, or a wait on the held request, in CI) must not decide the test."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _kill_midway(cmd, answers, min_lines, sig, env=None, after_signal=None):
     """Start ``cmd``, wait until ``answers`` has ``min_lines`` lines, send ``sig`` (again after
     5 s if it still runs, then call ``after_signal``); return the exit code."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [])  # this thread's mask, unchanged
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                            preexec_fn=_default_signals)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         if answers.exists() and answers.read_text().count("\n") >= min_lines:
@@ -39,7 +51,10 @@ def _kill_midway(cmd, answers, min_lines, sig, env=None, after_signal=None):
         os.kill(proc.pid, sig)
         if after_signal is not None:
             after_signal()
-        return proc.wait(timeout=60)
+        rc = proc.wait(timeout=60)
+        print(f"signal {sig} needed a second send; this process's blocked signals: {sorted(blocked)}, "
+              f"SIGINT handler: {signal.getsignal(signal.SIGINT)}")
+        return rc
 
 
 def _same_run(a, b):
