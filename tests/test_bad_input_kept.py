@@ -39,3 +39,16 @@ def test_score_refuses_to_overwrite_a_run_folder(tmp_path, capsys):
     assert main(["score", str(run / "tasks.jsonl"), str(answers), "--out", str(run)]) == 2
     assert "holds a `stsim run`" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before
+
+
+def test_data_given_to_a_generated_suite_is_refused(tmp_path, capsys):
+    """`stsim run quickstart --data FILE` used to ignore FILE (a NaN reading in it went
+    unnoticed and 140 generated tasks were solved instead): refused, and nothing is written."""
+    from stsim.cli import main
+    f = tmp_path / "mine.jsonl"
+    f.write_text("{}\n")
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--data", str(f), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "generates its tasks and reads no --data" in err and "stark-published" in err
+    assert not out.exists()

@@ -66,7 +66,8 @@ class Suite:
         """Yield the suite's tasks.
 
         Raises:
-            SuiteError: a data suite without ``data`` or with an unreadable directory.
+            SuiteError: a data suite without ``data`` or with an unreadable directory; ``data``
+                given to a suite that generates its tasks (it would be ignored).
         """
         if self.loader is not None:
             if data is None:
@@ -76,6 +77,10 @@ class Suite:
                 if only is None or fnmatch(t.family, only):
                     yield t
             return
+        if data is not None:
+            readers = sorted(name for name, su in SUITES.items() if su.loader is not None)
+            raise SuiteError(f"suite {self.name!r} generates its tasks and reads no --data (it would "
+                             f"be ignored); the suites that read data: {', '.join(readers)}")
         if only is not None and not self.task_keys(1, only):
             raise SuiteError(f"no family of suite {self.name!r} matches {only!r}")
         for fam, i in self.task_keys(n, only):
