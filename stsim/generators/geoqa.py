@@ -43,18 +43,27 @@ def make_prompt(tid: str, inst, k: int) -> str:
     return "\n".join(parts)
 
 
+def question_inputs(tid: str, q, k: int, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``task.inputs`` of a geoqa question ``q`` (a pool :class:`~stsim.geoqa.executor.Instance`
+    or a :class:`~stsim.geoqa.premise.FalseInstance`) asked in paraphrase ``k``: template, SFID,
+    sub-template, the question, its binding, entities with their display names, the facts, then
+    ``extra`` and the stratum (this key order is part of the task bytes)."""
+    from ..geoqa.strata import stratum
+    t = _templates()[tid]
+    entities = {role: {"id": eid, "name": q.values.get(role, eid)}
+                for role, eid in q.binding.get("ids", {}).items()}
+    return {"template": tid, "sfid": t.sfid, "subtemplate": q.subtemplate, "paraphrase": k,
+            "question": q.question(t, k), "binding": q.binding, "entities": entities,
+            "triples": q.triples, **(extra or {}), "stratum": stratum(q.binding)}
+
+
 def _make(tid: str):
     def make(rng, cfg: dict[str, Any], index: int) -> TaskBody:
         from ..geoqa.executor import instance
-        from ..geoqa.strata import stratum
         t = _templates()[tid]
         inst = instance(tid, index)
         k = int(rng.integers(len(t.paraphrases)))
-        entities = {role: {"id": eid, "name": inst.values.get(role, eid)}
-                    for role, eid in inst.binding.get("ids", {}).items()}
-        inputs = {"template": tid, "sfid": t.sfid, "subtemplate": inst.subtemplate, "paraphrase": k,
-                  "question": inst.question(t, k), "binding": inst.binding, "entities": entities,
-                  "triples": inst.triples, "stratum": stratum(inst.binding)}
+        inputs = question_inputs(tid, inst, k)
         from ..geoqa.schema import answer_schema
         meta = {"answer_spec": inst.spec, "sfid": t.sfid, "template": tid, "subtemplate": inst.subtemplate,
                 "answer_schema": answer_schema(t.answer_format, inst.spec)}

@@ -17,7 +17,7 @@ from typing import Any
 from ..records import RecordError, Task
 from ..refusal import REJECT
 from ..registry import Family, TaskBody, register_family
-from .geoqa import VERSION, make_prompt
+from .geoqa import VERSION, make_prompt, question_inputs
 
 PREFIX = "geoqa.fp."
 
@@ -31,16 +31,11 @@ def _make(tid: str):
     def make(rng, cfg: dict[str, Any], index: int) -> TaskBody:
         from ..geoqa.executor import load_templates
         from ..geoqa.premise import FORMAT, false_instance
-        from ..geoqa.strata import stratum
         t = load_templates()[tid]
         fi = false_instance(tid, index)
         k = int(rng.integers(len(t.paraphrases)))
-        entities = {role: {"id": eid, "name": fi.values.get(role, eid)}
-                    for role, eid in fi.binding.get("ids", {}).items()}
-        inputs = {"template": tid, "sfid": t.sfid, "subtemplate": fi.subtemplate, "paraphrase": k,
-                  "question": fi.question(t, k), "binding": fi.binding, "entities": entities,
-                  "triples": fi.triples, "premise": "false", "perturbation": fi.kind,
-                  "base_index": fi.base_index, "stratum": stratum(fi.binding)}
+        inputs = question_inputs(tid, fi, k, {"premise": "false", "perturbation": fi.kind,
+                                              "base_index": fi.base_index})
         from ..geoqa.executor import instance
         from ..geoqa.schema import answer_schema
         # the schema of the template's own answer type: it must not give the premise away
