@@ -68,7 +68,6 @@ SCHEDULE_BREAK = 20.0
 #: 800 particles: 1.339 / 1.402 / 1.366 and 1.438 / 1.502 / 1.438; the grid Bayes filter
 #: 1.597 / 1.793; constant acceleration: 1.86-2.05 on 10).
 PROXIMITY_SETTINGS = {"motion": "knn", "n_particles": 1200, "knn": 8, "knn_query": "cell"}
-_RANGE_TABLES = MOTION_RANGES
 
 
 @dataclass(frozen=True)
@@ -94,12 +93,12 @@ def motion_library(n_steps: int, duration: float, max_components: int = 3,
 
     Raises ``ValueError`` for an unknown ``motion_ranges`` name or ``n_steps < 4``."""
     from .trajectory_posterior import PriorLayout, trajectories
-    if motion_ranges not in _RANGE_TABLES:
-        raise ValueError(f"motion_ranges must be one of {', '.join(_RANGE_TABLES)}, got {motion_ranges!r}")
+    if motion_ranges not in MOTION_RANGES:
+        raise ValueError(f"motion_ranges must be one of {', '.join(MOTION_RANGES)}, got {motion_ranges!r}")
     if n_steps < 4:
         raise ValueError(f"the motion library needs n_steps >= 4, got {n_steps}")
     rng = np.random.default_rng(seed)
-    lay = PriorLayout(_RANGE_TABLES[motion_ranges])
+    lay = PriorLayout(MOTION_RANGES[motion_ranges])
     u = rng.random((size, lay.dim))
     k = rng.integers(1, max_components + 1, size=size)
     mask = rng.random((size, len(lay.kinds))).argsort(axis=1).argsort(axis=1) < k[:, None]
