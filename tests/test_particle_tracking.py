@@ -198,7 +198,7 @@ def test_knn_query_modes_and_bad_value():
 def test_sensor_model_violations_hand_derived():
     """Range (relative bound sigma d + ROUNDING) and bearing (absolute bound with angle wrap)
     violations and the range density factor, worked by hand."""
-    from stsim.baselines.particle_tracking import _SensorModel
+    from stsim.baselines.sensor_particle_tracking import _SensorModel
     s = np.array([[0.0, 0.0]])
     m = _SensorModel("range", s, np.array([[5.0]]), range_sigma=0.01)
     viol, fac, _ = m.step(0, np.array([[3.0, 4.0], [0.0, 5.2], [0.0, 5.04]]), None, None)
@@ -228,7 +228,7 @@ def test_sensor_model_violations_hand_derived():
                                     "stark.tracking.range_bearing"])
 def test_generator_truth_satisfies_the_sensor_model(family):
     """Every generated reading is within its bound at the true position (with dropouts)."""
-    from stsim.baselines.particle_tracking import _SensorModel
+    from stsim.baselines.sensor_particle_tracking import _SensorModel
     from stsim.baselines.trajectory_posterior import task_readings
     for i in range(3):
         task = generate_task(family, i, suite="stark-tier1", suite_seed=7)

@@ -203,8 +203,8 @@ def solve_tracking_ekf(task: Task, solver: str = "baseline:ekf") -> list[Answer]
 def solve_tracking_pf(task: Task, solver: str = "baseline:pf") -> list[Answer]:
     """Range, bearing or range+bearing tracking by the particle filter under the generator's
     own trajectory prior and bounded Table 7 noise
-    (:func:`stsim.baselines.particle_tracking.track_sensor_task`; issue 20)."""
-    from .particle_tracking import track_sensor_task
+    (:func:`stsim.baselines.sensor_particle_tracking.track_sensor_task`; issue 20)."""
+    from .sensor_particle_tracking import track_sensor_task
     est = track_sensor_task(task)
     return _per_step(task, [[float(a), float(b)] for a, b in est], solver)
 
