@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .particle_tracking import ROUNDING, _Model, _on_step_grid, particle_track
+from .geometry import DOMAIN
+from .particle_tracking import (ROUNDING, _grid, _lib_cache, _Model, _on_step_grid, _reflect,
+                                _start_graph, _start_prior, _systematic, _tolerance)
 
 
 class _SensorModel(_Model):
@@ -69,49 +71,255 @@ class _SensorModel(_Model):
         dens = np.exp(ld - ld.max()) if len(ld) else ld
         return viol, (lambda eps: (viol <= eps) * dens), (lambda eps: (L, U))
 
+    def _rows(self, k: int):
+        """Step ``k``'s readings prepared for :meth:`fast`: ``(range sensors (2, S, 1),
+        range readings (S, 1), bearing sensors (2, B, 1), reading unit vectors (2, B, 1))``,
+        ``None`` for a kind without readings at the step; cached per step."""
+        cache = self.__dict__.setdefault("_rows_cache", {})
+        if k not in cache:
+            rng = brg = None
+            if self.kind in ("range", "range_bearing"):
+                zr = self.z[k, :, 0]
+                ok = np.isfinite(zr)
+                if ok.any():
+                    rng = (np.ascontiguousarray(self.s[ok].T[:, :, None]), zr[ok][:, None])
+            if self.kind in ("bearing", "range_bearing"):
+                zb = self.z[k, :, -1]
+                ok = np.isfinite(zb)
+                if ok.any():
+                    a = np.radians(zb[ok])
+                    brg = (np.ascontiguousarray(self.s[ok].T[:, :, None]),
+                           np.stack([np.cos(a), np.sin(a)])[:, :, None])
+            cache[k] = (rng, brg)
+        return cache[k]
 
-#: range / bearing / range+bearing particle-filter settings (issue 20): jerks x 4, 2000
-#: particles, tolerance widened below 20 effective particles (best of a small sweep on 10 tasks
-#: of suite seed 7; jerks x 2 lost track on range+bearing, the proximity k-NN motion on all
-#: three; figures on 30 tasks in docs/stark-tier1.md)
-SENSOR_SETTINGS: dict = {"jerk_scale": 4.0, "min_ess": 20.0, "n_particles": 2000}
+    def fast(self, k: int, P: np.ndarray, relative: bool = True) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """:meth:`residuals` for positions given as rows ``P`` (2, N) (the filter's layout),
+        in fewer array passes: ``(viol (N,), dens (N,))``, ``dens`` the range readings' density
+        relative to its largest value (None for no range readings); ``(None, None)`` for a
+        step without readings.  The bearing residual is ``atan2(sin(z - a), cos(z - a))`` from
+        the reading's unit vector and the particle's direction (no wrap needed)."""
+        rng, brg = self._rows(k)
+        viol = dens = None
+        if rng is not None:
+            s, z = rng
+            dx = P[0] - s[0]                                # (S, N)
+            dy = P[1] - s[1]
+            dx *= dx
+            dy *= dy
+            dx += dy
+            d = np.sqrt(dx, out=dx)
+            half = d * self.range_sigma
+            half += ROUNDING
+            d -= z
+            np.abs(d, out=d)
+            d /= half
+            viol = d.max(axis=0)
+            if len(half) > 1:
+                half = half.prod(axis=0)
+            else:
+                half = half[0]
+            dens = (half.min() if relative else 1.0) / half
+        if brg is not None:
+            s, u = brg
+            dx = P[0] - s[0]
+            dy = P[1] - s[1]
+            r = np.arctan2(u[1] * dx - u[0] * dy, u[0] * dx + u[1] * dy)
+            np.abs(r, out=r)
+            r *= 1.0 / (self.bearing_half + np.radians(ROUNDING))
+            r = r.max(axis=0)
+            viol = r if viol is None else np.maximum(viol, r, out=viol)
+        if viol is not None:
+            viol -= 1.0
+            np.maximum(viol, 0.0, out=viol)
+        return viol, dens
+
+
 #: a step whose readings need the bounds widened this many times over (for ``min_ess``
 #: particles to meet them) means the particles have lost the track (a turn the constant-
-#: acceleration motion with prior jerks cannot follow): from that step on the estimates are
-#: the EKF bank's (on 12 range tasks of suite seed 7 the largest widening was 12.6 on tracks
-#: kept and 238 on the one lost)
-LOST_TRACK = 20.0
+#: acceleration motion with prior jerks cannot follow): the particles are redrawn from that
+#: step's readings (:func:`sensor_track`'s ``lost``; on 30 range tasks of suite seed 7,
+#: filter seeds 0-2, trimmed RMSE over the first 10 steps 0.138 with the redraw at 10x
+#: against 0.149 without; range+bearing 0.073 against 0.093)
+LOST_TRACK = 10.0
+#: per modality, :func:`sensor_track` settings (issue 20; 30 tasks of suite seed 7, filter
+#: seeds 0, 1, 2; figures in docs/stark-tier1.md): jerks x 4 for range (x 3 and x 5 worse),
+#: x 3 for bearing; range+bearing redraws at 5x and mixes per-particle jerk scales.
+SENSOR_SETTINGS: dict = {
+    "range": {"jerk_scale": 4.0, "lost": LOST_TRACK},
+    "bearing": {"jerk_scale": 3.0, "lost": LOST_TRACK},
+    "range_bearing": {"jerk_scale": 4.0, "lost": 5.0, "scale_mix": 4.0},
+}
 
 
-def track_sensor_task(task, seed: int = 0, fallback: bool = True, **kw) -> np.ndarray:
-    """The particle filter of the module docstring on a range, bearing or range+bearing
-    tracking task (``task.inputs``: sensors (m, 2), readings, sensor_model with uniform noise;
-    the prior's schedule from :func:`_schedule`); ``kw`` are :func:`particle_track` settings
-    (defaults :data:`SENSOR_SETTINGS`).  With ``fallback``, from the first step whose bounds
-    had to be widened more than :data:`LOST_TRACK` times the estimates are those of the EKF bank
-    (:func:`stsim.baselines.tracking.ekf_track`, run on the same readings; both are causal, so
-    the switch uses only readings up to that step).  Returns positions (k, 2), one per task step.
+def track_sensor_task(task, seed: int = 0, **kw) -> np.ndarray:
+    """:func:`sensor_track` on a range, bearing or range+bearing tracking task
+    (``task.inputs``: sensors (m, 2), readings, sensor_model with uniform noise; the prior's
+    schedule from :func:`~stsim.baselines.particle_tracking._schedule`, the readings placed on
+    its step grid, unobserved steps predicted only); ``kw`` are :func:`sensor_track` settings
+    (defaults :data:`SENSOR_SETTINGS` of the modality).  Returns positions (k, 2), one per
+    task step.
 
     Raises ``ValueError`` for another modality or Gaussian noise (bounded noise only)."""
     from .trajectory_posterior import task_readings
     m = task.inputs["modality"]
-    if m not in ("range", "bearing", "range_bearing"):
+    if m not in SENSOR_SETTINGS:
         raise ValueError(f"{task.id}: track_sensor_task handles range, bearing and range_bearing, not {m!r}")
     r = task_readings(task)
-    z = r.z
-    index, full, lib = _on_step_grid(task, z)
+    index, full, lib = _on_step_grid(task, r.z)
     model = _SensorModel(m, r.sensors, full, range_sigma=r.range_sigma, bearing_half=r.bearing_half)
-    for key, val in SENSOR_SETTINGS.items():
-        kw.setdefault(key, val)
-    widened: list = []
-    pos, _ = particle_track(model, lib, len(full), seed=seed, _eps_log=widened, **kw)
-    pos = pos[index]
-    lost = np.flatnonzero(np.asarray(widened)[index] > LOST_TRACK)
-    if fallback and len(lost):
-        from .tracking import ekf_track
-        zz = z[:, :, 0] if z.shape[2] == 1 else z
-        times = np.asarray(task.inputs.get("times") or index, float)
-        ekf = ekf_track(m, r.sensors, times, zz, range_sigma=r.range_sigma,
-                        bearing_sigma_rad=r.bearing_half)
-        pos[lost[0]:] = ekf[lost[0]:]
-    return pos
+    kw = {**SENSOR_SETTINGS[m], **kw}
+    return sensor_track(model, lib, len(full), seed=seed, **kw)[index]
+
+
+_NORMALS: dict = {}
+
+
+def _normals(size: int = 1 << 18) -> np.ndarray:
+    """A fixed bank of ``size`` standard normal draws (seed 0; cached): the regularisation
+    noise of a step is a slice of it at a random offset (drawing 6 N fresh normals per step
+    was a fifth of the filter's cost)."""
+    if size not in _NORMALS:
+        _NORMALS[size] = np.random.default_rng(0).standard_normal(size)
+    return _NORMALS[size]
+
+
+def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2000,
+                 min_ess: float = 20.0, jerk_scale: float = 4.0, scale_mix: float = 1.0,
+                 jitter: float = 0.3, cells: int = 121, knn: int = 16, start_prior: float = 4.0,
+                 lost: float | None = LOST_TRACK, seed: int = 0, domain=DOMAIN,
+                 _eps_log: list | None = None) -> np.ndarray:
+    """The prior-motion particle filter of :mod:`stsim.baselines.particle_tracking` (its
+    :func:`~stsim.baselines.particle_tracking.particle_track`, same model and sampling) written
+    for range / bearing readings: the state as (6, N) rows, each step's readings checked in one
+    pass per kind (:meth:`_SensorModel.fast`), the regularisation noise sliced from a fixed
+    bank (:func:`_normals`), and a lost track redrawn from the readings.
+
+    Args:
+        model: the readings (:class:`_SensorModel`) on the trajectory's step grid.
+        lib: prior trajectories (:func:`~stsim.baselines.particle_tracking.motion_library`)
+            of at least ``n_steps`` steps.
+        n_particles: particles ``N``; min_ess: effective sample size kept by widening a step's
+            bounds (adaptive tolerance, :func:`~stsim.baselines.particle_tracking._tolerance`).
+        jerk_scale: the motion is constant acceleration per step (``a += j, v += a, p += v``,
+            plane units per step^k) whose jerk ``j`` is a library trajectory's third
+            difference at that step times ``jerk_scale``; with ``scale_mix`` > 1 each particle
+            carries its own extra factor, log-uniform in ``[1 / scale_mix, scale_mix]``, kept
+            through resampling (a particle that follows a fast turn keeps its large jerks).
+        jitter: bandwidth of the regularisation after resampling (fraction of the weighted
+            spread per state component; Liu & West 2001 shrinkage).
+        cells: grid cells per axis of the step-0 posterior (the readings' likelihood times the
+            prior's law of the first position, ``start_prior`` cells of smoothing; uniform within
+            the chosen cell); the first velocity and acceleration are those of a library
+            trajectory starting near the particle (one of the ``knn`` nearest).
+        lost: when a step needs its bounds widened more than ``lost`` times, the particles have
+            lost the track: they are redrawn as at step 0 from that step's readings alone (the
+            grid posterior), with the prior's velocities near each position; ``None``: never.
+        seed: the filter's random stream; domain: ``(lo, hi)`` of both axes.
+        _eps_log: optional list receiving each step's widening.
+    Returns: positions (n_steps, 2), the weighted particle mean after each step's update
+        (the filtering posterior mean under the model)."""
+    rng = np.random.default_rng(seed)
+    lo, hi = domain
+    N = n_particles
+    g, grid = _grid(lo, hi, cells)
+    gridT = _grid_rows(lo, hi, cells)
+    cell = g[1] - g[0]
+    cache = _lib_cache(lib)
+    prior0 = _start_prior(lib, g, start_prior) if start_prior else None
+    bank = _normals()
+    M = len(lib.pos)
+    jerkT, vel0, acc0 = cache["jerk"], cache["vel"][0], cache["acc0"]
+    n_jerk = jerkT.shape[0]
+
+    def draw(k):
+        """(6, N) particles from step ``k``'s readings alone on the grid (times the prior's
+        first-position law at step 0), their proposal weights (the cell's likelihood) and the
+        widening used."""
+        viol, dens = model.fast(k, gridT)
+        if viol is None:
+            viol, dens = np.zeros(len(grid)), None
+        eps = 0.0
+        if not (viol <= 0).any():
+            j = min(20, len(viol) - 1)
+            eps = float(np.partition(viol, j)[j])
+        lik = (viol <= eps) * (1.0 if dens is None else dens)
+        w = lik * prior0 if (k == 0 and prior0 is not None) else lik
+        idx = rng.choice(len(grid), size=N, p=w / w.sum())
+        p = grid[idx] + rng.uniform(-0.5, 0.5, size=(N, 2)) * cell
+        np.clip(p, lo, hi, out=p)
+        _, near = cache["start_tree"].query(p, k=1)
+        pick = _start_graph(lib, knn)[near, rng.integers(0, knn, size=N)]
+        X = np.empty((6, N))
+        X[0:2] = p.T
+        X[2:4] = vel0[:, pick]
+        X[4:6] = acc0[:, pick]
+        return X, lik[idx], eps
+
+    X, q, _ = draw(0)
+    scale = np.full(N, float(jerk_scale))
+    if scale_mix > 1:
+        scale *= np.exp(rng.uniform(-np.log(scale_mix), np.log(scale_mix), size=N))
+    logw = np.zeros(N)
+    uniform = True                                         # logw constant (start, resampled)
+    out = np.empty((n_steps, 2))
+    shrink = np.sqrt(1.0 - jitter ** 2)
+    for k in range(n_steps):
+        if k:
+            j = jerkT[min(k - 1, n_jerk - 1)].take(rng.integers(0, M, size=N), axis=1)
+            j *= scale
+            X[4:6] += j
+            X[2:4] += X[4:6]
+            X[0:2] += X[2:4]
+            _reflect(X[0:2], X[2:4], lo, hi)
+        viol, dens = model.fast(k, X[0:2])
+        eps = 0.0
+        if viol is not None:
+            eps = _tolerance(viol, logw, min_ess, uniform)
+            if k and lost is not None and eps > lost:     # lost: redraw from this step's readings
+                X, q, eps = draw(k)
+                logw = np.zeros(N)
+                viol, dens = model.fast(k, X[0:2])
+                eps = max(eps, _tolerance(viol, logw, min_ess, True))
+            w_step = viol <= eps
+            if dens is not None:
+                w_step = w_step * dens
+            if q is not None:                              # drawn from the readings: divide out
+                w_step = w_step / q
+                q = None
+            with np.errstate(divide="ignore"):
+                logw += np.log(w_step)
+            uniform = False
+        if _eps_log is not None:
+            _eps_log.append(eps)
+        w = np.exp(logw - logw.max())
+        w /= w.sum()
+        out[k] = X[0:2] @ w
+        if 1.0 / (w @ w) < 0.5 * N:
+            if jitter > 0:                                 # the weighted mean and spread
+                mu = X @ w
+                sd = np.sqrt(np.maximum((X * X) @ w - mu * mu, 0.0))
+            idx = _systematic(w, rng)
+            X = X.take(idx, axis=1)
+            if scale_mix > 1:
+                scale = scale.take(idx)
+            logw = np.zeros(N)
+            uniform = True
+            if jitter > 0:  # regularised PF: shrink to the mean, add kernel noise (Liu & West 2001)
+                X *= shrink
+                X += ((1 - shrink) * mu)[:, None]
+                o = int(rng.integers(0, len(bank) - 6 * N))
+                X += bank[o:o + 6 * N].reshape(6, N) * (jitter * sd)[:, None]
+                # positions pushed out of the domain come back at the next step's reflection
+    return out
+
+
+_ROWS: dict = {}
+
+
+def _grid_rows(lo: float, hi: float, cells: int) -> np.ndarray:
+    """The step-0 grid's points as rows (2, cells^2) (x fastest, as ``_grid``); cached."""
+    key = (float(lo), float(hi), int(cells))
+    if key not in _ROWS:
+        _ROWS[key] = np.ascontiguousarray(_grid(lo, hi, cells)[1].T)
+    return _ROWS[key]
