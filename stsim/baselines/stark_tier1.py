@@ -158,11 +158,10 @@ def _per_step(task: Task, values, solver: str) -> list[Answer]:
 
 #: modalities whose default tracker is the trajectory-prior particle filter
 #: (:func:`solve_tracking_pf`) rather than the EKF bank (issue 20, 30 tasks of suite seed 7,
-#: trimmed RMSE first 10 / all 50 steps: range 0.130 / 0.100 against the EKF bank's 0.213 /
-#: 0.115, bearing 0.322 / 0.309 against 0.346 / 0.328; range+bearing 0.071 / 0.062 against
-#: 0.070 / 0.067 is worse over 10 steps, so it keeps the EKF bank and offers the filter as
-#: baseline:pf).
-PF_TRACKING = ("range", "bearing")
+#: filter seeds 0-2, trimmed RMSE first 10 / all 50 steps: range 0.131 / 0.099 against the EKF
+#: bank's 0.213 / 0.115, bearing 0.318 / 0.297 against 0.346 / 0.328, range+bearing 0.063 /
+#: 0.059 against 0.070 / 0.067; the EKF bank stays as ``baseline:ekf``).
+PF_TRACKING = ("range", "bearing", "range_bearing")
 
 
 def _uniform_noise(task: Task) -> bool:
@@ -172,9 +171,10 @@ def _uniform_noise(task: Task) -> bool:
 
 
 def solve_tracking(task: Task, solver: str = "baseline") -> list[Answer]:
-    """Default tracking: for proximity and for the modalities in :data:`PF_TRACKING` (range)
-    the particle filter whose motion follows the generator's own prior trajectories
-    (:mod:`stsim.baselines.particle_tracking`; issue 20, proximity on 30 tasks of suite seed 7:
+    """Default tracking: for proximity and for the modalities in :data:`PF_TRACKING` (range,
+    bearing, range+bearing) the particle filter whose motion follows the generator's own prior
+    trajectories (:mod:`stsim.baselines.particle_tracking`,
+    :mod:`stsim.baselines.sensor_particle_tracking`; issue 20, proximity on 30 tasks of suite seed 7:
     trimmed RMSE 1.339 / 1.438 over the first 10 / all 20 steps against 1.597 / 1.793 for the
     grid Bayes filter, now ``baseline:grid``); else, and for Gaussian noise (the filter needs
     bounded noise), the bank of SCAAT-style EKFs (:func:`solve_tracking_ekf`)."""
@@ -203,7 +203,9 @@ def solve_tracking_ekf(task: Task, solver: str = "baseline:ekf") -> list[Answer]
 def solve_tracking_pf(task: Task, solver: str = "baseline:pf") -> list[Answer]:
     """Range, bearing or range+bearing tracking by the particle filter under the generator's
     own trajectory prior and bounded Table 7 noise
-    (:func:`stsim.baselines.sensor_particle_tracking.track_sensor_task`; issue 20)."""
+    (:func:`stsim.baselines.sensor_particle_tracking.track_sensor_task`; issue 20).
+
+    Raises ``ValueError`` for Gaussian noise (the filter needs bounded noise)."""
     from .sensor_particle_tracking import track_sensor_task
     est = track_sensor_task(task)
     return _per_step(task, [[float(a), float(b)] for a, b in est], solver)
