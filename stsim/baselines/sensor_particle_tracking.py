@@ -139,16 +139,19 @@ class _SensorModel(_Model):
 #: particles to meet them) means the particles have lost the track (a turn the constant-
 #: acceleration motion with prior jerks cannot follow): the particles are redrawn from that
 #: step's readings (:func:`sensor_track`'s ``lost``; on 30 range tasks of suite seed 7,
-#: filter seeds 0-2, trimmed RMSE over the first 10 steps 0.138 with the redraw at 10x
-#: against 0.149 without; range+bearing 0.073 against 0.093)
+#: filter seeds 0-2, trimmed RMSE over the first 10 / all 50 steps 0.138 / 0.098 with the
+#: redraw at 10x against 0.149 / 0.103 without)
 LOST_TRACK = 10.0
-#: per modality, :func:`sensor_track` settings (issue 20; 30 tasks of suite seed 7, filter
-#: seeds 0, 1, 2; figures in docs/stark-tier1.md): jerks x 4 for range (x 3 and x 5 worse),
-#: x 3 for bearing; range+bearing redraws at 5x and mixes per-particle jerk scales.
+#: per modality, :func:`sensor_track` settings (issue 20; trimmed RMSE over the first 10 / all
+#: 50 steps, 30 tasks of suite seed 7, mean over filter seeds 0, 1, 2): range jerks x 4, 0.138
+#: / 0.098 (x 3: 0.172 / 0.101, x 5: 0.138 / 0.104, per-particle scale mix x/÷ 2: 0.131 /
+#: 0.099, 1500 particles: 0.141 / 0.103); bearing jerks x 2.5, 0.313 / 0.304 (x 4: 0.332 /
+#: 0.308, x 3: 0.318 / 0.297, x 2: 0.309 / 0.308); range+bearing redrawn at 3x with the scale
+#: mix x/÷ 4, 0.059 / 0.059 (at 10x without the mix: 0.073 / 0.062, never redrawn: 0.093 / 0.116)
 SENSOR_SETTINGS: dict = {
     "range": {"jerk_scale": 4.0, "lost": LOST_TRACK},
-    "bearing": {"jerk_scale": 3.0, "lost": LOST_TRACK},
-    "range_bearing": {"jerk_scale": 4.0, "lost": 5.0, "scale_mix": 4.0},
+    "bearing": {"jerk_scale": 2.5, "lost": LOST_TRACK},
+    "range_bearing": {"jerk_scale": 4.0, "lost": 3.0, "scale_mix": 4.0},
 }
 
 
