@@ -150,3 +150,21 @@ def test_range_gaussian_noise_keeps_ekf_bank():
     ans = BASELINES["stark.tracking.range"](task)
     ekf = ALTERNATIVES["stark.tracking.range"]["ekf"](task)
     assert [a.value for a in ans] == [a.value for a in ekf]
+
+
+def test_resample_counts_match_systematic_search():
+    """The counted systematic resampling gives the indices of the searched one (particle
+    tracking's ``_systematic``) for the same uniform draw, on peaked and flat weights."""
+    from stsim.baselines.particle_tracking import _systematic
+    from stsim.baselines.sensor_particle_tracking import _resample
+    rng = np.random.default_rng(4)
+    for power in (1, 8, 40):
+        w = rng.random(1000) ** power
+        w /= w.sum()
+        a, b = _systematic(w, np.random.default_rng(9)), _resample(w, np.random.default_rng(9))
+        assert len(b) == 1000 and np.array_equal(a, b)
+    # hand-derived: weights (0.5, 0.25, 0.25), u = 0.5 -> points 1/6, 1/2, 5/6 -> 0, 0, 2
+    class Half:
+        def random(self):
+            return 0.5
+    assert _resample(np.array([0.5, 0.25, 0.25]), Half()).tolist() == [0, 0, 2]

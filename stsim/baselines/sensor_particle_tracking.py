@@ -26,7 +26,7 @@ import numpy as np
 
 from .geometry import DOMAIN
 from .particle_tracking import (ROUNDING, _grid, _lib_cache, _Model, _on_step_grid, _reflect,
-                                _start_graph, _start_prior, _systematic, _tolerance)
+                                _start_graph, _start_prior, _tolerance)
 
 
 class _SensorModel(_Model):
@@ -49,6 +49,7 @@ class _SensorModel(_Model):
         z = np.asarray(z, float)
         super().__init__(kind, np.asarray(sensors, float), z if z.ndim == 3 else z[:, :, None])
         self.range_sigma, self.bearing_half = float(range_sigma), float(bearing_half)
+        self._rows_cache: dict = {}
 
     def residuals(self, k: int, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Step ``k`` at positions ``p`` (N, 2): ``(viol (N,), logdens (N,))``, ``viol`` the
@@ -89,7 +90,7 @@ class _SensorModel(_Model):
         """Step ``k``'s readings prepared for :meth:`fast`: ``(range sensors (2, S, 1),
         range readings (S, 1), bearing sensors (2, B, 1), reading unit vectors (2, B, 1))``,
         ``None`` for a kind without readings at the step; cached per step."""
-        cache = self.__dict__.setdefault("_rows_cache", {})
+        cache = self._rows_cache
         if k not in cache:
             rng = brg = None
             if self.kind in ("range", "range_bearing"):
@@ -187,6 +188,20 @@ def track_sensor_task(task, seed: int = 0, **kw) -> np.ndarray:
     model = _SensorModel(m, r.sensors, full, range_sigma=r.range_sigma, bearing_half=r.bearing_half)
     kw = {**SENSOR_SETTINGS[m], **kw}
     return sensor_track(model, lib, len(full), seed=seed, **kw)[index]
+
+
+def _resample(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Systematic resampling (Kitagawa 1996) of the normalised weights ``w`` (N,): the (N,)
+    indices of the points ``(u + i) / N``, ``u ~ U(0, 1)``, in the cumulative weights, counted per
+    particle (``floor(N c_j - u) + 1`` points up to ``c_j``) instead of searched: the same
+    indices as :func:`~stsim.baselines.particle_tracking._systematic`, about 2x cheaper."""
+    N = len(w)
+    c = np.cumsum(w)
+    c *= N / c[-1]
+    k = np.floor(c - rng.random()).astype(np.intp)
+    k += 1
+    np.clip(k, 0, N, out=k)
+    return np.repeat(np.arange(N), np.diff(k, prepend=0))
 
 
 _NORMALS: dict = {}
@@ -316,7 +331,7 @@ def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2
             if jitter > 0:                                 # the weighted mean and spread
                 mu = X @ w
                 sd = np.sqrt(np.maximum((X * X) @ w - mu * mu, 0.0))
-            idx = _systematic(w, rng)
+            idx = _resample(w, rng)
             X = X.take(idx, axis=1)
             if scale_mix > 1:
                 scale = scale.take(idx)
