@@ -92,32 +92,33 @@ class _SensorModel(_Model):
         ``None`` for a kind without readings at the step; cached per step."""
         cache = self._rows_cache
         if k not in cache:
-            rng = brg = None
+            ranges = bearings = None
             if self.kind in ("range", "range_bearing"):
                 zr = self.z[k, :, 0]
                 ok = np.isfinite(zr)
                 if ok.any():
-                    rng = (np.ascontiguousarray(self.s[ok].T[:, :, None]), zr[ok][:, None])
+                    ranges = (np.ascontiguousarray(self.s[ok].T[:, :, None]), zr[ok][:, None])
             if self.kind in ("bearing", "range_bearing"):
                 zb = self.z[k, :, -1]
                 ok = np.isfinite(zb)
                 if ok.any():
                     a = np.radians(zb[ok])
-                    brg = (np.ascontiguousarray(self.s[ok].T[:, :, None]),
+                    bearings = (np.ascontiguousarray(self.s[ok].T[:, :, None]),
                            np.stack([np.cos(a), np.sin(a)])[:, :, None])
-            cache[k] = (rng, brg)
+            cache[k] = (ranges, bearings)
         return cache[k]
 
     def fast(self, k: int, P: np.ndarray, relative: bool = True) -> tuple[np.ndarray | None, np.ndarray | None]:
         """:meth:`residuals` for positions given as rows ``P`` (2, N) (the filter's layout),
         in fewer array passes: ``(viol (N,), dens (N,))``, ``dens`` the range readings' density
-        relative to its largest value (None for no range readings); ``(None, None)`` for a
-        step without readings.  The bearing residual is ``atan2(sin(z - a), cos(z - a))`` from
+        relative to its largest value over ``P`` (``relative=False``: ``1 / prod(half)``, the
+        density times ``2^S`` for ``S`` range readings, comparable across calls; None for no
+        range readings); ``(None, None)`` for a step without readings.  The bearing residual is ``atan2(sin(z - a), cos(z - a))`` from
         the reading's unit vector and the particle's direction (no wrap needed)."""
-        rng, brg = self._rows(k)
+        ranges, bearings = self._rows(k)
         viol = dens = None
-        if rng is not None:
-            s, z = rng
+        if ranges is not None:
+            s, z = ranges
             dx = P[0] - s[0]                                # (S, N)
             dy = P[1] - s[1]
             dx *= dx
@@ -135,8 +136,8 @@ class _SensorModel(_Model):
             else:
                 half = half[0]
             dens = (half.min() if relative else 1.0) / half
-        if brg is not None:
-            s, u = brg
+        if bearings is not None:
+            s, u = bearings
             dx = P[0] - s[0]
             dy = P[1] - s[1]
             r = np.arctan2(u[1] * dx - u[0] * dy, u[0] * dx + u[1] * dy)
