@@ -166,21 +166,25 @@ def workers_speedup(seed: int, per_family: int, repeats: int, families=None,
 
     pairs = []
     print(f"\n--workers 2 vs 1 on {len(tasks)} tasks ({per_family} per family), {repeats} pairs, "
-          f"{os.cpu_count()} CPUs")
+          f"{os.cpu_count()} CPUs; others / ours = cores used by other processes / by this run")
     print(f"{'pair':>4s} {'1 worker s':>10s} {'2 workers s':>11s} {'speed-up':>8s} "
-          f"{'others (1)':>10s} {'others (2)':>10s} {'ours (2)':>8s}")
+          f"{'others 1':>8s} {'others 2':>8s} {'ours 1':>6s} {'ours 2':>6s} {'bound':>5s}")
     for k in range(repeats):
         one, two = run(1), run(2)
         pairs.append((one, two))
-        print(f"{k:4d} {one[0]:10.2f} {two[0]:11.2f} {one[0] / two[0]:8.2f} {one[1]:10.2f} "
-              f"{two[1]:10.2f} {two[2]:8.2f}", flush=True)
+        bound = 2 * (one[0] * one[2]) / (two[0] * two[2])
+        print(f"{k:4d} {one[0]:10.2f} {two[0]:11.2f} {one[0] / two[0]:8.2f} {one[1]:8.2f} "
+              f"{two[1]:8.2f} {one[2]:6.2f} {two[2]:6.2f} {bound:5.2f}", flush=True)
     ratios = np.array([a[0] / b[0] for a, b in pairs])
     others = np.array([b[1] for _, b in pairs])
+    bounds = np.array([2 * a[0] * a[2] / (b[0] * b[2]) for a, b in pairs])
     res = {"median": float(np.median(ratios)), "min": float(ratios.min()),
-           "max": float(ratios.max()), "others_cores": float(np.median(others))}
+           "max": float(ratios.max()), "others_cores": float(np.median(others)),
+           "bound": float(np.median(bounds))}
     print(f"speed-up of --workers 2 over 1: median {res['median']:.2f} (range {res['min']:.2f}-"
           f"{res['max']:.2f}); other processes used {res['others_cores']:.2f} cores (median) "
-          f"during the 2-worker runs")
+          f"during the 2-worker runs; bound = 2 x CPU seconds of 1 worker / CPU seconds of 2 "
+          f"(the speed-up two free cores would allow, pool overhead counted): {res['bound']:.2f}")
     if not res["others_cores"] <= busy:
         print(f"WARNING: machine busy (other processes used more than {busy} cores): the speed-up "
               f"measures the free share of the machine, not what a second worker gives")
