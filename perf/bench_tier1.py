@@ -18,8 +18,14 @@ Third, the wall-clock speed-up of solving through the runner with ``--workers 2`
 (``solve_all``, its process pool's start-up included, as a user sees it) on ``--workers-n``
 tasks of every family, in ``--repeats`` alternating pairs of runs: each pair's ratio, the
 median and range, and the cores that other processes used meanwhile (``/proc/stat`` busy time
-less this process tree's own CPU time).  When others used more than a quarter of a core the
-script says the machine is too busy for the speed-up to mean what a second worker gives.
+less this process tree's own CPU time), the cores this run obtained with 1 and with 2 workers,
+and ``bound`` = 2 x (CPU seconds with 1 worker) / (CPU seconds with 2 workers), the speed-up two
+free cores would allow with the pool's extra work counted (it does not depend on the load).
+When others used more than a quarter of a core the script says the machine is too busy for
+the speed-up to mean what a second worker gives: with Linux's autogroup scheduling
+(``/proc/sys/kernel/sched_autogroup_enabled``) the CPU is shared per session, so on a busy
+machine a run's two workers share one session's share and the measured speed-up stays
+near 1 whatever the code does (measured: 1 worker 0.38 cores, 2 workers 0.40, others 1.6).
 
 Run:  python perf/bench_tier1.py [--n 100] [--seed 0] [--small 10] [--large 200] [--skip-naive]
       [--family stark.tracking.event ...] [--workers-n 20] [--repeats 5]
@@ -165,8 +171,15 @@ def workers_speedup(seed: int, per_family: int, repeats: int, families=None,
         return (wall, *_others(b0, _cpu_busy()))
 
     pairs = []
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+            autogroup = f.read().strip() == "1"
+    except OSError:
+        autogroup = False
     print(f"\n--workers 2 vs 1 on {len(tasks)} tasks ({per_family} per family), {repeats} pairs, "
-          f"{os.cpu_count()} CPUs; others / ours = cores used by other processes / by this run")
+          f"{os.cpu_count()} CPUs; others / ours = cores used by other processes / by this run"
+          + ("; the kernel's autogroup scheduling is on: on a busy machine this run's processes "
+             "share one session's CPU share, so 2 workers get no more CPU than 1" if autogroup else ""))
     print(f"{'pair':>4s} {'1 worker s':>10s} {'2 workers s':>11s} {'speed-up':>8s} "
           f"{'others 1':>8s} {'others 2':>8s} {'ours 1':>6s} {'ours 2':>6s} {'bound':>5s}")
     for k in range(repeats):
