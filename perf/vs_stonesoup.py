@@ -355,6 +355,9 @@ def main(argv=None) -> int:
     ap.add_argument("--config", choices=["tuned", "old"], default="tuned",
                     help="Stone Soup settings: tuned (default) or the first version's (q 0.5, "
                          "velocity sd 1, systematic resampling every reading)")
+    ap.add_argument("--pf-seeds", type=int, default=1,
+                    help="also run Stone Soup's particle filter with this many filter seeds and print "
+                         "the spread of its errors (the table and the targets use seed 0)")
     ap.add_argument("--tune", action="store_true",
                     help="score the tuning grid on --tune-seed instead (prints every setting and the best)")
     ap.add_argument("--tune-seed", type=int, default=11, help="suite seed of the tuning tasks")
@@ -393,6 +396,15 @@ def main(argv=None) -> int:
             rows[name] = r = _score(tasks, solve)
             print(f"{fam:30s} {name:12s} {r[0]:9.4f} {r[1]:9.4f} {r[2]:9.4f} {r[3]:8.1f}  {label}",
                   flush=True)
+        if args.pf_seeds > 1:
+            cfg = configs["pf"] if configs else TUNED["pf"][fam]
+            if args.particles is not None:
+                cfg = replace(cfg, particles=args.particles)
+            runs = [rows["pf"]] + [_score(tasks, lambda i, t, s=s: stonesoup_track(t, "pf", cfg, seed=i + 1000 * s))
+                                   for s in range(1, args.pf_seeds)]
+            print(f"{'':30s} pf, {args.pf_seeds} filter seeds: tRMSE@10 "
+                  f"{', '.join(f'{r[0]:.4f}' for r in runs)}; tRMSE@all "
+                  f"{', '.join(f'{r[1]:.4f}' for r in runs)}", flush=True)
         best10 = min(rows[k][0] for k in ("ekf", "ukf", "pf"))
         bestall = min(rows[k][1] for k in ("ekf", "ukf", "pf"))
         speed = rows["pf"][3] / rows["stsim"][3]
