@@ -179,7 +179,7 @@ def workers_speedup(seed: int, per_family: int, repeats: int, families=None,
     print(f"\n--workers 2 vs 1 on {len(tasks)} tasks ({per_family} per family), {repeats} pairs, "
           f"{os.cpu_count()} CPUs; others / ours = cores used by other processes / by this run"
           + ("; the kernel's autogroup scheduling is on: on a busy machine this run's processes "
-             "share one session's CPU share, so 2 workers get no more CPU than 1" if autogroup else ""))
+             "share one session's CPU share, so 2 workers may get no more CPU than 1" if autogroup else ""))
     print(f"{'pair':>4s} {'1 worker s':>10s} {'2 workers s':>11s} {'speed-up':>8s} "
           f"{'others 1':>8s} {'others 2':>8s} {'ours 1':>6s} {'ours 2':>6s} {'bound':>5s}")
     for k in range(repeats):
