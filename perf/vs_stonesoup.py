@@ -55,7 +55,7 @@ Targets (issue 20): stsim's default at least as accurate as the best Stone Soup 
 horizons) and at least 5x faster per task (CPU) than Stone Soup's (tuned) particle filter.
 Exit 1 when one is missed.
 
-Run:  python perf/vs_stonesoup.py [--n 30] [--seed 7] [--variant ekf] [--config old]
+Run:  python perf/vs_stonesoup.py [--n 30] [--seed 7] [--variant ekf] [--config old] [--pf-seeds 3]
       python perf/vs_stonesoup.py --tune [--n 20] [--tune-seed 11] [--family ...] [--kind pf]
 """
 from __future__ import annotations
