@@ -351,3 +351,29 @@ def test_proximity_default_beats_previous_default():
     new, old = np.array(errs["new"]), np.array(errs["old"])
     assert trimmed_rmse(new.ravel()) < 0.9 * trimmed_rmse(old.ravel())
     assert trimmed_rmse(new[:, :10].ravel()) < trimmed_rmse(old[:, :10].ravel())
+
+
+def test_aligned_start_moves_by_the_library_first_step():
+    """``aligned_start``: with no jerk and no jitter, every particle's first move is the first
+    step ``p1 - p0`` of a prior trajectory of the library (and its velocity after step 1 is that
+    step); without it the move is one acceleration ahead, ``v0 + a0``."""
+    from stsim.baselines.particle_tracking import _on_step_grid, particle_track
+    task = generate_task("stark.tracking.event", 2, suite="stark-tier1", suite_seed=7)
+    z = readings_to_array(task.inputs["readings"], pairs=False, stepped=True)
+    _, full, lib = _on_step_grid(task, z)
+    emit = np.asarray(task.inputs["times"], float)
+    first = {tuple(np.round(v, 12)) for v in lib.vel[:, 0]}
+    for aligned in (True, False):
+        trace = []
+        model = _Model("toa", np.asarray(task.inputs["sensors"], float), full,
+                       speed=float(task.inputs["wave_speed"]), half=0.01, emit=emit)
+        particle_track(model, lib, 2, n_particles=300, jerk_scale=0.0, jitter=0.0, seed=1,
+                       aligned_start=aligned, _trace=trace)
+        (p0, v0, a0, w0, _), (p1, v1, _, _, _) = trace
+        inside = np.all((p1 > 0.01) & (p1 < 9.99), axis=1)          # not reflected
+        assert inside.sum() > 100
+        if not (1.0 / np.sum(w0 ** 2) < 150):                        # not resampled after step 0
+            step = (p1 - p0)[inside]
+            assert np.allclose(step, v1[inside], atol=1e-12)
+        hits = np.mean([tuple(np.round(v, 12)) in first for v in v1[inside]])
+        assert hits == (1.0 if aligned else 0.0)

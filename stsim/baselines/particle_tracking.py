@@ -236,6 +236,7 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
                    jitter: float = 0.3, jerk_scale: float = 8.0, motion: str = "ca",
                    vel_weight: float = 3.0, start_prior: float = 4.0, knn_query: str = "exact",
                    extent: float = 0.0, extent_pool: int = 32, terminal: float = 0.0,
+                   aligned_start: bool = False,
                    _trace: list | None = None,
                    _eps_log: list | None = None,
                    domain=DOMAIN) -> tuple[np.ndarray, np.ndarray | None]:
@@ -272,6 +273,10 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
             edges it has not reached yet are still ahead of it and prior trajectories with the
             same extent so far move as it will (:func:`_extent_pick`).  0: uniform among
             ``knn``.
+        aligned_start: ``motion="ca"`` starts each particle at ``(v0 - a0, a0)`` of its
+            library trajectory, so that step 1 (``a += j, v += a, p += v``) moves it by the
+            trajectory's own first step ``v0`` (plus the jerk); False (the sensor filter's
+            setting) starts at ``(v0, a0)``, one acceleration ahead.
         terminal: when > 0 (with ``extent``), the last step of the trajectory (the library's
             last) multiplies each particle's weight by ``exp(-|g|^2 / (2 terminal^2))``, ``g``
             the four gaps between its extent and the domain's edges (0 for every trajectory
@@ -316,6 +321,10 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
     X[0:2] = p.T
     X[2:4] = cache["vel"][0][:, pick]
     X[4:6] = cache["acc0"][:, pick]
+    if aligned_start and motion == "ca":
+        # step 1 adds the acceleration before the velocity (a += j, v += a, p += v): start from
+        # v0 - a0 so that p1 = p0 + v0 (+ jerk), the library trajectory's own next position
+        X[2:4] -= X[4:6]
     P, V, A = X[0:2], X[2:4], X[4:6]
     if extent > 0:  # each particle's running extent so far: (min x, min y, max x, max y) rows
         E = np.vstack([P, P])
@@ -685,6 +694,7 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
             known[np.isnan(known)] = np.interp(np.flatnonzero(np.isnan(known)), index, known[index])
         model = _Model("toa", s, full, speed=float(inp["wave_speed"]), half=half, emit=known,
                        t_rel=t_rel)
+        kw.setdefault("aligned_start", True)
         if known is not None:
             kw.setdefault("jerk_scale", 4.0)
         else:  # 1000 particles: as accurate as 1500 on 30 tasks (seed 7), a third cheaper
