@@ -85,9 +85,12 @@ def test_motion_library_matches_random_trajectory():
 def test_default_beats_per_step_fits(family):
     """Averaged over generated tasks, the particle filter's first-10-step RMS error is below the
     per-step least-squares tracker's (baseline:ls; 30 tasks of suite seed 7: temporal 0.0095
-    vs 0.0300 min, x-y-t 0.320 vs 0.576)."""
+    vs 0.0300 min, x-y-t 0.320 vs 0.576).  8 tasks: on task 2 of suite seed 11 (three readings
+    at step 0, two modes) the filter keeps the wrong mode for filter seeds 0-2 (temporal RMS
+    0.049-0.061 min against least squares' 0.032, 0.029 for seed 3), enough to outweigh the
+    other tasks' gains when only 4 are averaged."""
     new, old = [], []
-    for i in range(4):
+    for i in range(8):
         task = generate_task(family, i, suite="stark-tier1", suite_seed=11)
         gold = np.array([st.answer for st in task.steps[:10]], float).reshape(10, -1)
         for out, solver in ((new, BASELINES[family]), (old, ALTERNATIVES[family]["ls"])):
