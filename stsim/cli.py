@@ -548,6 +548,27 @@ def _geoqa_only(args) -> None:
                        f"{', ...' if len(other) > 3 else ''}); use a geoqa suite (geoqa, geoqa-small, geoqa-mini)")
 
 
+def _geoqa_conditions_apply(args) -> None:
+    """CLIError (exit 2) when ``--context`` or ``--language`` is set for a selection with no
+    geoqa family: the transforms leave every other task unchanged, so the option would be
+    silently ignored while run.json, summary.json and the report header claim it."""
+    from .benchmarks.suites import SUITES, SuiteError, get_suite
+    given = [f"--{k} {v}" for k, v, default in (("context", args.context, "none"),
+                                                ("language", args.language, "en")) if v != default]
+    if not given:
+        return
+    try:
+        families = get_suite(args.suite).family_names(args.family)
+    except SuiteError:
+        return  # the runner names the unknown suite
+    if families is None or not families or any(f.startswith("geoqa.") for f in families):
+        return  # a data suite without declared families, or --family matching none: named later
+    geoqa = sorted(n for n, su in SUITES.items() if any(f.startswith("geoqa.") for f in su.families))
+    raise CLIError(f"{' and '.join(given)}: an evaluation condition of geoqa questions only; suite "
+                   f"{args.suite!r}{'' if args.family is None else f' (--family {args.family})'} has no "
+                   f"geoqa family, so it would be ignored; the geoqa suites: {', '.join(geoqa)}")
+
+
 def _cmd_run(args) -> int:
     from .scoring.report import format_table, legend
     from .benchmarks.runner import run
@@ -558,6 +579,7 @@ def _cmd_run(args) -> int:
         raise CLIError("--n must be at least 1")
     options: dict = {}
     _check_agentic(args)
+    _geoqa_conditions_apply(args)
     if args.solver.startswith("openai"):
         options.update(base_url=args.base_url, mode=args.mode, api_key_env=args.api_key_env,
                        temperature=args.temperature, seed=args.model_seed, max_tokens=args.max_tokens,
@@ -666,6 +688,7 @@ def _cmd_generate(args) -> int:
                        "--prompts-only --mode agentic")
     if args.mode == "agentic":
         _geoqa_only(args)
+    _geoqa_conditions_apply(args)
     langs = None
     if args.language == "all":
         from .geoqa.languages import LANGUAGES

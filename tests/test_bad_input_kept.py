@@ -52,3 +52,32 @@ def test_data_given_to_a_generated_suite_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "generates its tasks and reads no --data" in err and "stark-published" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("cmd,cond", [
+    (["run", "quickstart", "--n", "1", "--quiet"], ["--language", "de"]),
+    (["run", "quickstart", "--n", "1", "--quiet"], ["--context", "triples-json"]),
+    (["run", "geoqa-mini", "--family", "geoqa.nothing-here*", "--n", "1", "--quiet"], ["--language", "de"]),
+    (["generate", "qstrbench", "--n", "1"], ["--language", "all"]),
+])
+def test_geoqa_condition_on_a_suite_without_geoqa_is_refused(tmp_path, capsys, cmd, cond):
+    """`stsim run quickstart --language de` used to run the English tasks (the transform leaves
+    non-geoqa tasks unchanged) while the header, run.json and summary.json said 'language de':
+    refused (exit 2), naming the option and the suite, and nothing is written."""
+    out = tmp_path / ("run" if cmd[0] == "run" else "tasks.jsonl")
+    rc = main([*cmd, *cond, "--out" if cmd[0] == "run" else "-o", str(out)])
+    err = capsys.readouterr().err
+    if "nothing-here" in cmd[3]:  # --family matching nothing: the family, not the condition, is named
+        assert rc == 2 and "no family of suite 'geoqa-mini' matches" in err
+    else:
+        assert rc == 2
+        assert f"stsim: error: {' '.join(cond)}: an evaluation condition of geoqa questions only" in err
+        assert f"suite {cmd[1]!r}" in err and "geoqa-mini" in err
+    assert not out.exists()
+
+
+def test_geoqa_condition_on_a_geoqa_family_still_runs(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["run", "geoqa-mini", "--family", "geoqa.coordinates.city", "--n", "1", "--quiet",
+                 "--language", "de", "--out", str(out)]) == 0
+    assert '"language": "de"' in (out / "summary.json").read_text()
