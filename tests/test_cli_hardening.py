@@ -276,6 +276,11 @@ def test_rmse_of_huge_finite_errors_does_not_overflow():
         assert trimmed_rmse([1.0, 2e300, 1e308, 2.0], 0.25) == pytest.approx(2e300 / 2 ** 0.5)  # keeps [2, 2e300]
         assert median_error([1e308, 1.7e308]) == pytest.approx(1.35e308)
         assert rmse([float("inf"), 1.0]) == float("inf")
+        # the middle error inf (a value of 1e400 or Infinity in answers.jsonl): inf, not NaN + a warning
+        assert median_error([float("inf")]) == float("inf")
+        assert median_error([1.0, float("inf"), float("inf")]) == float("inf")
+        assert median_error([1.0, float("inf")]) == float("inf")
+        assert median_error([1.0, 3.0, float("inf")]) == 3.0
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -442,3 +447,21 @@ def test_scoring_a_prompts_only_file_or_bad_answers_says_so_and_writes_nothing(t
     assert main(["score", str(full), str(answers), "--out", str(out)]) == 2
     assert "a.jsonl:1: not valid JSON" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_an_infinite_answer_gives_an_infinite_median_without_warnings(tmp_path, capsys):
+    """One answer `[Infinity, 2]` (JSON's non-standard Infinity, or 1e400) made the median
+    inf - inf = NaN: the table printed '-' under a RuntimeWarning; now inf."""
+    import warnings
+    from stsim.records import read_tasks
+    tasks_path = _tasks_file(tmp_path, n=1)
+    (tid,) = [t.id for t in read_tasks(tasks_path)]
+    answers = tmp_path / "a.jsonl"
+    answers.write_text('{"task_id": "%s", "value": [Infinity, 2]}\n' % tid)
+    out = tmp_path / "scored"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["score", str(tasks_path), str(answers), "--out", str(out)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines()
+               if line.startswith("stark.localization.range "))
+    assert row.split()[1:6] == ["1", "eucl", "inf", "inf", "inf"]  # n, measure, trim, RMS, median
