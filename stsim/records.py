@@ -271,6 +271,20 @@ def write_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> int:
     return n
 
 
+def _json_problem(exc: json.JSONDecodeError) -> str:
+    """What a JSON decoder stopped at, with the column (1-based) and, for a non-ASCII character
+    there (a Unicode minus sign U+2212 in a number, a typographic quote), its code point and name:
+    ``Expecting value at column 31: '\u2212' U+2212 MINUS SIGN``."""
+    import unicodedata
+    text = f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
+    ch = exc.doc[exc.pos] if 0 <= exc.pos < len(exc.doc) else ""
+    if ch and not ch.isascii():
+        text += f": {ch!r} U+{ord(ch):04X} {unicodedata.name(ch, '')}".rstrip()
+        if ch in "\u2212\u2012\u2013\u2014\ufe63\uff0d":
+            text += " (JSON numbers take the ASCII hyphen-minus '-')"
+    return text
+
+
 def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line.  Besides regular files, other
     existing non-folders are read as streams: ``/dev/null`` (no lines), ``/dev/stdin``, a pipe
@@ -294,9 +308,9 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
                 if not line.strip():
                     continue
                 try:
-                    obj = json.loads(line)
+                    obj = json.loads(line.rstrip("\r\n"))  # a cut line: "Unterminated string"
                 except json.JSONDecodeError as exc:
-                    raise RecordError(f"{p}:{lineno}: not valid JSON ({exc.msg})") from None
+                    raise RecordError(f"{p}:{lineno}: not valid JSON ({_json_problem(exc)})") from None
                 if not isinstance(obj, dict):
                     raise RecordError(f"{p}:{lineno}: expected a JSON object")
                 yield lineno, obj

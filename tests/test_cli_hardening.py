@@ -465,3 +465,23 @@ def test_an_infinite_answer_gives_an_infinite_median_without_warnings(tmp_path, 
     row = next(line for line in capsys.readouterr().out.splitlines()
                if line.startswith("stark.localization.range "))
     assert row.split()[1:6] == ["1", "eucl", "inf", "inf", "inf"]  # n, measure, trim, RMS, median
+
+
+@pytest.mark.parametrize("line, message", [
+    # a line cut short by a kill or a copy: the string it ends in, not "Invalid control character at"
+    ('{"task_id": "q/1", "text": "[RESULTS_ST', 'a.jsonl:2: not valid JSON (Unterminated string starting at column 28)'),
+    # a Unicode minus sign pasted into a number: named, with the fix
+    ('{"task_id": "q/1", "value": [\u22121.5, 2]}',
+     "a.jsonl:2: not valid JSON (Expecting value at column 30: '\u2212' U+2212 MINUS SIGN "
+     "(JSON numbers take the ASCII hyphen-minus '-'))"),
+    ('{"task_id": \u201cq/1\u201d}', "a.jsonl:2: not valid JSON (Expecting value at column 13: "
+                                     "'\u201c' U+201C LEFT DOUBLE QUOTATION MARK)"),
+    ('{"task_id": "q/1"} {"task_id": "q/2"}', "a.jsonl:2: not valid JSON (Extra data at column 20)"),
+])
+def test_a_bad_json_line_is_named_with_its_column_and_character(tmp_path, capsys, line, message):
+    tasks = _tasks_file(tmp_path)
+    answers = tmp_path / "a.jsonl"
+    answers.write_text('{"task_id": "q/0", "value": [1, 2]}\n' + line + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["score", str(tasks), str(answers)]) == 2
+    assert f"stsim: error: {answers.parent / message}" in capsys.readouterr().err
