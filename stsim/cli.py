@@ -230,6 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --prompts-only --mode agentic: the step budget the system prompt names (default 6)")
     g.add_argument("--max-steps", type=_int_at_least(0), default=-1, metavar="K",
                    help="with --prompts-only: tracking steps asked (default: suite's, 10; 0 = all)")
+    g.add_argument("--quiet", action="store_true",
+                   help="no progress bar (shown on a terminal when -o is a file)")
 
     e = sub.add_parser("export", help="write a suite's tasks for other tools (chat messages, datasets, ...)")
     e.add_argument("suite")
@@ -715,11 +717,14 @@ def _cmd_generate(args) -> int:
     elif transforms[0] is not None:
         tasks = map(transforms[0], tasks)
     steps = suite.max_steps if args.max_steps == -1 else (args.max_steps or None)
+    # tasks to write, for the progress bar: unknown (None) for a suite read from --data
+    total = None if suite.loader is not None else \
+        len(suite.task_keys(args.n, args.family)) * (len(langs) if langs else 1)
     seen: list = []
     if args.language != "en":  # per-language translated shares, reported on stderr
         tasks = _tee(tasks, seen)
     with stack:
-        rc = _write_tasks(args, tasks, stream, steps)
+        rc = _write_tasks(args, tasks, stream, steps, total)
     if seen:
         _report_languages(seen)
     return rc
@@ -746,8 +751,10 @@ def _report_languages(rows: list) -> None:
               f"({s['labels_translated']}/{s['labels_total']})", file=sys.stderr)
 
 
-def _write_tasks(args, tasks, stream, steps) -> int:
-    """Write generated tasks (or, with ``--prompts-only``, their chat records) to ``-o``."""
+def _write_tasks(args, tasks, stream, steps, total: int | None = None) -> int:
+    """Write generated tasks (or, with ``--prompts-only``, their chat records) to ``-o``, with a
+    progress bar on a terminal (of ``total`` tasks when known) unless ``--quiet`` or standard
+    output."""
     from .generators.chat_prompts import chat_record
     from .records import dumps
     tasks = iter(tasks)
@@ -758,15 +765,20 @@ def _write_tasks(args, tasks, stream, steps) -> int:
     budget = {"step_budget": args.step_budget} if args.step_budget is not None else {}
     fh = sys.stdout if args.out == "-" else _open_output(Path(args.out))
     count = 0
+    from tqdm import tqdm
+    bar = tqdm(total=total, desc=f"generate {args.suite}", unit="task", leave=False,
+               disable=fh is sys.stdout or args.quiet or not sys.stderr.isatty())
     try:
         for t in tasks:
             fh.write(dumps(chat_record(t, args.mode, steps, **budget) if args.prompts_only else t.to_dict()) + "\n")
             count += 1
+            bar.update()
     except KeyboardInterrupt:
         if fh is sys.stdout:
             raise
         raise Interrupted(f"{args.out} is partial: {count} task(s) written before the interrupt") from None
     finally:
+        bar.close()
         if fh is not sys.stdout:
             fh.close()
     if stream is not None and stream.failed:

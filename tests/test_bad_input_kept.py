@@ -81,3 +81,42 @@ def test_geoqa_condition_on_a_geoqa_family_still_runs(tmp_path, capsys):
     assert main(["run", "geoqa-mini", "--family", "geoqa.coordinates.city", "--n", "1", "--quiet",
                  "--language", "de", "--out", str(out)]) == 0
     assert '"language": "de"' in (out / "summary.json").read_text()
+
+
+class _Terminal:
+    """A stand-in stderr that says it is a terminal and keeps what is written."""
+
+    def __init__(self):
+        self.text = ""
+
+    def write(self, s):
+        self.text += s
+        return len(s)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("extra, shown", [([], True), (["--quiet"], False)])
+def test_generate_shows_progress_on_a_terminal(tmp_path, monkeypatch, extra, shown):
+    """`stsim generate geoqa -o FILE` ran ~4 min (qstrbench-extended ~2 min) with no sign of life:
+    a progress bar of the suite's task count, as `stsim run` has; --quiet turns it off."""
+    term = _Terminal()
+    monkeypatch.setattr("sys.stderr", term)
+    out = tmp_path / "t.jsonl"
+    assert main(["generate", "quickstart", "--n", "2", "--family", "stark.localization.*",
+                 "-o", str(out), *extra]) == 0
+    assert len(out.read_text().splitlines()) == 12  # 6 localisation families x 2
+    assert ("generate quickstart:" in term.text and "0/12 [" in term.text) is shown  # total known up front
+    assert "wrote 12 tasks to" in term.text
+
+
+def test_generate_to_standard_output_shows_no_progress(monkeypatch, capsys):
+    term = _Terminal()
+    monkeypatch.setattr("sys.stderr", term)
+    assert main(["generate", "quickstart", "--n", "1", "--family", "stark.localization.range"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1
+    assert "generate quickstart" not in term.text
