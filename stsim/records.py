@@ -286,12 +286,14 @@ def _json_problem(exc: json.JSONDecodeError) -> str:
 
 
 def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for each non-blank line.  Besides regular files, other
+    """Yield ``(line_number, object)`` for each non-blank line (UTF-8; a leading byte-order mark
+    is skipped; CRLF line ends are read as LF).  Besides regular files, other
     existing non-folders are read as streams: ``/dev/null`` (no lines), ``/dev/stdin``, a pipe
     such as bash's ``<(...)``.
 
     Raises:
-        RecordError: the file is missing, a directory, unreadable, or a line is not a JSON object.
+        RecordError: the file is missing, a directory, unreadable, or a line is not UTF-8 or
+            not a JSON object (naming the line, and the column and character where possible).
     """
     p = Path(path)
     if p.is_dir():
@@ -299,23 +301,27 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     if not p.exists():
         raise RecordError(f"{p}: no such file")
     try:
-        fh = open(p, encoding="utf-8")
+        fh = open(p, "rb")  # decoded line by line, so a bad byte is named with its line
     except OSError as exc:
         raise RecordError(f"{p}: cannot read ({exc.strerror})") from None
     with fh:
-        try:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line.rstrip("\r\n"))  # a cut line: "Unterminated string"
-                except json.JSONDecodeError as exc:
-                    raise RecordError(f"{p}:{lineno}: not valid JSON ({_json_problem(exc)})") from None
-                if not isinstance(obj, dict):
-                    raise RecordError(f"{p}:{lineno}: expected a JSON object")
-                yield lineno, obj
-        except UnicodeDecodeError:
-            raise RecordError(f"{p}: not UTF-8 text") from None
+        for lineno, raw in enumerate(fh, 1):
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]  # a UTF-8 byte-order mark (Notepad, PowerShell's Out-File): not data
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise RecordError(f"{p}:{lineno}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte "
+                                  f"{exc.start + 1} of the line; save the file as UTF-8)") from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line.rstrip("\r\n"))  # a cut line: "Unterminated string"
+            except json.JSONDecodeError as exc:
+                raise RecordError(f"{p}:{lineno}: not valid JSON ({_json_problem(exc)})") from None
+            if not isinstance(obj, dict):
+                raise RecordError(f"{p}:{lineno}: expected a JSON object")
+            yield lineno, obj
 
 
 def read_tasks(path: str | os.PathLike) -> list[Task]:

@@ -485,3 +485,27 @@ def test_a_bad_json_line_is_named_with_its_column_and_character(tmp_path, capsys
     capsys.readouterr()
     assert main(["score", str(tasks), str(answers)]) == 2
     assert f"stsim: error: {answers.parent / message}" in capsys.readouterr().err
+
+
+def test_answers_saved_with_a_bom_and_crlf_are_read(tmp_path, capsys):
+    """Notepad and PowerShell's Out-File save UTF-8 with a byte-order mark and CRLF line ends:
+    the mark used to fail line 1 as 'Unexpected UTF-8 BOM'; now both lines are scored."""
+    from stsim.records import read_tasks
+    tasks = _tasks_file(tmp_path, n=2)
+    ids = [t.id for t in read_tasks(tasks)]
+    answers = tmp_path / "a.jsonl"
+    answers.write_bytes(b"\xef\xbb\xbf" + "".join(json.dumps({"task_id": i, "value": [1, 2]}) + "\r\n"
+                                                   for i in ids).encode())
+    out = tmp_path / "scored"
+    assert main(["score", str(tasks), str(answers), "--out", str(out)]) == 0
+    rows = [json.loads(x) for x in (out / "scores.jsonl").read_text().splitlines()]
+    assert [(r["task_id"], r["status"]) for r in rows] == [(i, "ok") for i in ids]
+
+
+def test_a_line_that_is_not_utf8_is_named(tmp_path, capsys):
+    tasks = _tasks_file(tmp_path)
+    answers = tmp_path / "a.jsonl"
+    answers.write_bytes(b'{"task_id": "q/0", "value": [1, 2]}\n{"task_id": "caf\xe9"}\n')
+    assert main(["score", str(tasks), str(answers)]) == 2
+    assert (f"stsim: error: {answers}:2: not UTF-8 text (byte 0xe9 at byte 17 of the line; "
+            "save the file as UTF-8)") in capsys.readouterr().err
