@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import itertools
 import json
 from collections import Counter
@@ -599,6 +600,9 @@ def _cmd_run(args) -> int:
                                    "data": None if args.data is None else str(args.data),
                                    "context": args.context, "language": args.language,
                                    "structured": bool(args.structured) and args.solver.startswith("openai")})
+    if args.out is None:  # named here, so that an error writing it (a full disk) can name it
+        from .benchmarks.runner import default_out_dir
+        args.out = default_out_dir(args.suite)
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
                   only=args.family, solver_options=options or None, transform=_context(args.context, args.language),
@@ -1161,6 +1165,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        if exc.errno not in _WRITE_ERRNOS:
+            raise  # not a full or read-only disk: a bug, shown with its traceback
+        print(f"stsim: error: {_cannot_write(args, exc)}", file=sys.stderr)
+        return 2
+
+
+#: write failures that come from the machine, not from stsim: a clear message, exit 2
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EIO}
+
+
+def _cannot_write(args, exc: OSError) -> str:
+    """The message for a write that failed with ``exc`` (disk full, quota, read-only file
+    system, ...): where, why, and for ``stsim run`` that the folder can be resumed."""
+    where = exc.filename or getattr(args, "out", None) or "the output"
+    text = f"{where}: cannot write ({exc.strerror or exc})"
+    if args.command == "run":
+        folder = getattr(args, "out", None) or (Path(exc.filename).parent if exc.filename else None)
+        if folder is not None:
+            text += (f"; what was written so far is kept: once there is room, `stsim run {args.suite} "
+                     f"--resume {folder}` continues")
+    elif args.command in ("generate", "export") and getattr(args, "out", "-") != "-":
+        text += f"; {args.out} is incomplete"
+    return text
 
 
 if __name__ == "__main__":

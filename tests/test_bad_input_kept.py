@@ -120,3 +120,38 @@ def test_generate_to_standard_output_shows_no_progress(monkeypatch, capsys):
     assert main(["generate", "quickstart", "--n", "1", "--family", "stark.localization.range"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 1
     assert "generate quickstart" not in term.text
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="needs Linux's /dev/full")
+def test_generate_onto_a_full_disk_says_so(capsys):
+    """Writing to a full disk (/dev/full always is) ended in an OSError traceback (exit 1)."""
+    assert main(["generate", "quickstart", "--n", "1", "-o", "/dev/full", "--quiet"]) == 2
+    assert ("stsim: error: /dev/full: cannot write (No space left on device); /dev/full is incomplete"
+            in capsys.readouterr().err)
+
+
+def test_run_onto_a_full_disk_keeps_what_was_written_and_resumes(tmp_path, monkeypatch, capsys):
+    """The disk fills while `stsim run` writes summary.json (without --out): a message naming
+    the run's folder and the --resume command, exit 2; the resume then completes the folder."""
+    import errno
+    from pathlib import Path
+    real = Path.write_text
+
+    def full(self, *a, **k):
+        if self.name == "summary.json":
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return real(self, *a, **k)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(Path, "write_text", full)
+    argv = ["run", "quickstart", "--n", "1", "--family", "stark.localization.range", "--quiet"]
+    assert main(argv) == 2
+    (folder,) = (tmp_path / "runs").iterdir()
+    rel = f"runs/{folder.name}"
+    assert (f"stsim: error: {rel}/summary.json: cannot write (No space left on device); what was "
+            f"written so far is kept: once there is room, `stsim run quickstart --resume {rel}` continues"
+            in capsys.readouterr().err)
+    assert (folder / "answers.jsonl").read_text().count("\n") == 1
+    monkeypatch.setattr(Path, "write_text", real)
+    assert main(["run", "quickstart", "--resume", rel, "--quiet"]) == 0
+    assert "resumed" in (folder / "summary.json").read_text()
