@@ -137,6 +137,10 @@ class Task:
         if missing:
             hint = ("; this looks like a `generate --prompts-only` file, which has no gold: use the "
                     "full tasks file" if "inputs" in missing and "prompt" in d and "answer" not in d else "")
+            if "id" in missing and "task_id" in d:  # the files given in the wrong order
+                kind = "scores" if "family" in d and "status" in d and "text" not in d else "answers"
+                hint = (f"; this is a line of {kind} (it has 'task_id'), not a task: give a tasks file "
+                        "(`stsim score TASKS.jsonl ANSWERS.jsonl`: the tasks come first)")
             raise RecordError(f"{where}: missing field(s) {', '.join(missing)}{hint}")
         if not isinstance(d["inputs"], dict):
             raise RecordError(f"{where}: 'inputs' must be an object")
@@ -297,7 +301,9 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     """
     p = Path(path)
     if p.is_dir():
-        raise RecordError(f"{p}: is a directory, not a JSONL file")
+        inside = sorted(f.name for f in p.glob("*.jsonl"))
+        raise RecordError(f"{p}: is a directory, not a JSONL file"
+                          + (f" (it holds {', '.join(inside)}: give one of them)" if inside else ""))
     if not p.exists():
         raise RecordError(f"{p}: no such file")
     try:
