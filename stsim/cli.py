@@ -97,12 +97,12 @@ def _export_formats() -> dict[str, str]:
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose ``run`` / ``generate`` help ends with the known suites, looked
+    """An ArgumentParser whose ``run`` / ``generate`` / ``export`` help ends with the known suites, looked
     up only when help is shown (loading every suite costs about a second)."""
 
     def format_help(self) -> str:
         text = super().format_help()
-        if self.prog.split()[-1] in ("run", "generate"):
+        if self.prog.split()[-1] in ("run", "generate", "export"):
             import textwrap
             from .benchmarks.suites import all_suites
             text += "\n" + textwrap.fill("suites: " + ", ".join(sorted(all_suites())) +
@@ -235,12 +235,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="no progress bar (shown on a terminal when -o is a file)")
 
     e = sub.add_parser("export", help="write a suite's tasks for other tools (chat messages, datasets, ...)")
-    e.add_argument("suite")
+    e.add_argument("suite", help=suites_help.replace("run", "export"))
     _add_common(e)
     e.add_argument("--data", type=Path, default=None, help="data folder or archive for data suites")
     e.add_argument("--format", required=True, choices=_export_formats(), metavar="FORMAT",
                    help="one of: " + "; ".join(f"{k}: {v}" for k, v in _export_formats().items()))
     e.add_argument("-o", "--out", type=Path, required=True, metavar="DIR", help="output folder")
+    e.add_argument("--quiet", action="store_true", help="no progress bar (shown on a terminal)")
     e.add_argument("--mode", choices=("da", "ci"), default="da",
                    help="chat/inspect: direct answer or code interpreter system prompt (default da)")
     e.add_argument("--max-steps", type=_int_at_least(0), default=-1, metavar="K",
@@ -255,8 +256,9 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--png", type=Path, default=None, metavar="OUT", help="draw the scenario into this PNG file")
 
     s = sub.add_parser("score", help="score an answers JSONL against a tasks JSONL")
-    s.add_argument("tasks", type=Path)
-    s.add_argument("answers", type=Path)
+    s.add_argument("tasks", type=Path, help="the full tasks JSONL (stsim generate -o, or a run's tasks.jsonl)")
+    s.add_argument("answers", type=Path, help="one JSON object per line: {\"task_id\", \"step\", \"text\"} "
+                   "(a model's reply) or {\"task_id\", \"step\", \"value\"} (docs/answer-formats.md)")
     s.add_argument("--out", type=Path, default=None, help="also write scores.jsonl and summary.json here")
     s.add_argument("--cluster", default=None, metavar="local:N|tcp://HOST:PORT",
                    help="score on a Dask cluster in chunks of tasks (docs/distributed.md)")
@@ -804,9 +806,12 @@ def _cmd_export(args) -> int:
     first = next(tasks, None)  # a bad --data or --family fails before the folder is made
     if first is None:
         raise CLIError(f"no task of suite {args.suite!r} to export")
-    import itertools
     tasks = itertools.chain([first], tasks)
     _out_dir(args.out, "-o")
+    from tqdm import tqdm
+    total = None if suite.loader is not None else len(suite.task_keys(args.n, args.family))
+    tasks = tqdm(tasks, total=total, desc=f"export {args.suite}", unit="task", leave=False,
+                 disable=args.quiet or not sys.stderr.isatty())
     try:
         written = export.export(args.format, tasks, args.out, suite=args.suite, seed=args.seed, n=args.n,
                                 mode=args.mode, max_steps=steps, family=args.family)
@@ -814,6 +819,8 @@ def _cmd_export(args) -> int:
         raise CLIError(str(exc)) from None
     except KeyboardInterrupt:
         raise Interrupted(f"{args.out} is partial") from None
+    finally:
+        tasks.close()
     print(f"wrote {', '.join(str(p) for p in written)}", file=sys.stderr)
     return 0
 

@@ -155,3 +155,23 @@ def test_run_onto_a_full_disk_keeps_what_was_written_and_resumes(tmp_path, monke
     monkeypatch.setattr(Path, "write_text", real)
     assert main(["run", "quickstart", "--resume", rel, "--quiet"]) == 0
     assert "resumed" in (folder / "summary.json").read_text()
+
+
+@pytest.mark.parametrize("extra, shown", [([], True), (["--quiet"], False)])
+def test_export_shows_progress_on_a_terminal(tmp_path, monkeypatch, extra, shown):
+    term = _Terminal()
+    monkeypatch.setattr("sys.stderr", term)
+    out = tmp_path / "e"
+    assert main(["export", "quickstart", "--n", "1", "--family", "stark.localization.*", "--format", "jsonl",
+                 "-o", str(out), *extra]) == 0
+    assert len((out / "tasks.jsonl").read_text().splitlines()) == 6
+    assert ("export quickstart:" in term.text and "0/6 [" in term.text) is shown
+
+
+def test_export_and_score_help_name_what_they_take(capsys):
+    for cmd in ("export", "score"):
+        with pytest.raises(SystemExit):
+            main([cmd, "--help"])
+    out = capsys.readouterr().out
+    assert "the suite to export" in out and "suites: cardinal," in out  # export lists the suites
+    assert "the full tasks JSONL" in out and '{"task_id", "step", "text"}' in out  # score's two files
