@@ -7,17 +7,35 @@ table also gives each method's trimmed RMSE on the same tasks, since a fast solv
 the wrong minimum is no bargain.
 
 A second table (issue 20) gives every default tier-1 baseline, tracking included: tasks per
-second, how the total cost grows from ``--small`` to ``--large`` tasks per family (``growth`` =
-time(large) / time(small) / (large / small): 1.0 is linear), and the speed-up of solving through
-the runner with ``--workers 2`` over 1 on the same ``--large`` tasks (process start-up
-included, as a user sees it).
+CPU second on ``--large`` tasks per family and how the total cost grows from ``--small`` to
+``--large`` tasks (``growth`` = cost(large) / cost(small) / (large / small), and the log-log
+``slope`` of cost(n) over six n from small to large: both 1.0 when linear), from one pass over
+the tasks timing each with ``time.process_time`` (CPU time: wall time on this shared machine
+swings with the other processes' load).  The cost of the first ``small`` tasks is a sample of
+``small`` tasks, so growth and slope carry its noise (about +-0.1 at 10 tasks).
+
+Third, the wall-clock speed-up of solving through the runner with ``--workers 2`` over 1
+(``solve_all``, its process pool's start-up included, as a user sees it) on ``--workers-n``
+tasks of every family, in ``--repeats`` alternating pairs of runs: each pair's ratio, the
+median and range, and the cores that other processes used meanwhile (``/proc/stat`` busy time
+less this process tree's own CPU time), the cores this run obtained with 1 and with 2 workers,
+and ``bound`` = 2 x (CPU seconds with 1 worker) / (CPU seconds with 2 workers), the speed-up two
+free cores would allow with the pool's extra work counted (it does not depend on the load).
+When others used more than a quarter of a core the script says the machine is too busy for
+the speed-up to mean what a second worker gives: with Linux's autogroup scheduling
+(``/proc/sys/kernel/sched_autogroup_enabled``) the CPU is shared per session, so on a busy
+machine a run's two workers share one session's share and the measured speed-up stays
+near 1 whatever the code does (measured: 1 worker 0.38 cores, 2 workers 0.40, others 1.6).
 
 Run:  python perf/bench_tier1.py [--n 100] [--seed 0] [--small 10] [--large 200] [--skip-naive]
-      [--family stark.tracking.event ...]
+      [--family stark.tracking.event ...] [--workers-n 20] [--repeats 5]
+The issue-20 tables alone (about 2-4 minutes on 2 idle cores):
+      python perf/bench_tier1.py --skip-naive
 """
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -65,49 +83,125 @@ def naive(task) -> object:
     return least_squares(f, x0).x.tolist()
 
 
-def _solve_time(fam: str, tasks) -> float:
-    t = time.perf_counter()
-    for task in tasks:
-        BASELINES[fam](task)
-    return time.perf_counter() - t
+def _cpu_busy() -> tuple[float, float, float] | None:
+    """(busy CPU seconds of the whole machine from /proc/stat, this process's and its reaped
+    children's CPU seconds, wall seconds), or None without /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    t = os.times()
+    return ((sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK"),
+            t.user + t.system + t.children_user + t.children_system, time.perf_counter())
 
 
-def _slope(fam: str, tasks, small: int) -> float:
-    """Exponent ``b`` of total cost ``~ n^b`` fitted (least squares in log-log) to the cumulative
-    solve time after n = small .. len(tasks) tasks (6 geometric points); 1.0 is linear."""
-    each = []
-    for task in tasks:
-        t = time.perf_counter()
+def _others(before, after) -> tuple[float, float]:
+    """(cores used by other processes, cores used by this run) on average between two
+    :func:`_cpu_busy` snapshots (nan without /proc/stat)."""
+    if before is None or after is None:
+        return float("nan"), float("nan")
+    wall = max(after[2] - before[2], 1e-9)
+    ours = after[1] - before[1]
+    return max(0.0, (after[0] - before[0] - ours) / wall), ours / wall
+
+
+def per_task_costs(fam: str, tasks) -> np.ndarray:
+    """CPU seconds (``time.process_time``) of ``BASELINES[fam]`` on each task, after one untimed
+    warm-up call (lazy imports, cached tables)."""
+    BASELINES[fam](tasks[0])
+    each = np.empty(len(tasks))
+    for k, task in enumerate(tasks):
+        t = time.process_time()
         BASELINES[fam](task)
-        each.append(time.perf_counter() - t)
+        each[k] = time.process_time() - t
+    return each
+
+
+def growth(each: np.ndarray, small: int) -> tuple[float, float]:
+    """(growth ratio, log-log slope) of the total cost of the first n tasks, n = small ..
+    len(each): ratio = (cost(large) / cost(small)) / (large / small), slope = least-squares
+    exponent b of cost(n) ~ n^b over 6 geometric n; both 1.0 when the cost is linear."""
     cum = np.cumsum(each)
-    ns = np.unique(np.geomspace(small, len(tasks), 6).round().astype(int))
-    return float(np.polyfit(np.log(ns), np.log(cum[ns - 1]), 1)[0])
+    ns = np.unique(np.geomspace(small, len(each), 6).round().astype(int))
+    ratio = (cum[-1] / cum[small - 1]) / (len(each) / small)
+    return float(ratio), float(np.polyfit(np.log(ns), np.log(cum[ns - 1]), 1)[0])
 
 
 def cost_table(seed: int, small: int, large: int, families=None) -> None:
-    """Tasks/s of every default baseline, growth small -> large (ratio and fitted log-log
-    slope), and --workers 2 speed-up."""
-    from stsim.benchmarks.runner import solve_all
-    print(f"\n{'family':36s} {'tasks/s':>8s} {'growth':>7s} {'slope':>6s} {'workers 2/1':>11s}")
+    """Tasks per CPU second of every default baseline on ``large`` tasks per family, and how the
+    total cost grows from ``small`` to ``large`` tasks (growth ratio and log-log slope)."""
+    print(f"\n{'family':36s} {'tasks/s':>8s} {'ms/task':>8s} {'growth':>7s} {'slope':>6s} "
+          f"{'others':>6s}")
     for fam in families or FAMILIES + TRACKING:
         tasks = [generate_task(fam, i, suite_seed=seed) for i in range(large)]
-        BASELINES[fam](tasks[0])  # warm-up (lazy imports)
-        t_small = _solve_time(fam, tasks[:small])
-        t_large = _solve_time(fam, tasks)
-        growth = (t_large / t_small) / (large / small)
-        slope = _slope(fam, tasks, small)
+        b0 = _cpu_busy()
+        each = per_task_costs(fam, tasks)
+        others, _ = _others(b0, _cpu_busy())
+        ratio, slope = growth(each, small)
+        print(f"{fam:36s} {len(each) / each.sum():8.1f} {1000 * each.mean():8.2f} {ratio:7.2f} "
+              f"{slope:6.2f} {others:6.2f}", flush=True)
+    print(f"tasks/s and ms/task: CPU time of one process ({large} tasks per family); growth = "
+          f"(cost of {large} tasks / cost of the first {small}) / ({large} / {small}); slope = "
+          f"fitted exponent of cost ~ n^slope over {small}..{large} tasks (1.0 = linear); others = "
+          f"cores used by other processes meanwhile.")
+
+
+def workers_speedup(seed: int, per_family: int, repeats: int, families=None,
+                    busy: float = 0.25) -> dict:
+    """Wall-clock speed-up of ``solve_all(..., workers=2)`` over ``workers=1`` (the runner's
+    process pool, its start-up included) on ``per_family`` tasks of every family, measured in
+    ``repeats`` alternating pairs (1, 2, 1, 2, ...): prints each pair, the median ratio and
+    its range, the cores other processes used during the 2-worker runs (from /proc/stat), and
+    a warning when they used more than ``busy`` cores (the ratio then measures how much of the
+    machine was free, not what a second worker gives).  Returns the figures."""
+    from stsim.benchmarks.runner import solve_all
+    tasks = [generate_task(fam, i, suite_seed=seed) for fam in families or FAMILIES + TRACKING
+             for i in range(per_family)]
+    for _ in solve_all(tasks[:: max(1, per_family)], "baseline", workers=1):  # warm-up
+        pass
+
+    def run(workers: int) -> tuple[float, float, float]:
+        b0 = _cpu_busy()
         t = time.perf_counter()
-        for _ in solve_all(tasks, "baseline", workers=1):
+        for _ in solve_all(tasks, "baseline", workers=workers):
             pass
-        w1 = time.perf_counter() - t
-        t = time.perf_counter()
-        for _ in solve_all(tasks, "baseline", workers=2):
-            pass
-        w2 = time.perf_counter() - t
-        print(f"{fam:36s} {large / t_large:8.1f} {growth:7.2f} {slope:6.2f} {w1 / w2:11.2f}", flush=True)
-    print("growth = (time for large / time for small) / (large / small); slope = fitted exponent "
-          "of cost ~ n^slope over small..large tasks; 1.0 = linear.")
+        wall = time.perf_counter() - t
+        return (wall, *_others(b0, _cpu_busy()))
+
+    pairs = []
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+            autogroup = f.read().strip() == "1"
+    except OSError:
+        autogroup = False
+    print(f"\n--workers 2 vs 1 on {len(tasks)} tasks ({per_family} per family), {repeats} pairs, "
+          f"{os.cpu_count()} CPUs; others / ours = cores used by other processes / by this run"
+          + ("; the kernel's autogroup scheduling is on: on a busy machine this run's processes "
+             "share one session's CPU share, so 2 workers may get no more CPU than 1" if autogroup else ""))
+    print(f"{'pair':>4s} {'1 worker s':>10s} {'2 workers s':>11s} {'speed-up':>8s} "
+          f"{'others 1':>8s} {'others 2':>8s} {'ours 1':>6s} {'ours 2':>6s} {'bound':>5s}")
+    for k in range(repeats):
+        one, two = run(1), run(2)
+        pairs.append((one, two))
+        bound = 2 * (one[0] * one[2]) / (two[0] * two[2])
+        print(f"{k:4d} {one[0]:10.2f} {two[0]:11.2f} {one[0] / two[0]:8.2f} {one[1]:8.2f} "
+              f"{two[1]:8.2f} {one[2]:6.2f} {two[2]:6.2f} {bound:5.2f}", flush=True)
+    ratios = np.array([a[0] / b[0] for a, b in pairs])
+    others = np.array([b[1] for _, b in pairs])
+    bounds = np.array([2 * a[0] * a[2] / (b[0] * b[2]) for a, b in pairs])
+    res = {"median": float(np.median(ratios)), "min": float(ratios.min()),
+           "max": float(ratios.max()), "others_cores": float(np.median(others)),
+           "bound": float(np.median(bounds))}
+    print(f"speed-up of --workers 2 over 1: median {res['median']:.2f} (range {res['min']:.2f}-"
+          f"{res['max']:.2f}); other processes used {res['others_cores']:.2f} cores (median) "
+          f"during the 2-worker runs; bound = 2 x CPU seconds of 1 worker / CPU seconds of 2 "
+          f"(the speed-up two free cores would allow, pool overhead counted): {res['bound']:.2f}")
+    if not res["others_cores"] <= busy:
+        print(f"WARNING: machine busy (other processes used more than {busy} cores): the speed-up "
+              f"measures the free share of the machine, not what a second worker gives")
+    return res
 
 
 def main() -> None:
@@ -116,13 +210,18 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--small", type=int, default=10, help="tasks per family, small run")
     ap.add_argument("--large", type=int, default=200, help="tasks per family, large run")
-    ap.add_argument("--skip-naive", action="store_true", help="only the cost table")
+    ap.add_argument("--skip-naive", action="store_true", help="only the cost tables")
+    ap.add_argument("--workers-n", type=int, default=20,
+                    help="tasks per family of the --workers 2 vs 1 measurement (0: skip it)")
+    ap.add_argument("--repeats", type=int, default=5, help="pairs of 1- and 2-worker runs")
     ap.add_argument("--family", nargs="*", choices=FAMILIES + TRACKING,
                     help="families of the cost table (default: all)")
     args = ap.parse_args()
     if not args.skip_naive:
         naive_table(args)
     cost_table(args.seed, args.small, args.large, args.family)
+    if args.workers_n > 0:
+        workers_speedup(args.seed, args.workers_n, args.repeats, args.family)
 
 
 def naive_table(args) -> None:

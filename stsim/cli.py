@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import itertools
 import json
 from collections import Counter
@@ -96,12 +97,12 @@ def _export_formats() -> dict[str, str]:
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose ``run`` / ``generate`` help ends with the known suites, looked
+    """An ArgumentParser whose ``run`` / ``generate`` / ``export`` help ends with the known suites, looked
     up only when help is shown (loading every suite costs about a second)."""
 
     def format_help(self) -> str:
         text = super().format_help()
-        if self.prog.split()[-1] in ("run", "generate"):
+        if self.prog.split()[-1] in ("run", "generate", "export"):
             import textwrap
             from .benchmarks.suites import all_suites
             text += "\n" + textwrap.fill("suites: " + ", ".join(sorted(all_suites())) +
@@ -230,14 +231,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --prompts-only --mode agentic: the step budget the system prompt names (default 6)")
     g.add_argument("--max-steps", type=_int_at_least(0), default=-1, metavar="K",
                    help="with --prompts-only: tracking steps asked (default: suite's, 10; 0 = all)")
+    g.add_argument("--quiet", action="store_true",
+                   help="no progress bar (shown on a terminal when -o is a file)")
 
     e = sub.add_parser("export", help="write a suite's tasks for other tools (chat messages, datasets, ...)")
-    e.add_argument("suite")
+    e.add_argument("suite", help=suites_help.replace("run", "export"))
     _add_common(e)
     e.add_argument("--data", type=Path, default=None, help="data folder or archive for data suites")
     e.add_argument("--format", required=True, choices=_export_formats(), metavar="FORMAT",
                    help="one of: " + "; ".join(f"{k}: {v}" for k, v in _export_formats().items()))
     e.add_argument("-o", "--out", type=Path, required=True, metavar="DIR", help="output folder")
+    e.add_argument("--quiet", action="store_true", help="no progress bar (shown on a terminal)")
     e.add_argument("--mode", choices=("da", "ci"), default="da",
                    help="chat/inspect: direct answer or code interpreter system prompt (default da)")
     e.add_argument("--max-steps", type=_int_at_least(0), default=-1, metavar="K",
@@ -252,8 +256,9 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--png", type=Path, default=None, metavar="OUT", help="draw the scenario into this PNG file")
 
     s = sub.add_parser("score", help="score an answers JSONL against a tasks JSONL")
-    s.add_argument("tasks", type=Path)
-    s.add_argument("answers", type=Path)
+    s.add_argument("tasks", type=Path, help="the full tasks JSONL (stsim generate -o, or a run's tasks.jsonl)")
+    s.add_argument("answers", type=Path, help="one JSON object per line: {\"task_id\", \"step\", \"text\"} "
+                   "(a model's reply) or {\"task_id\", \"step\", \"value\"} (docs/answer-formats.md)")
     s.add_argument("--out", type=Path, default=None, help="also write scores.jsonl and summary.json here")
     s.add_argument("--cluster", default=None, metavar="local:N|tcp://HOST:PORT",
                    help="score on a Dask cluster in chunks of tasks (docs/distributed.md)")
@@ -548,6 +553,27 @@ def _geoqa_only(args) -> None:
                        f"{', ...' if len(other) > 3 else ''}); use a geoqa suite (geoqa, geoqa-small, geoqa-mini)")
 
 
+def _geoqa_conditions_apply(args) -> None:
+    """CLIError (exit 2) when ``--context`` or ``--language`` is set for a selection with no
+    geoqa family: the transforms leave every other task unchanged, so the option would be
+    silently ignored while run.json, summary.json and the report header claim it."""
+    from .benchmarks.suites import SUITES, SuiteError, get_suite
+    given = [f"--{k} {v}" for k, v, default in (("context", args.context, "none"),
+                                                ("language", args.language, "en")) if v != default]
+    if not given:
+        return
+    try:
+        families = get_suite(args.suite).family_names(args.family)
+    except SuiteError:
+        return  # the runner names the unknown suite
+    if families is None or not families or any(f.startswith("geoqa.") for f in families):
+        return  # a data suite without declared families, or --family matching none: named later
+    geoqa = sorted(n for n, su in SUITES.items() if any(f.startswith("geoqa.") for f in su.families))
+    raise CLIError(f"{' and '.join(given)}: an evaluation condition of geoqa questions only; suite "
+                   f"{args.suite!r}{'' if args.family is None else f' (--family {args.family})'} has no "
+                   f"geoqa family, so it would be ignored; the geoqa suites: {', '.join(geoqa)}")
+
+
 def _cmd_run(args) -> int:
     from .scoring.report import format_table, legend
     from .benchmarks.runner import run
@@ -558,6 +584,7 @@ def _cmd_run(args) -> int:
         raise CLIError("--n must be at least 1")
     options: dict = {}
     _check_agentic(args)
+    _geoqa_conditions_apply(args)
     if args.solver.startswith("openai"):
         options.update(base_url=args.base_url, mode=args.mode, api_key_env=args.api_key_env,
                        temperature=args.temperature, seed=args.model_seed, max_tokens=args.max_tokens,
@@ -575,6 +602,9 @@ def _cmd_run(args) -> int:
                                    "data": None if args.data is None else str(args.data),
                                    "context": args.context, "language": args.language,
                                    "structured": bool(args.structured) and args.solver.startswith("openai")})
+    if args.out is None:  # named here, so that an error writing it (a full disk) can name it
+        from .benchmarks.runner import default_out_dir
+        args.out = default_out_dir(args.suite)
     summary = run(args.suite, args.solver, n=args.n, seed=args.seed, out_dir=args.out, data=args.data,
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
                   only=args.family, solver_options=options or None, transform=_context(args.context, args.language),
@@ -666,6 +696,7 @@ def _cmd_generate(args) -> int:
                        "--prompts-only --mode agentic")
     if args.mode == "agentic":
         _geoqa_only(args)
+    _geoqa_conditions_apply(args)
     langs = None
     if args.language == "all":
         from .geoqa.languages import LANGUAGES
@@ -692,11 +723,14 @@ def _cmd_generate(args) -> int:
     elif transforms[0] is not None:
         tasks = map(transforms[0], tasks)
     steps = suite.max_steps if args.max_steps == -1 else (args.max_steps or None)
+    # tasks to write, for the progress bar: unknown (None) for a suite read from --data
+    total = None if suite.loader is not None else \
+        len(suite.task_keys(args.n, args.family)) * (len(langs) if langs else 1)
     seen: list = []
     if args.language != "en":  # per-language translated shares, reported on stderr
         tasks = _tee(tasks, seen)
     with stack:
-        rc = _write_tasks(args, tasks, stream, steps)
+        rc = _write_tasks(args, tasks, stream, steps, total)
     if seen:
         _report_languages(seen)
     return rc
@@ -723,8 +757,10 @@ def _report_languages(rows: list) -> None:
               f"({s['labels_translated']}/{s['labels_total']})", file=sys.stderr)
 
 
-def _write_tasks(args, tasks, stream, steps) -> int:
-    """Write generated tasks (or, with ``--prompts-only``, their chat records) to ``-o``."""
+def _write_tasks(args, tasks, stream, steps, total: int | None = None) -> int:
+    """Write generated tasks (or, with ``--prompts-only``, their chat records) to ``-o``, with a
+    progress bar on a terminal (of ``total`` tasks when known) unless ``--quiet`` or standard
+    output."""
     from .generators.chat_prompts import chat_record
     from .records import dumps
     tasks = iter(tasks)
@@ -735,15 +771,20 @@ def _write_tasks(args, tasks, stream, steps) -> int:
     budget = {"step_budget": args.step_budget} if args.step_budget is not None else {}
     fh = sys.stdout if args.out == "-" else _open_output(Path(args.out))
     count = 0
+    from tqdm import tqdm
+    bar = tqdm(total=total, desc=f"generate {args.suite}", unit="task", leave=False,
+               disable=fh is sys.stdout or args.quiet or not sys.stderr.isatty())
     try:
         for t in tasks:
             fh.write(dumps(chat_record(t, args.mode, steps, **budget) if args.prompts_only else t.to_dict()) + "\n")
             count += 1
+            bar.update()
     except KeyboardInterrupt:
         if fh is sys.stdout:
             raise
         raise Interrupted(f"{args.out} is partial: {count} task(s) written before the interrupt") from None
     finally:
+        bar.close()
         if fh is not sys.stdout:
             fh.close()
     if stream is not None and stream.failed:
@@ -765,9 +806,12 @@ def _cmd_export(args) -> int:
     first = next(tasks, None)  # a bad --data or --family fails before the folder is made
     if first is None:
         raise CLIError(f"no task of suite {args.suite!r} to export")
-    import itertools
     tasks = itertools.chain([first], tasks)
     _out_dir(args.out, "-o")
+    from tqdm import tqdm
+    total = None if suite.loader is not None else len(suite.task_keys(args.n, args.family))
+    tasks = tqdm(tasks, total=total, desc=f"export {args.suite}", unit="task", leave=False,
+                 disable=args.quiet or not sys.stderr.isatty())
     try:
         written = export.export(args.format, tasks, args.out, suite=args.suite, seed=args.seed, n=args.n,
                                 mode=args.mode, max_steps=steps, family=args.family)
@@ -775,6 +819,8 @@ def _cmd_export(args) -> int:
         raise CLIError(str(exc)) from None
     except KeyboardInterrupt:
         raise Interrupted(f"{args.out} is partial") from None
+    finally:
+        tasks.close()
     print(f"wrote {', '.join(str(p) for p in written)}", file=sys.stderr)
     return 0
 
@@ -1126,6 +1172,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        if exc.errno not in _WRITE_ERRNOS:
+            raise  # not a full or read-only disk: a bug, shown with its traceback
+        print(f"stsim: error: {_cannot_write(args, exc)}", file=sys.stderr)
+        return 2
+
+
+#: write failures that come from the machine, not from stsim: a clear message, exit 2
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EIO}
+
+
+def _cannot_write(args, exc: OSError) -> str:
+    """The message for a write that failed with ``exc`` (disk full, quota, read-only file
+    system, ...): where, why, and for ``stsim run`` that the folder can be resumed."""
+    where = exc.filename or getattr(args, "out", None) or "the output"
+    text = f"{where}: cannot write ({exc.strerror or exc})"
+    if args.command == "run":
+        folder = getattr(args, "out", None) or (Path(exc.filename).parent if exc.filename else None)
+        if folder is not None:
+            text += (f"; what was written so far is kept: once there is room, `stsim run {args.suite} "
+                     f"--resume {folder}` continues")
+    elif args.command in ("generate", "export") and getattr(args, "out", "-") != "-":
+        text += f"; {args.out} is incomplete"
+    return text
 
 
 if __name__ == "__main__":

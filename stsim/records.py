@@ -137,6 +137,10 @@ class Task:
         if missing:
             hint = ("; this looks like a `generate --prompts-only` file, which has no gold: use the "
                     "full tasks file" if "inputs" in missing and "prompt" in d and "answer" not in d else "")
+            if "id" in missing and "task_id" in d:  # the files given in the wrong order
+                kind = "scores" if "family" in d and "status" in d and "text" not in d else "answers"
+                hint = (f"; this is a line of {kind} (it has 'task_id'), not a task: give a tasks file "
+                        "(`stsim score TASKS.jsonl ANSWERS.jsonl`: the tasks come first)")
             raise RecordError(f"{where}: missing field(s) {', '.join(missing)}{hint}")
         if not isinstance(d["inputs"], dict):
             raise RecordError(f"{where}: 'inputs' must be an object")
@@ -271,37 +275,59 @@ def write_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> int:
     return n
 
 
+def _json_problem(exc: json.JSONDecodeError) -> str:
+    """What a JSON decoder stopped at, with the column (1-based) and, for a non-ASCII character
+    there (a Unicode minus sign U+2212 in a number, a typographic quote), its code point and name:
+    ``Expecting value at column 31: '\u2212' U+2212 MINUS SIGN``."""
+    import unicodedata
+    text = f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
+    ch = exc.doc[exc.pos] if 0 <= exc.pos < len(exc.doc) else ""
+    if ch and not ch.isascii():
+        text += f": {ch!r} U+{ord(ch):04X} {unicodedata.name(ch, '')}".rstrip()
+        if ch in "\u2212\u2012\u2013\u2014\ufe63\uff0d":
+            text += " (JSON numbers take the ASCII hyphen-minus '-')"
+    return text
+
+
 def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for each non-blank line.  Besides regular files, other
+    """Yield ``(line_number, object)`` for each non-blank line (UTF-8; a leading byte-order mark
+    is skipped; CRLF line ends are read as LF).  Besides regular files, other
     existing non-folders are read as streams: ``/dev/null`` (no lines), ``/dev/stdin``, a pipe
     such as bash's ``<(...)``.
 
     Raises:
-        RecordError: the file is missing, a directory, unreadable, or a line is not a JSON object.
+        RecordError: the file is missing, a directory, unreadable, or a line is not UTF-8 or
+            not a JSON object (naming the line, and the column and character where possible).
     """
     p = Path(path)
     if p.is_dir():
-        raise RecordError(f"{p}: is a directory, not a JSONL file")
+        inside = sorted(f.name for f in p.glob("*.jsonl"))
+        raise RecordError(f"{p}: is a directory, not a JSONL file"
+                          + (f" (it holds {', '.join(inside)}: give one of them)" if inside else ""))
     if not p.exists():
         raise RecordError(f"{p}: no such file")
     try:
-        fh = open(p, encoding="utf-8")
+        fh = open(p, "rb")  # decoded line by line, so a bad byte is named with its line
     except OSError as exc:
         raise RecordError(f"{p}: cannot read ({exc.strerror})") from None
     with fh:
-        try:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise RecordError(f"{p}:{lineno}: not valid JSON ({exc.msg})") from None
-                if not isinstance(obj, dict):
-                    raise RecordError(f"{p}:{lineno}: expected a JSON object")
-                yield lineno, obj
-        except UnicodeDecodeError:
-            raise RecordError(f"{p}: not UTF-8 text") from None
+        for lineno, raw in enumerate(fh, 1):
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]  # a UTF-8 byte-order mark (Notepad, PowerShell's Out-File): not data
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise RecordError(f"{p}:{lineno}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte "
+                                  f"{exc.start + 1} of the line; save the file as UTF-8)") from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line.rstrip("\r\n"))  # a cut line: "Unterminated string"
+            except json.JSONDecodeError as exc:
+                raise RecordError(f"{p}:{lineno}: not valid JSON ({_json_problem(exc)})") from None
+            if not isinstance(obj, dict):
+                raise RecordError(f"{p}:{lineno}: expected a JSON object")
+            yield lineno, obj
 
 
 def read_tasks(path: str | os.PathLike) -> list[Task]:

@@ -121,3 +121,21 @@ def test_interrupted_run_keeps_what_it_wrote(tmp_path, monkeypatch):
     assert summary["interrupted"] is True and summary["n_tasks"] == 3
     assert len((out / "answers.jsonl").read_text().splitlines()) == 3
     assert len(read_tasks(out / "tasks.jsonl")) >= 3
+
+
+def test_files_in_the_wrong_order_or_a_folder_are_named_with_the_fix(tmp_path, capsys):
+    """`stsim score answers.jsonl tasks.jsonl` (swapped) listed five missing fields; a run
+    folder given as a file said only 'is a directory'.  Both now say what to give."""
+    run = tmp_path / "run"
+    assert main(["run", "quickstart", "--n", "1", "--family", "stark.localization.range", "--out", str(run),
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["score", str(run / "answers.jsonl"), str(run / "tasks.jsonl")]) == 2
+    assert (f"{run / 'answers.jsonl'}:1: missing field(s) id, family, prompt, inputs, answer_format; this is "
+            "a line of answers (it has 'task_id'), not a task: give a tasks file (`stsim score "
+            "TASKS.jsonl ANSWERS.jsonl`: the tasks come first)") in capsys.readouterr().err
+    assert main(["audit", str(run / "scores.jsonl")]) == 2
+    assert "this is a line of scores (it has 'task_id'), not a task" in capsys.readouterr().err
+    assert main(["score", str(run), str(run / "answers.jsonl")]) == 2
+    assert (f"stsim: error: {run}: is a directory, not a JSONL file (it holds answers.jsonl, scores.jsonl, "
+            "tasks.jsonl: give one of them)") in capsys.readouterr().err

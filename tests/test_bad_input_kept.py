@@ -52,3 +52,126 @@ def test_data_given_to_a_generated_suite_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "generates its tasks and reads no --data" in err and "stark-published" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("cmd,cond", [
+    (["run", "quickstart", "--n", "1", "--quiet"], ["--language", "de"]),
+    (["run", "quickstart", "--n", "1", "--quiet"], ["--context", "triples-json"]),
+    (["run", "geoqa-mini", "--family", "geoqa.nothing-here*", "--n", "1", "--quiet"], ["--language", "de"]),
+    (["generate", "qstrbench", "--n", "1"], ["--language", "all"]),
+])
+def test_geoqa_condition_on_a_suite_without_geoqa_is_refused(tmp_path, capsys, cmd, cond):
+    """`stsim run quickstart --language de` used to run the English tasks (the transform leaves
+    non-geoqa tasks unchanged) while the header, run.json and summary.json said 'language de':
+    refused (exit 2), naming the option and the suite, and nothing is written."""
+    out = tmp_path / ("run" if cmd[0] == "run" else "tasks.jsonl")
+    rc = main([*cmd, *cond, "--out" if cmd[0] == "run" else "-o", str(out)])
+    err = capsys.readouterr().err
+    if "nothing-here" in cmd[3]:  # --family matching nothing: the family, not the condition, is named
+        assert rc == 2 and "no family of suite 'geoqa-mini' matches" in err
+    else:
+        assert rc == 2
+        assert f"stsim: error: {' '.join(cond)}: an evaluation condition of geoqa questions only" in err
+        assert f"suite {cmd[1]!r}" in err and "geoqa-mini" in err
+    assert not out.exists()
+
+
+def test_geoqa_condition_on_a_geoqa_family_still_runs(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["run", "geoqa-mini", "--family", "geoqa.coordinates.city", "--n", "1", "--quiet",
+                 "--language", "de", "--out", str(out)]) == 0
+    assert '"language": "de"' in (out / "summary.json").read_text()
+
+
+class _Terminal:
+    """A stand-in stderr that says it is a terminal and keeps what is written."""
+
+    def __init__(self):
+        self.text = ""
+
+    def write(self, s):
+        self.text += s
+        return len(s)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("extra, shown", [([], True), (["--quiet"], False)])
+def test_generate_shows_progress_on_a_terminal(tmp_path, monkeypatch, extra, shown):
+    """`stsim generate geoqa -o FILE` ran ~4 min (qstrbench-extended ~2 min) with no sign of life:
+    a progress bar of the suite's task count, as `stsim run` has; --quiet turns it off."""
+    term = _Terminal()
+    monkeypatch.setattr("sys.stderr", term)
+    out = tmp_path / "t.jsonl"
+    assert main(["generate", "quickstart", "--n", "2", "--family", "stark.localization.*",
+                 "-o", str(out), *extra]) == 0
+    assert len(out.read_text().splitlines()) == 12  # 6 localisation families x 2
+    assert ("generate quickstart:" in term.text and "0/12 [" in term.text) is shown  # total known up front
+    assert "wrote 12 tasks to" in term.text
+
+
+def test_generate_to_standard_output_shows_no_progress(monkeypatch, capsys):
+    term = _Terminal()
+    monkeypatch.setattr("sys.stderr", term)
+    assert main(["generate", "quickstart", "--n", "1", "--family", "stark.localization.range"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1
+    assert "generate quickstart" not in term.text
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="needs Linux's /dev/full")
+def test_generate_onto_a_full_disk_says_so(capsys):
+    """Writing to a full disk (/dev/full always is) ended in an OSError traceback (exit 1)."""
+    assert main(["generate", "quickstart", "--n", "1", "-o", "/dev/full", "--quiet"]) == 2
+    assert ("stsim: error: /dev/full: cannot write (No space left on device); /dev/full is incomplete"
+            in capsys.readouterr().err)
+
+
+def test_run_onto_a_full_disk_keeps_what_was_written_and_resumes(tmp_path, monkeypatch, capsys):
+    """The disk fills while `stsim run` writes summary.json (without --out): a message naming
+    the run's folder and the --resume command, exit 2; the resume then completes the folder."""
+    import errno
+    from pathlib import Path
+    real = Path.write_text
+
+    def full(self, *a, **k):
+        if self.name == "summary.json":
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return real(self, *a, **k)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(Path, "write_text", full)
+    argv = ["run", "quickstart", "--n", "1", "--family", "stark.localization.range", "--quiet"]
+    assert main(argv) == 2
+    (folder,) = (tmp_path / "runs").iterdir()
+    rel = f"runs/{folder.name}"
+    assert (f"stsim: error: {rel}/summary.json: cannot write (No space left on device); what was "
+            f"written so far is kept: once there is room, `stsim run quickstart --resume {rel}` continues"
+            in capsys.readouterr().err)
+    assert (folder / "answers.jsonl").read_text().count("\n") == 1
+    monkeypatch.setattr(Path, "write_text", real)
+    assert main(["run", "quickstart", "--resume", rel, "--quiet"]) == 0
+    assert "resumed" in (folder / "summary.json").read_text()
+
+
+@pytest.mark.parametrize("extra, shown", [([], True), (["--quiet"], False)])
+def test_export_shows_progress_on_a_terminal(tmp_path, monkeypatch, extra, shown):
+    term = _Terminal()
+    monkeypatch.setattr("sys.stderr", term)
+    out = tmp_path / "e"
+    assert main(["export", "quickstart", "--n", "1", "--family", "stark.localization.*", "--format", "jsonl",
+                 "-o", str(out), *extra]) == 0
+    assert len((out / "tasks.jsonl").read_text().splitlines()) == 6
+    assert ("export quickstart:" in term.text and "0/6 [" in term.text) is shown
+
+
+def test_export_and_score_help_name_what_they_take(capsys):
+    for cmd in ("export", "score"):
+        with pytest.raises(SystemExit):
+            main([cmd, "--help"])
+    out = capsys.readouterr().out
+    assert "the suite to export" in out and "suites: cardinal," in out  # export lists the suites
+    assert "the full tasks JSONL" in out and '{"task_id", "step", "text"}' in out  # score's two files

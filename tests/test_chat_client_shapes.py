@@ -94,6 +94,19 @@ def test_missing_api_key_for_a_remote_endpoint_is_exit_2(tmp_path, monkeypatch, 
     assert not out.exists()
 
 
+@pytest.mark.parametrize("url", ["notaurl", "127.0.0.1:8000/v1", "ftp://host/v1", "http:///v1"])
+def test_a_base_url_that_is_not_a_url_is_named(tmp_path, monkeypatch, capsys, url):
+    """`--base-url 127.0.0.1:8000/v1` (no scheme) used to fail as 'no API key for ...' (or, with
+    a key, after three connection attempts): now it says the URL is not one, before anything runs."""
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--n", "1", "--solver", "openai:m", "--base-url", url,
+                 "--out", str(out), "--quiet"]) == 2
+    assert (f"stsim: error: --base-url {url!r}: not an http(s) URL; give the endpoint root, e.g. "
+            "http://127.0.0.1:8000/v1") in capsys.readouterr().err
+    assert not out.exists()
+
+
 def _closed_port() -> int:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

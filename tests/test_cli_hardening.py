@@ -276,6 +276,11 @@ def test_rmse_of_huge_finite_errors_does_not_overflow():
         assert trimmed_rmse([1.0, 2e300, 1e308, 2.0], 0.25) == pytest.approx(2e300 / 2 ** 0.5)  # keeps [2, 2e300]
         assert median_error([1e308, 1.7e308]) == pytest.approx(1.35e308)
         assert rmse([float("inf"), 1.0]) == float("inf")
+        # the middle error inf (a value of 1e400 or Infinity in answers.jsonl): inf, not NaN + a warning
+        assert median_error([float("inf")]) == float("inf")
+        assert median_error([1.0, float("inf"), float("inf")]) == float("inf")
+        assert median_error([1.0, float("inf")]) == float("inf")
+        assert median_error([1.0, 3.0, float("inf")]) == 3.0
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -442,3 +447,65 @@ def test_scoring_a_prompts_only_file_or_bad_answers_says_so_and_writes_nothing(t
     assert main(["score", str(full), str(answers), "--out", str(out)]) == 2
     assert "a.jsonl:1: not valid JSON" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_an_infinite_answer_gives_an_infinite_median_without_warnings(tmp_path, capsys):
+    """One answer `[Infinity, 2]` (JSON's non-standard Infinity, or 1e400) made the median
+    inf - inf = NaN: the table printed '-' under a RuntimeWarning; now inf."""
+    import warnings
+    from stsim.records import read_tasks
+    tasks_path = _tasks_file(tmp_path, n=1)
+    (tid,) = [t.id for t in read_tasks(tasks_path)]
+    answers = tmp_path / "a.jsonl"
+    answers.write_text('{"task_id": "%s", "value": [Infinity, 2]}\n' % tid)
+    out = tmp_path / "scored"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["score", str(tasks_path), str(answers), "--out", str(out)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines()
+               if line.startswith("stark.localization.range "))
+    assert row.split()[1:6] == ["1", "eucl", "inf", "inf", "inf"]  # n, measure, trim, RMS, median
+
+
+@pytest.mark.parametrize("line, message", [
+    # a line cut short by a kill or a copy: the string it ends in, not "Invalid control character at"
+    ('{"task_id": "q/1", "text": "[RESULTS_ST', 'a.jsonl:2: not valid JSON (Unterminated string starting at column 28)'),
+    # a Unicode minus sign pasted into a number: named, with the fix
+    ('{"task_id": "q/1", "value": [\u22121.5, 2]}',
+     "a.jsonl:2: not valid JSON (Expecting value at column 30: '\u2212' U+2212 MINUS SIGN "
+     "(JSON numbers take the ASCII hyphen-minus '-'))"),
+    ('{"task_id": \u201cq/1\u201d}', "a.jsonl:2: not valid JSON (Expecting value at column 13: "
+                                     "'\u201c' U+201C LEFT DOUBLE QUOTATION MARK)"),
+    ('{"task_id": "q/1"} {"task_id": "q/2"}', "a.jsonl:2: not valid JSON (Extra data at column 20)"),
+])
+def test_a_bad_json_line_is_named_with_its_column_and_character(tmp_path, capsys, line, message):
+    tasks = _tasks_file(tmp_path)
+    answers = tmp_path / "a.jsonl"
+    answers.write_text('{"task_id": "q/0", "value": [1, 2]}\n' + line + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["score", str(tasks), str(answers)]) == 2
+    assert f"stsim: error: {answers.parent / message}" in capsys.readouterr().err
+
+
+def test_answers_saved_with_a_bom_and_crlf_are_read(tmp_path, capsys):
+    """Notepad and PowerShell's Out-File save UTF-8 with a byte-order mark and CRLF line ends:
+    the mark used to fail line 1 as 'Unexpected UTF-8 BOM'; now both lines are scored."""
+    from stsim.records import read_tasks
+    tasks = _tasks_file(tmp_path, n=2)
+    ids = [t.id for t in read_tasks(tasks)]
+    answers = tmp_path / "a.jsonl"
+    answers.write_bytes(b"\xef\xbb\xbf" + "".join(json.dumps({"task_id": i, "value": [1, 2]}) + "\r\n"
+                                                   for i in ids).encode())
+    out = tmp_path / "scored"
+    assert main(["score", str(tasks), str(answers), "--out", str(out)]) == 0
+    rows = [json.loads(x) for x in (out / "scores.jsonl").read_text().splitlines()]
+    assert [(r["task_id"], r["status"]) for r in rows] == [(i, "ok") for i in ids]
+
+
+def test_a_line_that_is_not_utf8_is_named(tmp_path, capsys):
+    tasks = _tasks_file(tmp_path)
+    answers = tmp_path / "a.jsonl"
+    answers.write_bytes(b'{"task_id": "q/0", "value": [1, 2]}\n{"task_id": "caf\xe9"}\n')
+    assert main(["score", str(tasks), str(answers)]) == 2
+    assert (f"stsim: error: {answers}:2: not UTF-8 text (byte 0xe9 at byte 17 of the line; "
+            "save the file as UTF-8)") in capsys.readouterr().err

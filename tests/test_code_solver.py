@@ -163,3 +163,38 @@ def test_typed_value_and_failures_map_to_items():
     res = SandboxResult("timeout", None, "", "", "bwrap", 1.0, "wall time limit")
     ans = answers_from_result(task, res, "code:x")
     assert [a.status for a in ans] == ["timeout"] and ans[0].detail == "wall time limit"
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda d: (d / "p.py").write_bytes(b"def solver():\n    return 1  # caf\xe9\n") and d / "p.py",
+     "stsim: error: code:{p}: cannot read the program (not UTF-8 text: byte 0xe9 at offset 33)"),
+    (lambda d: d / "nothere.py",
+     "stsim: error: code:{p}: no such file or folder (give a .py file, a folder of programs or a .jsonl file"),
+])
+def test_code_program_that_cannot_be_read_is_bad_input(tmp_path, capsys, make, message):
+    """`--solver code:prog.py` with a Latin-1 byte in the program used to end in a
+    UnicodeDecodeError traceback (exit 1), and a missing file said 'neither a .py file ...':
+    exit 2 naming the file and the reason, before any task runs or anything is written."""
+    p = make(tmp_path)
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--family", "stark.localization.range", "--n", "1", "--quiet",
+                 "--solver", f"code:{p}", "--out", str(out)]) == 2
+    assert message.format(p=p) in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_unreadable_program_in_a_folder_crashes_only_its_task(tmp_path):
+    """One program of a `code:DIR` folder that is not UTF-8 (Python would not compile it either)
+    is `crashed` for its task, naming the file; the other tasks still run."""
+    tasks = list(get_suite("quickstart").tasks(n=2, seed=0, only="stark.localization.range"))
+    d = tmp_path / "progs"
+    d.mkdir()
+    (d / program_name(tasks[0].id)).write_bytes(b"def solver():\n    return [1.0, 2.0]  # \xff\n")
+    (d / program_name(tasks[1].id)).write_text("def solver():\n    return [1.0, 2.0]\n")
+    code = CodeSolver(d, LIMITS, reuse=False)
+    first, second = code.solve(tasks[0]), code.solve(tasks[1])
+    code.close()
+    assert [(a.status, a.value) for a in first] == [("crashed", None)]
+    assert first[0].detail == (f"{d / program_name(tasks[0].id)}: cannot read the program "
+                               "(not UTF-8 text: byte 0xff at offset 39)")
+    assert [(a.status, a.value) for a in second] == [("ok", [1.0, 2.0])]

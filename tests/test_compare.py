@@ -82,3 +82,17 @@ def test_runs_of_different_seeds_or_task_sets_are_named(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "the runs differ in seed: A 0, B 1" in err
     assert "c: 0 item(s) only in A, 1 only in B (e.g. x/4); the 95 % CI uses the 4 common item(s)" in err
+
+
+@pytest.mark.parametrize("name", ["summary.json", "answers.jsonl"])
+def test_another_file_of_a_run_folder_points_to_the_scores(tmp_path, capsys, name):
+    """`stsim compare RUN/summary.json RUN2` used to say 'not valid JSON (... column 2)' (a
+    pretty-printed JSON read as JSONL): now it names the folder and its scores.jsonl."""
+    _scores(tmp_path / "a", "f", [1.0, 2.0])
+    _scores(tmp_path / "b", "f", [1.0, 2.0])
+    (tmp_path / "a" / name).write_text('{\n  "suite": "quickstart"\n}\n')
+    assert main(["compare", str(tmp_path / "a" / name), str(tmp_path / "b")]) == 2
+    a = tmp_path / "a"
+    assert (f"stsim: error: {a / name}: is the run's {name}, not its scores; give the run folder {a} "
+            f"or {a / 'scores.jsonl'}") in capsys.readouterr().err
+    assert main(["compare", str(a / "scores.jsonl"), str(tmp_path / "b")]) == 0

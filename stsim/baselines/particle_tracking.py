@@ -15,7 +15,11 @@ position ``p0`` is that of a prior trajectory whose first position is among the 
 ``p0`` (a k-nearest-neighbour draw from the prior's joint law of ``(p0, v0, a0)``).  Positions
 are reflected into the domain (the prior's trajectories never leave it).  Proximity instead
 takes the velocity change of a prior trajectory near the particle in ``(p, 3 v)``
-(``motion="knn"``), found through per-step tables of the library (``knn_query``).
+(``motion="knn"``), found through per-step tables of the library (``knn_query``), chosen among
+the nearest ones by the extent of the path so far (``extent``: the min-max normalisation over
+all steps makes every trajectory touch the four edges of the domain, so an edge not reached yet
+is still ahead), and weights its particles at the trajectory's last step by how far their
+extent falls short of the domain (``terminal``).
 
 Cost: each step is a few dozen numpy calls on (6, N) state rows updated in place; gathers use
 ``ndarray.take``, per-library tables are cached (``perf/pf_cost.py``: 6-12x cheaper per task
@@ -62,12 +66,17 @@ ROUNDING = 5e-5
 #: to stay alive) means the shot schedule ``t_start + t_rel[k]`` does not hold for the task.
 SCHEDULE_BREAK = 20.0
 #: proximity: the prior's own transitions (``motion="knn"``), 8 neighbours found through the
-#: cell table and k-NN graph of the library (``knn_query="cell"``), 1200 particles (30 tasks of
-#: suite seed 7, filter seeds 0 / 1 / 2: trimmed RMSE 1.367 / 1.355 / 1.380 over the first 10
-#: steps, 1.467 / 1.494 / 1.491 over all 20, at a third of the cost of the exact k-NN draw with
-#: 800 particles: 1.339 / 1.402 / 1.366 and 1.438 / 1.502 / 1.438; the grid Bayes filter
-#: 1.597 / 1.793; constant acceleration: 1.86-2.05 on 10).
-PROXIMITY_SETTINGS = {"motion": "knn", "n_particles": 1200, "knn": 8, "knn_query": "cell"}
+#: cell table and k-NN graph of the library (``knn_query="cell"``); the k-NN draw chooses among
+#: the 32 library states nearest in ``(p, 3 v)`` by the extent each has covered so far
+#: (``extent=0.5``: a Gaussian kernel of 0.5 plane units on the running min / max of x and y), and
+#: the last step of the trajectory weights each particle by how far its extent falls short of
+#: the whole domain (``terminal=0.3``; the min-max normalisation makes every trajectory touch all
+#: four edges); a library of 16,000 prior trajectories, 800 particles.  30 tasks of suite seed
+#: 7, filter seeds 0 / 1 / 2 pooled: trimmed RMSE 1.288 over the first 10 steps and 1.298 over all
+#: 20, against 1.367 / 1.484 for the settings before (no extent, 4,000 trajectories, 1200
+#: particles) and 1.597 / 1.793 for the grid Bayes filter; docs/stark-tier1.md.
+PROXIMITY_SETTINGS = {"motion": "knn", "n_particles": 800, "knn": 8, "knn_query": "cell",
+                      "extent": 0.5, "terminal": 0.3, "lib_size": 16000}
 
 
 @dataclass(frozen=True)
@@ -125,9 +134,10 @@ def _schedule(task) -> tuple[int, float, int, str]:
 
 
 def _systematic(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    n = len(w)
     c = np.cumsum(w)
     c /= c[-1]
-    return np.minimum(np.searchsorted(c, (rng.random() + np.arange(len(w))) / len(w)), len(w) - 1)
+    return np.minimum(np.searchsorted(c, (rng.random() + np.arange(n)) / n), len(w) - 1)
 
 
 def _reflect(p: np.ndarray, v: np.ndarray, lo: float, hi: float) -> None:
@@ -225,6 +235,8 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
                    min_ess: float = 50.0, cells: int = 201, knn: int = 16, seed: int = 0,
                    jitter: float = 0.3, jerk_scale: float = 8.0, motion: str = "ca",
                    vel_weight: float = 3.0, start_prior: float = 4.0, knn_query: str = "exact",
+                   extent: float = 0.0, extent_pool: int = 32, terminal: float = 0.0,
+                   aligned_start: bool = False,
                    _trace: list | None = None,
                    _eps_log: list | None = None,
                    domain=DOMAIN) -> tuple[np.ndarray, np.ndarray | None]:
@@ -252,6 +264,23 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
             cheaper than ``"exact"``; the tables are built once per library and step).  The
             first velocity uses the ``"graph"`` draw for both ``"graph"`` and ``"cell"``.
         jitter: regularisation bandwidth after resampling (fraction of the particle spread).
+        extent: when > 0, the k-NN draws of ``motion="knn"`` choose among the ``extent_pool``
+            candidate library states (the particle's own nearest ones for ``"exact"``, its
+            nearest one's for ``"graph"`` / ``"cell"``) by a Gaussian kernel of bandwidth
+            ``extent`` (plane units) on the distance between the running extents (min x, min
+            y, max x, max y of the path so far) of the candidate and of the particle: the
+            trajectory is min-max normalised over all its steps (STARK Appendix 7.3), so the
+            edges it has not reached yet are still ahead of it and prior trajectories with the
+            same extent so far move as it will (:func:`_extent_pick`).  0: uniform among
+            ``knn``.
+        aligned_start: ``motion="ca"`` starts each particle at ``(v0 - a0, a0)`` of its
+            library trajectory, so that step 1 (``a += j, v += a, p += v``) moves it by the
+            trajectory's own first step ``v0`` (plus the jerk); False (the sensor filter's
+            setting) starts at ``(v0, a0)``, one acceleration ahead.
+        terminal: when > 0 (with ``extent``), the last step of the trajectory (the library's
+            last) multiplies each particle's weight by ``exp(-|g|^2 / (2 terminal^2))``, ``g``
+            the four gaps between its extent and the domain's edges (0 for every trajectory
+            of the prior).
     Returns: positions (n_steps, 2) and emission times (n_steps,) or None (known emission or
         proximity).
 
@@ -280,6 +309,7 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
     p = grid[idx] + rng.uniform(-0.5, 0.5, size=(N, 2)) * cell
     np.clip(p, lo, hi, out=p)
     cache = _lib_cache(lib)
+    M = len(lib.pos)
     if knn_query == "exact":
         _, nb = cache["start_tree"].query(p, k=knn)
         pick = nb[np.arange(N), rng.integers(0, knn, size=N)]
@@ -291,13 +321,19 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
     X[0:2] = p.T
     X[2:4] = cache["vel"][0][:, pick]
     X[4:6] = cache["acc0"][:, pick]
+    if aligned_start and motion == "ca":
+        # step 1 adds the acceleration before the velocity (a += j, v += a, p += v): start from
+        # v0 - a0 so that p1 = p0 + v0 (+ jerk), the library trajectory's own next position
+        X[2:4] -= X[4:6]
     P, V, A = X[0:2], X[2:4], X[4:6]
+    if extent > 0:  # each particle's running extent so far: (min x, min y, max x, max y) rows
+        E = np.vstack([P, P])
+        ext_pool = min(extent_pool, M)
     L = U = None
     logw = np.zeros(N)
     uniform = True                                         # logw constant (start, resampled)
     out_p = np.empty((n_steps, 2))
     out_t = np.empty(n_steps) if unknown_t else None
-    M = len(lib.pos)
     velT, jerkT = cache["vel"], cache["jerk"]
     if motion == "knn":
         Q = np.empty((N, 4))                               # k-d tree query (p, vel_weight * v)
@@ -308,7 +344,18 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
                 tree_k = _state_tree(lib, kk, vel_weight)
                 Q[:, :2] = P.T
                 np.multiply(V.T, vel_weight, out=Q[:, 2:])
-                if knn_query == "exact":
+                if extent > 0:
+                    # the candidates: the extent_pool library states nearest to the particle's
+                    # (p, vel_weight v) ("exact") or to its nearest one ("graph", "cell"), as
+                    # (K, N) rows: the reductions over the pool run along contiguous rows
+                    if knn_query == "exact":
+                        cand = np.ascontiguousarray(tree_k.query(Q, k=ext_pool)[1].T)
+                    else:
+                        near = (_state_cells(lib, kk, vel_weight)(Q) if knn_query == "cell"
+                                else tree_k.query(Q, k=1)[1])
+                        cand = _state_pool(lib, kk, vel_weight, ext_pool).take(near, axis=1)
+                    pick = _extent_pick(cand, _lib_extent(lib)[kk], E, extent, rng)
+                elif knn_query == "exact":
                     _, nb = tree_k.query(Q, k=knn)
                     pick = nb[np.arange(N), rng.integers(0, knn, size=N)]
                 elif knn_query == "cell":
@@ -329,6 +376,16 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
             P += V
             _reflect(P, V, lo, hi)
         p = P.T
+        if extent > 0:
+            if k:
+                np.minimum(E[:2], P, out=E[:2])
+                np.maximum(E[2:], P, out=E[2:])
+            if terminal > 0 and k == len(lib.pos[0]) - 1:
+                # the last step of the trajectory: min-max normalised, it has reached every edge
+                gap = np.vstack([E[:2] - lo, hi - E[2:]])
+                gap *= gap
+                logw = logw - 0.5 * gap.sum(axis=0) / terminal ** 2
+                uniform = False
         if unknown_t and model.t_rel is not None and L is None:
             L, U = np.full(N, -np.inf), np.full(N, np.inf)
             viol, fac, itv = model.step(k, p, None, None)   # first step: interval of t_emit(0)
@@ -362,6 +419,8 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
         if 1.0 / (w @ w) < 0.5 * N:
             idx = _systematic(w, rng)
             X = X.take(idx, axis=1)                        # (take: much cheaper than X[:, idx])
+            if extent > 0:
+                E = E.take(idx, axis=1)
             if L is not None:
                 L, U = L.take(idx), U.take(idx)
             logw = np.zeros(N)
@@ -414,6 +473,42 @@ def _lib_cache(lib: MotionLibrary) -> dict:
                      "jerk": np.ascontiguousarray(lib.jerk.transpose(1, 2, 0))})
         _LIBS[id(lib)] = hit
     return hit[1]
+
+
+def _extent_pick(cand: np.ndarray, lib_ext: np.ndarray, ext: np.ndarray, bandwidth: float,
+                 rng: np.random.Generator) -> np.ndarray:
+    """One library state per particle among its candidates, drawn with the Gaussian kernel
+    weight ``exp(-|e_j - e|^2 / (2 bandwidth^2))`` of the distance between the candidate's
+    running extent ``e_j`` and the particle's ``e`` (plane units).
+
+    Args: cand (K, N) candidate library indices per particle; lib_ext (4, M) the library's
+    running extents at this step (:func:`_lib_extent`); ext (4, N) the particles'; bandwidth
+    in plane units.  Returns (N,) library indices."""
+    K, N = cand.shape
+    ce = lib_ext.take(cand, axis=1)                                   # (4, K, N)
+    ce -= ext.astype(np.float32)[:, None, :]
+    ce *= ce
+    d2 = ce[0] + ce[1]
+    d2 += ce[2]
+    d2 += ce[3]
+    d2 *= np.float32(-0.5 / bandwidth ** 2)
+    d2 -= d2.max(axis=0)
+    np.exp(d2, out=d2)
+    cw = np.cumsum(d2, axis=0, out=d2)                                # inverse-CDF draw per column
+    j = (cw < rng.random(N).astype(np.float32) * cw[-1]).sum(axis=0)
+    return cand[np.minimum(j, K - 1), np.arange(N)]
+
+
+def _lib_extent(lib: MotionLibrary) -> np.ndarray:
+    """(n, 4, M) running extent of each library trajectory through step ``k``: rows min x,
+    min y, max x, max y of ``pos[:, :k+1]``; cached per library."""
+    cache = _lib_cache(lib)
+    if "extent" not in cache:
+        lo = np.minimum.accumulate(lib.pos, axis=1)
+        hi = np.maximum.accumulate(lib.pos, axis=1)
+        cache["extent"] = np.ascontiguousarray(np.concatenate([lo, hi], axis=2).transpose(1, 2, 0),
+                                               dtype=np.float32)
+    return cache["extent"]
 
 
 def _start_prior(lib: MotionLibrary, g: np.ndarray, smooth: float) -> np.ndarray:
@@ -506,6 +601,15 @@ def _state_graph(lib: MotionLibrary, k: int, vel_weight: float, knn: int) -> np.
     return hit[1]
 
 
+def _state_pool(lib: MotionLibrary, k: int, vel_weight: float, knn: int) -> np.ndarray:
+    """:func:`_state_graph` transposed: (knn, M), contiguous per neighbour rank; cached."""
+    cache = _lib_cache(lib)
+    key = ("pool", k, vel_weight, knn)
+    if key not in cache:
+        cache[key] = np.ascontiguousarray(_state_graph(lib, k, vel_weight, knn).T)
+    return cache[key]
+
+
 def _tolerance(viol: np.ndarray, logw: np.ndarray, min_ess: float, uniform: bool = False) -> float:
     """Smallest widening ``eps`` (>= 0) of the step's bounds keeping ``min_ess`` effective
     particles (or every live particle when fewer are alive); ``uniform``: the caller knows
@@ -536,7 +640,7 @@ def _tolerance(viol: np.ndarray, logw: np.ndarray, min_ess: float, uniform: bool
     return float(v[hit[0]] if len(hit) else v[-1])
 
 
-def _on_step_grid(task, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, "MotionLibrary"]:
+def _on_step_grid(task, z: np.ndarray, size: int = 4000) -> tuple[np.ndarray, np.ndarray, "MotionLibrary"]:
     """The readings ``z`` (one row per task step) placed on the trajectory's step grid, and the
     prior library for it: ``(index, full, lib)`` with ``index`` the task steps' trajectory step
     numbers, ``full`` the readings of every step up to the last (NaN where unobserved) and
@@ -552,7 +656,8 @@ def _on_step_grid(task, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, "MotionL
     full = np.full((int(index[-1]) + 1, *z.shape[1:]), np.nan)
     full[index] = z
     n_lib = max(n, len(full), 4)
-    return index, full, motion_library(n_lib, duration * (n_lib - 1) / max(n - 1, 1), kmax, table)
+    return index, full, motion_library(n_lib, duration * (n_lib - 1) / max(n - 1, 1), kmax, table,
+                                       size=size)
 
 
 def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None]:
@@ -569,14 +674,15 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
         raise ValueError(f"{task.id}: particle_track handles proximity and ToA tracking, not {m!r}")
     z = readings_to_array(inp["readings"], pairs=False, stepped=True)
     s = np.asarray(inp["sensors"], float)
-    index, full, lib = _on_step_grid(task, z)
+    if m == "proximity":
+        for key, val in PROXIMITY_SETTINGS.items():
+            kw.setdefault(key, val)
+    index, full, lib = _on_step_grid(task, z, kw.pop("lib_size", 4000))
     n, duration = _schedule(task)[:2]
     n_lib = max(n, len(full), 4)
     t_rel = np.linspace(0.0, duration * (n_lib - 1) / max(n - 1, 1), n_lib)[:len(full)]
     if m == "proximity":
         model = _Model("proximity", s, full, radius=float(inp["radius"]))
-        for key, val in PROXIMITY_SETTINGS.items():
-            kw.setdefault(key, val)
     else:
         noise = (inp.get("sensor_model") or {}).get("noise") or {}
         half = float(noise["half_width"]) if "half_width" in noise else 2.0 * float(noise.get("sigma", 0.005))
@@ -588,6 +694,7 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
             known[np.isnan(known)] = np.interp(np.flatnonzero(np.isnan(known)), index, known[index])
         model = _Model("toa", s, full, speed=float(inp["wave_speed"]), half=half, emit=known,
                        t_rel=t_rel)
+        kw.setdefault("aligned_start", True)
         if known is not None:
             kw.setdefault("jerk_scale", 4.0)
         else:  # 1000 particles: as accurate as 1500 on 30 tasks (seed 7), a third cheaper

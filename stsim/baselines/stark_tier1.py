@@ -174,9 +174,9 @@ def solve_tracking(task: Task, solver: str = "baseline") -> list[Answer]:
     """Default tracking: for proximity and for the modalities in :data:`PF_TRACKING` (range,
     bearing, range+bearing) the particle filter whose motion follows the generator's own prior
     trajectories (:mod:`stsim.baselines.particle_tracking`,
-    :mod:`stsim.baselines.sensor_particle_tracking`; issue 20, proximity on 30 tasks of suite seed 7:
-    trimmed RMSE 1.339 / 1.438 over the first 10 / all 20 steps against 1.597 / 1.793 for the
-    grid Bayes filter, now ``baseline:grid``); else, and for Gaussian noise (the filter needs
+    :mod:`stsim.baselines.sensor_particle_tracking`; issue 20, proximity on 30 tasks of suite
+    seed 7: trimmed RMSE 1.292 / 1.292 over the first 10 / all 20 steps, ``perf/pf_accuracy.py``,
+    against 1.597 / 1.793 for the grid Bayes filter, now ``baseline:grid``); else, and for Gaussian noise (the filter needs
     bounded noise), the bank of SCAAT-style EKFs (:func:`solve_tracking_ekf`)."""
     m = task.inputs["modality"]
     if m in PF_TRACKING and _uniform_noise(task):

@@ -33,9 +33,16 @@ def _families_text(run: str | Path, fams: dict[str, Any]) -> str:
     return f"{run} has {shown}"
 
 
+#: the files of a run folder that are not its scores (given to compare by mistake)
+_OTHER_RUN_FILES = ("summary.json", "run.json", "answers.jsonl", "tasks.jsonl", "answers.previous.jsonl")
+
+
 def _family_items(run: str | Path) -> dict[str, dict[tuple[str, Any], dict[str, Any]]]:
     """family -> {(task_id, step): {"status", "error", "correct"}} from a run's scores.jsonl."""
     path = Path(run) / "scores.jsonl" if Path(run).is_dir() else Path(run)
+    if path.name in _OTHER_RUN_FILES and (path.parent / "scores.jsonl").is_file():
+        raise RecordError(f"{path}: is the run's {path.name}, not its scores; give the run folder "
+                          f"{path.parent} or {path.parent / 'scores.jsonl'}")
     fams: dict[str, dict[tuple[str, Any], dict[str, Any]]] = defaultdict(dict)
     for lineno, obj in iter_jsonl(path):
         if "family" not in obj or "status" not in obj:

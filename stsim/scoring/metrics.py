@@ -68,6 +68,8 @@ def median_error(errors: Sequence[float]) -> float:
     if not len(e):
         return math.nan
     lo, hi = e[(len(e) - 1) // 2], e[len(e) // 2]
+    if lo == hi:  # also two infs, whose difference would be NaN
+        return float(lo)
     return float(lo + (hi - lo) / 2)  # no overflow for huge errors, inf stays inf
 
 

@@ -29,6 +29,13 @@ from ..sandbox.isolation import Limits, Sandbox, SandboxError, SandboxResult, re
 from .base import SolverError, register_solver
 
 
+def _reason(exc: Exception) -> str:
+    """Why a program file could not be read, in a few words."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
+    return getattr(exc, "strerror", None) or str(exc)
+
+
 def program_name(task_id: str) -> str:
     """File name of a task's program inside a ``code:DIR`` folder."""
     return task_id.replace("/", "__") + ".py"
@@ -143,7 +150,13 @@ class CodeSolver:
             except RecordError as exc:
                 raise SolverError(str(exc)) from None
         elif self.path.is_file():
-            self._single = self.path.read_text(encoding="utf-8")
+            try:
+                self._single = self.path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise SolverError(f"code:{self.path}: cannot read the program ({_reason(exc)})") from None
+        elif not self.path.exists():
+            raise SolverError(f"code:{self.path}: no such file or folder (give a .py file, a folder of "
+                              "programs or a .jsonl file of {\"task_id\", \"code\"})")
         elif not self.path.is_dir():
             raise SolverError(f"code solver: {self.path} is neither a .py file, a .jsonl file nor a folder")
         try:
@@ -170,6 +183,13 @@ class CodeSolver:
         f = self.path / program_name(task.id)
         return f.read_text(encoding="utf-8") if f.is_file() else None
 
+    def _unreadable(self, task: Task, exc: Exception) -> list[Answer]:
+        """A folder's program for ``task`` that cannot be read (not UTF-8: Python itself would
+        refuse to compile it): ``crashed`` for each answer, naming the file, and the run goes on."""
+        keys = [s.index for s in task.steps] or [None]
+        detail = f"{self.path / program_name(task.id)}: cannot read the program ({_reason(exc)})"
+        return [Answer(task.id, k, "crashed", detail=detail, solver=self.name) for k in keys]
+
     @property
     def sandbox(self) -> Sandbox:
         if self._sandbox is None:
@@ -186,7 +206,10 @@ class CodeSolver:
             self._sandbox.close()
 
     def solve(self, task: Task) -> list[Answer]:
-        source = self.program_for(task)
+        try:
+            source = self.program_for(task)
+        except (OSError, UnicodeDecodeError) as exc:
+            return self._unreadable(task, exc)
         if source is None:
             keys = [s.index for s in task.steps] or [None]
             return [Answer(task.id, k, "missing", detail=f"no program for this task in {self.path}",

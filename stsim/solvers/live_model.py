@@ -270,6 +270,12 @@ def _openai_factory(arg: str | None, *, base_url: str | None = None, mode: str =
             require_isolation(isolation)
         except (SandboxError, ValueError) as exc:
             raise SolverError(f"--solver openai:{arg} --mode {mode}: {exc}") from None
+    if base_url is not None:
+        from urllib.parse import urlparse
+        u = urlparse(base_url)
+        if u.scheme not in ("http", "https") or not u.hostname:
+            raise SolverError(f"--base-url {base_url!r}: not an http(s) URL; give the endpoint root, "
+                              "e.g. http://127.0.0.1:8000/v1 or https://api.openai.com/v1")
     why = needs_api_key(base_url or ChatConfig.base_url, api_key_env)
     if why is not None:
         raise SolverError(f"--solver openai:{arg}: {why}")

@@ -1,0 +1,75 @@
+"""The measuring parts of the perf/ scripts of issue 20 (perf/bench_tier1.py's cost growth and
+load accounting; perf/vs_stonesoup.py's Stone Soup range model and settings, when Stone Soup,
+the 'perf' extra, is installed)."""
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+PERF = Path(__file__).resolve().parent.parent / "perf"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"perf_{name}", PERF / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return _load("bench_tier1")
+
+
+def test_growth_of_a_constant_cost_is_linear(bench):
+    ratio, slope = bench.growth(np.full(200, 0.01), 10)
+    assert ratio == pytest.approx(1.0)
+    assert slope == pytest.approx(1.0)
+
+
+def test_growth_of_a_cost_rising_with_the_task_index(bench):
+    # task k (1-based) costs k: cost(n) = n (n + 1) / 2, so cost(200) / cost(10) = 20100 / 55,
+    # divided by 200 / 10; the slope lies between 1 and 2 (n^2 / 2 + n / 2).
+    ratio, slope = bench.growth(np.arange(1, 201, dtype=float), 10)
+    assert ratio == pytest.approx(20100 / 55 / 20)
+    assert 1.8 < slope < 2.0
+
+
+def test_other_processes_cores_from_two_snapshots(bench):
+    # machine busy 10 -> 14 CPU s, this run 1 -> 2 CPU s, over 2 s of wall time:
+    # others (4 - 1) / 2 = 1.5 cores, this run 1 / 2 = 0.5
+    others, ours = bench._others((10.0, 1.0, 100.0), (14.0, 2.0, 102.0))
+    assert (others, ours) == (pytest.approx(1.5), pytest.approx(0.5))
+    assert all(math.isnan(v) for v in bench._others(None, (1.0, 1.0, 1.0)))
+
+
+def test_cpu_busy_snapshot_counts_this_process(bench):
+    a = bench._cpu_busy()
+    if a is None:
+        pytest.skip("no /proc/stat on this system")
+    x = 0.0
+    for i in range(300_000):
+        x += i * 0.5
+    b = bench._cpu_busy()
+    assert b[1] > a[1] and b[2] > a[2] and b[0] >= a[0]
+
+
+def test_stonesoup_range_model_and_settings():
+    pytest.importorskip("stonesoup", reason="Stone Soup not installed (pip install 'stsim[perf]')")
+    vs = _load("vs_stonesoup")
+    from stonesoup.types.array import StateVector
+    from stonesoup.types.state import State
+    m = vs.CartesianToRange2D(ndim_state=4, mapping=(0, 2), noise_covar=np.array([[1e-4]]),
+                              translation_offset=StateVector([[1.0], [2.0]]))
+    # a target at (4, 6): 3-4-5 triangle from the sensor at (1, 2)
+    z = m.function(State(StateVector([[4.0], [0.0], [6.0], [0.0]])))
+    assert float(np.asarray(z, float).ravel()[0]) == pytest.approx(5.0)
+    for kind in ("ekf", "ukf", "pf"):
+        assert set(vs.TUNED[kind]) == set(vs.FAMILIES)
+        assert vs.OLD[kind] == vs.Config()
