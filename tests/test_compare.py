@@ -96,3 +96,16 @@ def test_another_file_of_a_run_folder_points_to_the_scores(tmp_path, capsys, nam
     assert (f"stsim: error: {a / name}: is the run's {name}, not its scores; give the run folder {a} "
             f"or {a / 'scores.jsonl'}") in capsys.readouterr().err
     assert main(["compare", str(a / "scores.jsonl"), str(tmp_path / "b")]) == 0
+
+
+def test_an_ok_item_stored_without_error_counts_as_infinite(tmp_path):
+    # scores.jsonl is strict JSON: an answer with Infinity scores ok with "error": null.  It is
+    # the worst error, not a missing one: B = [inf, 1.5, 0.5, 1] -> 25 % trimmed [1, 1.5] ->
+    # sqrt(1.625), exactly as with 100 in its place (dropping it would give 3 items, none trimmed).
+    _scores(tmp_path / "a", "f", [4, 1, 3, 2])
+    _scores(tmp_path / "b", "f", [None, 1.5, 0.5, 1])
+    r = compare_runs(tmp_path / "a", tmp_path / "b")["f"]
+    assert r["trimmed_rmse_b"] == pytest.approx(math.sqrt(1.625))
+    assert r["relative_change"] == pytest.approx(-0.5)
+    assert r["failures_b"] == 0
+

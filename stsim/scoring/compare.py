@@ -136,8 +136,8 @@ def compare_runs(run_a: str | Path, run_b: str | Path, trim: float = STARK_CI_TR
             out[fam] = {**base, "kind": "categorical", "accuracy_a": round(acc_a, 6), "accuracy_b": round(acc_b, 6),
                         "accuracy_delta": round(acc_b - acc_a, 6), "ci95": ci}
             continue
-        ea = [r["error"] for r in ia.values() if r["status"] == "ok" and r["error"] is not None]
-        eb = [r["error"] for r in ib.values() if r["status"] == "ok" and r["error"] is not None]
+        ea = [_err(r) for r in ia.values() if r["status"] == "ok"]
+        eb = [_err(r) for r in ib.values() if r["status"] == "ok"]
         ra = trimmed_rmse(ea, trim) if ea else None
         rb = trimmed_rmse(eb, trim) if eb else None
         change = None if ra is None or rb is None or ra == 0 else (rb - ra) / ra
@@ -159,7 +159,12 @@ def compare_runs(run_a: str | Path, run_b: str | Path, trim: float = STARK_CI_TR
 
 
 def _err(r: dict[str, Any]) -> float:
-    return float(r["error"]) if r["status"] == "ok" and r["error"] is not None else np.nan
+    """An item's error; NaN when it was not answered.  An ``ok`` numeric item stored with
+    ``error: null`` had a non-finite error (an answer with ``Infinity``: strict JSON has no
+    infinity, docs/answer-formats.md), so it counts as ``inf``, as in the run's own summary."""
+    if r["status"] != "ok":
+        return np.nan
+    return float(r["error"]) if r["error"] is not None else np.inf
 
 
 def family_keys(run_a: str | Path, run_b: str | Path) -> dict[str, tuple[set, set]]:
