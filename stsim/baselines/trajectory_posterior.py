@@ -424,8 +424,9 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                   n_particles: int = 2000, n_moves: int = 2, seed: int = 0,
                   domain=(0.0, 10.0), max_levels: int = 80, max_sweeps: int = 12,
                   target_moved: float = 0.9, min_accepted: int = 3,
-                  prune_nats: float = 30.0, stall_levels: int = 4, ess_keep: float = 0.5,
-                  restarts: bool = True, stall_window: int = 3, stall_drop: float = 0.1) -> SMCResult:
+                  prune_nats: float = 30.0, ess_keep: float = 0.5,
+                  restarts: bool = True, stall_window: int = 3, stall_drop: float = 0.1,
+                  restart_share: float = 0.125) -> SMCResult:
     """Posterior means of steps ``0..n_steps_scored-1`` (see the module docstring).
 
     One SMC sampler per prior structure (set of active kinds), run side by side in one array
@@ -450,11 +451,14 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
         max_levels: tolerance levels allowed per step.
         prune_nats: a structure whose posterior weight is provably below
             ``exp(-prune_nats)`` times the best converged one's is dropped.
-        stall_levels: a structure whose distinct particles all violate the step's readings by
-            the same amount (its MH moves do not change the trajectory there: e.g. a lone linear
-            motion, whose normalised path is one of four diagonals) and whose tolerance falls
-            by less than 1 % in this many successive levels is abandoned once another
-            structure has reached the exact posterior; counted in :attr:`SMCResult.abandoned`.
+        restarts, stall_window, stall_drop, restart_share: a structure whose tolerance falls
+            by less than ``stall_drop`` (relative) over ``stall_window`` levels has stalled: its
+            particles sit in a mode the new readings rule out.  It is restarted from the prior
+            (with at least ``restart_share * n_particles`` particles) and run over the readings
+            of steps ``0..t`` at once, an ABC-SMC from the prior, which re-estimates its
+            evidence; if it stalls again it is abandoned (e.g. a lone linear motion, whose
+            normalised path is one of four diagonals).  Counted in :attr:`SMCResult.restarts`
+            and :attr:`SMCResult.abandoned`.
         ess_keep: fraction of a structure's effective sample size each tolerance level keeps.
     Returns: :class:`SMCResult` (``ess``: the effective sample size of the combined weights).
     Raises: :class:`NotConverged` when no structure reaches tolerance 0 within ``max_levels``
@@ -468,6 +472,12 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
     G = len(S)
     ng = max(n_particles // G, 20)
     log_pg = _log_struct_prior(S, max_components, nk)          # (G,)
+    restart_particles = max(ng, int(restart_share * n_particles))
+    # phases and headings spanning a full turn enter only through cos/sin: their u is periodic
+    periodic = np.array([n_ in ("phase", "theta") and np.isclose(lay.hi[i] - lay.lo[i], 2 * np.pi)
+                         for kind in lay.kinds for n_, i in zip(lay.names[kind], range(lay.slices[kind].start,
+                                                                                         lay.slices[kind].stop))]
+                        + ([False] if emit_range is not None else []))
     grp = np.repeat(np.arange(G), ng)
     mask = S[grp]
     N = len(grp)
@@ -537,6 +547,7 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                 mult = 10.0 ** rng.uniform(-1.5, 0.0, size=(sel.sum(), 1))
                 step = rng.normal(size=(sel.sum(), len(dims))) @ L.T
                 prop[np.ix_(sel, dims)] += js["joint"] * 2.38 / np.sqrt(len(dims)) * mult * step
+            prop[:, periodic] %= 1.0   # angles: a random walk on the circle (still symmetric)
             inside = np.all((prop >= 0) & (prop <= 1), axis=1) & np.any(prop != u, axis=1)
             a = mh(prop, inside, True)
             if inside.any():
@@ -554,6 +565,7 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                 mult = 10.0 ** rng.uniform(-1.5, 0.5, size=(n, 1))  # a mixture of scales
                 prop = u.copy()
                 prop[:, b] += rng.normal(size=(n, len(b))) * sd * mult
+                prop[:, periodic] %= 1.0
                 inside = act & np.all((prop[:, b] >= 0) & (prop[:, b] <= 1), axis=1)
                 a = mh(prop, inside, act)
                 rate = a[act].mean()
@@ -581,8 +593,17 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
         def restart(g):
             """Draw structure g's particles afresh from the prior and run its tolerance
             levels over the readings of steps 0..t at once (an ABC-SMC from the prior):
-            its evidence is then estimated from the prior again (``logZ`` restarts at 0)."""
+            its evidence is then estimated from the prior again (``logZ`` restarts at 0).  It
+            gets at least ``restart_particles`` particles for this step."""
+            nonlocal u, mask, grp, lt, vmax, logw
             sel_ = np.flatnonzero(grp == g)
+            extra = max(restart_particles - len(sel_), 0)
+            if extra:   # a structure of small weight holds few particles: more for the search
+                u = np.concatenate([u, np.repeat(u[sel_[:1]], extra, axis=0)])
+                mask = np.concatenate([mask, np.repeat(S[g][None], extra, axis=0)])
+                grp = np.concatenate([grp, np.full(extra, g)])
+                lt, vmax, logw = (np.concatenate([a, np.zeros(extra)]) for a in (lt, vmax, logw))
+                sel_ = np.flatnonzero(grp == g)
             u[sel_] = prior_u(len(sel_))
             batch[g] = True
             lt[sel_], vmax[sel_] = evaluate(u[sel_], mask[sel_], t, np.full(len(sel_), np.inf),
