@@ -8,8 +8,8 @@ spiral angular rates with a random sign), summed at ``linspace(0, duration, n_st
 min-max normalised per axis into the domain over *all* steps.  Event families add the first
 emission time, uniform in ``emit_time_range`` (the ``k``-th shot is fired at
 ``t_start + t_rel[k]``).  Noise: STARK Table 7 bounded uniform noise (range relative, bearing
-and ToA absolute) widened by the print rounding (half a unit of the 4th decimal); proximity:
-exact disk detections.  Under this prior and noise model the posterior mean of the step-``t``
+and ToA absolute) followed by the print rounding to 4 decimals, exactly
+(:func:`reading_terms`); proximity: exact disk detections.  Under this prior and noise model the posterior mean of the step-``t``
 answer given the readings of steps ``0..t`` minimises the expected squared error: no estimator
 can do better on average over the generator.
 
@@ -32,17 +32,25 @@ Del Moral, Doucet & Jasra 2012):
 * after each level the particles are resampled (systematic, within the structure) and moved
   by Metropolis-Hastings: a joint random walk with the structure's weighted particle
   covariance (adaptive Metropolis within the population) and one random-walk block per kind,
-  repeated until most particles have accepted several moves;
+  repeated until most particles have accepted several moves; phases and headings (a full
+  turn) walk on the circle;
+* a structure whose tolerance stalls (its particles sit in a mode the new readings rule out)
+  is restarted from the prior and run over all readings so far at once (ABC-SMC from the
+  prior, re-estimating its evidence); if it stalls again it is abandoned;
+* after each step the particles are shared out in proportion to the structures' posterior
+  weights (a floor each);
 * structures whose posterior weight is provably negligible (their evidence at the current
   tolerance, an upper bound, is ``prune_nats`` below the best converged one) are dropped and
   their particles given to the others.
 
 Failure modes: too few particles or moves leave the population degenerate (report the
-effective sample size and compare independent runs); a structure whose particles sit in the
-wrong mode approaches tolerance 0 only slowly (the readings of a new step are many noise
-bounds from every particle): after ``max_levels`` levels it is dropped and an upper bound
-of its posterior weight is reported (:attr:`SMCResult.dropped`); a run where no structure
-converges raises :class:`NotConverged`.  Gaussian noise is not supported (the tolerance
+effective sample size and compare independent runs); a mode no particle reaches makes the
+reported posterior too narrow for its errors (over many tasks the mean squared error of the
+exact posterior mean equals the mean posterior variance: compare them); a narrow mode the
+restart from the prior also misses is abandoned with its structure
+(:attr:`SMCResult.abandoned_eps`); a structure still above tolerance 0 after the level budget
+is dropped with an upper bound of its weight (:attr:`SMCResult.dropped`); a run where no
+structure converges raises :class:`NotConverged`.  Gaussian noise is not supported (the tolerance
 scheme needs bounded noise).
 """
 from __future__ import annotations
