@@ -434,7 +434,7 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                   target_moved: float = 0.9, min_accepted: int = 3,
                   prune_nats: float = 30.0, ess_keep: float = 0.5,
                   restarts: bool = True, stall_window: int = 3, stall_drop: float = 0.1,
-                  restart_share: float = 0.125) -> SMCResult:
+                  restart_share: float = 0.125, backtrack: tuple[int, ...] = ()) -> SMCResult:
     """Posterior means of steps ``0..n_steps_scored-1`` (see the module docstring).
 
     One SMC sampler per prior structure (set of active kinds), run side by side in one array
@@ -467,6 +467,10 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
             evidence; if it stalls again it is abandoned (e.g. a lone linear motion, whose
             normalised path is one of four diagonals).  Counted in :attr:`SMCResult.restarts`
             and :attr:`SMCResult.abandoned`.
+        backtrack: before the restart from the prior, go back ``b`` steps for each ``b``
+            (e.g. ``(3, 7)``): restart from the structure's saved posterior after step
+            ``t - b`` and run over steps ``t-b+1..t`` at once (cheaper and nearer the target
+            than the prior; off by default: not measured enough to be the reference).
         ess_keep: fraction of a structure's effective sample size each tolerance level keeps.
     Returns: :class:`SMCResult` (``ess``: the effective sample size of the combined weights).
     Raises: :class:`NotConverged` when no structure reaches tolerance 0 within ``max_levels``
@@ -507,27 +511,24 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
     lt = np.zeros(N)           # data log density so far (within a structure the prior is flat)
     abandoned = 0
     restarts_done = [0]
+    saved = {}                         # step -> {structure: (particles, log evidence)}
     closest = [np.inf]                 # smallest tolerance at which a structure was abandoned
     dropped = 0.0
 
-    def evaluate(u_, mask_, t, eps_, batch_=None):
+    def evaluate(u_, mask_, t, eps_, start_=None):
         """(log target up to a constant, violation) at step t, tolerances eps_ (n,): the
-        step-t readings within eps_, the earlier ones exact; a ``batch_`` row (a structure
-        restarted from the prior) holds every step 0..t to eps_ and its violation is the
-        largest over those steps."""
+        readings of steps ``start_..t`` within eps_ (default: step t alone), the earlier ones
+        exact; the violation is the largest over steps ``start_..t``."""
         pos = trajectories(lay, u_, mask_, t_rel, domain)
         emit = None if emit_range is None else lay.physical(u_)[:, -1][:, None] + t_rel[None, :]
         vm, ld = step_violations(r, pos, emit, t + 1)
-        lim = np.zeros((len(u_), t + 1))
-        lim[:, t] = eps_
-        vmax_t = np.maximum(vm[:, t], 0.0)
-        if batch_ is not None and batch_.any():
-            lim[batch_, :t] = eps_[batch_, None]
-            vmax_t = np.where(batch_, np.maximum(vm.max(axis=1), 0.0), vmax_t)
+        held = np.arange(t + 1)[None, :] >= (t if start_ is None else start_[:, None])
+        lim = np.where(held, eps_[:, None], 0.0)
+        vmax_t = np.maximum(np.where(held, vm, -np.inf).max(axis=1), 0.0)
         lt_ = np.where(vm <= lim, ld, -np.inf).sum(axis=1)
         return lt_, vmax_t
 
-    def move(u, mask, lt, vmax, g_of, eps_, chol, t, batch_):
+    def move(u, mask, lt, vmax, g_of, eps_, chol, t, start_):
         """MH sweeps on a subset (arrays modified in place) targeting (step t, eps_)."""
         n = len(u)
         moved = np.zeros(n, int)
@@ -538,7 +539,7 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
             rows = np.flatnonzero(valid)   # evaluate only the proposals that can be accepted
             a = np.zeros(n, bool)
             if len(rows):
-                lp, vp = evaluate(prop[rows], mask[rows], t, eps_[rows], batch_[rows])
+                lp, vp = evaluate(prop[rows], mask[rows], t, eps_[rows], start_[rows])
                 ok = np.log(rng.random(len(rows))) < lp - lt[rows]
                 acc = rows[ok]
                 u[acc], lt[acc], vmax[acc] = prop[acc], lp[ok], vp[ok]
@@ -595,14 +596,15 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
         lt = lt_new
         live = np.unique(grp)
         eps = np.full(G, np.inf)
-        batch = np.zeros(G, bool)       # restarted from the prior at this step
+        start = np.full(G, t)           # first step held to the tolerance, per structure
+        nrest = np.zeros(G, int)        # restarts at this step
         hist = {g: [] for g in live}    # each structure's tolerances at this step
 
-        def restart(g):
-            """Draw structure g's particles afresh from the prior and run its tolerance
-            levels over the readings of steps 0..t at once (an ABC-SMC from the prior):
-            its evidence is then estimated from the prior again (``logZ`` restarts at 0).  It
-            gets at least ``restart_particles`` particles for this step."""
+        def restart(g, s):
+            """Go back to structure g's posterior after step ``s`` (its saved particles; the
+            prior when ``s < 0``) and run its tolerance levels over the readings of steps
+            ``s+1..t`` at once (ABC-SMC from there): its evidence continues from the one
+            saved with those particles.  It gets at least ``restart_particles`` particles."""
             nonlocal u, mask, grp, lt, vmax, logw
             sel_ = np.flatnonzero(grp == g)
             extra = max(restart_particles - len(sel_), 0)
@@ -612,12 +614,18 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                 grp = np.concatenate([grp, np.full(extra, g)])
                 lt, vmax, logw = (np.concatenate([a, np.zeros(extra)]) for a in (lt, vmax, logw))
                 sel_ = np.flatnonzero(grp == g)
-            u[sel_] = prior_u(len(sel_))
-            batch[g] = True
-            lt[sel_], vmax[sel_] = evaluate(u[sel_], mask[sel_], t, np.full(len(sel_), np.inf),
-                                            np.ones(len(sel_), bool))
-            logw[sel_] = lt[sel_]
-            logZ[g] = 0.0
+            m_ = len(sel_)
+            if s < 0:
+                u[sel_] = prior_u(m_)
+                base, logZ[g] = np.zeros(m_), 0.0
+            else:
+                us, logZ[g] = saved[s][g]
+                u[sel_] = us[_systematic(np.full(len(us), 1.0 / len(us)), rng, m_)]
+                base, _ = evaluate(u[sel_], mask[sel_], s, np.zeros(m_))   # log target at step s
+            start[g] = s + 1
+            lt[sel_], vmax[sel_] = evaluate(u[sel_], mask[sel_], t, np.full(m_, np.inf),
+                                            np.full(m_, s + 1))
+            logw[sel_] = lt[sel_] - base
             eps[g] = np.inf
             hist[g] = []
         level, budget = 0, max_levels
@@ -643,10 +651,15 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                     # the tolerance has stopped falling: the particles sit where the new
                     # readings cannot be met, and the region that meets them holds none
                     name = "+".join(k for k, a in zip(lay.kinds, S[g]) if a)
-                    if restarts and not batch[g]:
+                    # go back further each time (``backtrack`` steps), then to the prior
+                    back = [s_ for s_ in (t - b_ for b_ in backtrack)
+                            if 0 <= s_ < start[g] - 1 and s_ in saved] + [-1]
+                    if restarts and (start[g] > 0 or nrest[g] == 0):
+                        s_ = back[0]
+                        nrest[g] += 1
                         if _DEBUG:
-                            print(f"  t={t} restart {name} at eps {eps[g]:.3g}")
-                        restart(g)
+                            print(f"  t={t} restart {name} at eps {eps[g]:.3g} from step {s_}")
+                        restart(g, s_)
                         restarts_done[0] += 1
                         budget = max(budget, level + 1 + max_levels)
                     else:
@@ -686,7 +699,7 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
             if todo:
                 M = np.isin(grp, todo)
                 um, lm, vm_ = u[M], lt[M], vmax[M]
-                sweeps, moved = move(um, mask[M], lm, vm_, grp[M], eps[grp[M]], chol, t, batch[grp[M]])
+                sweeps, moved = move(um, mask[M], lm, vm_, grp[M], eps[grp[M]], chol, t, start[grp[M]])
                 u[M], lt[M], vmax[M] = um, lm, vm_
                 if _DEBUG:
                     print(f"  t={t} groups={len(live)} todo={len(todo)} eps max={eps[todo].max():.3g} "
@@ -774,7 +787,10 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
             idx = np.concatenate(parts)
             u, mask, grp, lt, vmax = u[idx], mask[idx], grp[idx], lt[idx], vmax[idx]
             logw = np.zeros(len(idx))
-            move(u, mask, lt, vmax, grp, np.zeros(len(idx)), chol, t, np.zeros(len(idx), bool))
+            move(u, mask, lt, vmax, grp, np.zeros(len(idx)), chol, t, np.full(len(idx), t))
+            # this step's exact posterior of each structure, equally weighted, and its evidence:
+            # where a structure that stalls later goes back to
+            saved[t] = {g: (u[grp == g].copy(), float(logZ[g])) for g in live}
     return SMCResult(out_pos, out_emit, out_var, out_evar, ess_hist, levels,
                      js["acc"] / max(js["n"], 1), abandoned, dropped, restarts_done[0], closest[0])
 
