@@ -39,9 +39,10 @@ Del Moral, Doucet & Jasra 2012):
   prior, re-estimating its evidence); if it stalls again it is abandoned;
 * after each step the particles are shared out in proportion to the structures' posterior
   weights (a floor each);
-* structures whose posterior weight is provably negligible (their evidence at the current
-  tolerance, an upper bound, is ``prune_nats`` below the best converged one) are dropped and
-  their particles given to the others.
+* structures whose posterior weight is negligible (their evidence at the current tolerance,
+  an upper bound, is ``prune_nats`` below the best converged one) are dropped and their
+  particles given to the others, once they have converged or been restarted from the prior
+  (the evidence estimate of a population in a wrong mode is far too low).
 
 Failure modes: too few particles or moves leave the population degenerate (report the
 effective sample size and compare independent runs); a mode no particle reaches makes the
@@ -713,7 +714,11 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
             conv = [g for g in live if eps[g] <= 0 and np.isfinite(ub[g])]
             if conv:
                 best = max(ub[g] for g in conv)
-                drop = [g for g in live if ub[g] < best - prune_nats]
+                # only structures whose evidence estimate can be trusted: converged, or
+                # restarted from the prior at this step (a structure still above tolerance 0
+                # may sit in a wrong mode, its evidence far too low: range+bearing task 5
+                # lost its true structure so at step 3)
+                drop = [g for g in live if ub[g] < best - prune_nats and (eps[g] <= 0 or start[g] == 0)]
                 if drop and _DEBUG:
                     print(f"  t={t} prune {drop}: ub {np.round(ub[drop] - best, 1)} eps {eps[drop]}")
                 if drop:
