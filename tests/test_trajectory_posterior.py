@@ -188,7 +188,7 @@ def test_known_time_event_task_is_not_lost():
     gold = np.array([s.answer for s in task.steps[:10]])
     err = np.hypot(*(res.pos - gold).T)
     assert res.restarts >= 1
-    assert res.dropped == 0.0
+    assert res.dropped < 1e-3   # no structure of weight cut at the level budget
     # ToA with known emission: about +-0.2 units of range per reading.  The posterior is
     # calibrated: the squared error is on the order of the posterior variance (their ratio
     # averages 1 over the generator; 4 allows for one task), no step beyond 4 sd

@@ -206,8 +206,8 @@ def trajectories(layout: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np
         lo, hi = A.min(axis=1), A.max(axis=1)
         span = hi - lo
         flat = span < 1e-12
-        scale = (high - low) / np.where(flat, 1.0, span)
-        o = low + (A - lo[:, None]) * scale[:, None]
+        # the generator's arithmetic (minmax_normalise): the extremes land exactly on the domain
+        o = low + (A - lo[:, None]) / np.where(flat, 1.0, span)[:, None] * (high - low)
         o[flat] = 0.5 * (low + high)
         out[:, :, k] = o
     return out
