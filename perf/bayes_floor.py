@@ -188,9 +188,8 @@ def _mc_corrected(done: list) -> float:
         if r.get("limit2") is None:
             continue
         m, a, b, g = (np.asarray(r[k], float) for k in ("limit", "run1", "limit2", "gold"))
-        ax = 1 if m.ndim > 1 else None
-        sq.append(np.sum((m - g) ** 2, axis=ax))
-        dd.append(np.sum((a - b) ** 2, axis=ax))
+        sq.append(np.sum((m - g) ** 2, axis=1) if m.ndim > 1 else (m - g) ** 2)
+        dd.append(np.sum((a - b) ** 2, axis=1) if m.ndim > 1 else (a - b) ** 2)
     if not sq:
         return float("nan")
     return float(np.sqrt(max(np.mean(np.concatenate(sq)) - np.mean(np.concatenate(dd)) / 4, 0.0)))
