@@ -10,21 +10,28 @@ over tasks).
   *is* the exact posterior mean (feasible-region centroid), not repeated here.
 * Tracking (all seven families): sequential Monte Carlo over the trajectory prior's parameters
   with resample-move steps (:mod:`stsim.baselines.trajectory_posterior`), run twice with
-  independent seeds: "agree" is the RMS distance between the two runs' estimates (plane units;
-  time units for the temporal family), "ESS" the smallest effective sample size over the scored
-  steps, "post sd" the posterior's own RMS spread (sqrt of the mean posterior variance: the
-  Bayes risk the limit should reach, the check beside it).  A task whose sampler does not reach
-  the exact posterior is reported ("lost") and left out of both columns.
+  independent seeds; the limit is the mean of the two runs' posterior means.  "agree" is the
+  RMS distance between the two runs over every scored step of every task (plane units; time
+  units for the temporal family; the limit's own Monte-Carlo error is about half of it),
+  "ESS" the smallest effective sample size over the scored steps, "post sd" the posterior's
+  own RMS spread (sqrt of the mean posterior variance: the Bayes risk the limit should
+  reach), "CRLB" the square root of the mean indicative Bayesian Cramér-Rao bound
+  (:func:`~stsim.baselines.trajectory_posterior.posterior_crlb`: Van Trees' bound with
+  Gaussian equal-variance stand-ins for the bounded noise and the uniform prior; compare it
+  with the untrimmed RMSE of the limit).  A task whose sampler does not reach the exact
+  posterior is reported ("lost") and left out of both columns.  ``--save limits.json``
+  writes every task's per-step values for trackers to compare against.
 
 This is a reference, not a user baseline.  Exit 1 when a default tracker is more than 10 %
 above the limit (``--tolerance``) in our convention.
 
 Run:  python perf/bayes_floor.py [--n 20] [--seed 7] [--steps 10] [--particles 1000]
-      [--workers 2] [--family stark.tracking.range ...] [--stonesoup]
+      [--workers 2] [--family stark.tracking.range ...] [--stonesoup] [--save limits.json]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -34,7 +41,7 @@ import numpy as np
 from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.baselines.posterior import toa_marginal
 from stsim.baselines.stark_tier1 import _readings, position_loglik
-from stsim.baselines.trajectory_posterior import NotConverged, task_posterior
+from stsim.baselines.trajectory_posterior import NotConverged, posterior_crlb, task_posterior
 from stsim.registry import generate_task
 from stsim.scoring.metrics import trimmed_rmse
 from stsim.scoring.stark_metric import (STARK_DATASETS, stark_item_error, stark_track_error,
@@ -111,6 +118,7 @@ def _track_task(args):
     variant = kw.pop("variant", None)
     task = generate_task(fam, i, suite="stark-tier1", suite_seed=seed)
     golds = np.array([s.answer for s in task.steps[:steps]], float)
+    task_id = task.id
     ss = {}
     if with_ss and fam in STONESOUP_FAMILIES:
         from vs_stonesoup import stonesoup_track  # perf/vs_stonesoup.py (Stone Soup installed)
@@ -129,15 +137,20 @@ def _track_task(args):
         t_var = time.perf_counter() - t
         var_est = np.array([a.value if a.status == "ok" else np.full(golds.shape[1:], np.nan)
                             for a in vans], float)
-    runs = []
-    t = time.perf_counter()
+    runs, errors = [], []
+    t, c = time.perf_counter(), time.process_time()
     for s in (0, 1):
         try:
             runs.append(task_posterior(task, n_steps=steps, n_particles=particles, n_moves=moves,
                                         seed=s, max_levels=levels, **kw))
-        except (NotConverged, ValueError):  # ValueError: every structure's particles died
+        except (NotConverged, ValueError) as e:  # ValueError: every structure's particles died
             runs.append(None)
-    t_lim = (time.perf_counter() - t) / 2
+            errors.append(f"run {s}: {e}")
+    t_lim, c_lim = (time.perf_counter() - t) / 2, (time.process_time() - c) / 2
+    try:
+        crlb = posterior_crlb(task, n_steps=steps).tolist()
+    except ValueError:   # proximity: binary detections, no Fisher information
+        crlb = None
 
     def values(r):
         if task.answer_format == "time":
@@ -148,16 +161,38 @@ def _track_task(args):
     vals = [None if r is None else values(r) for r in runs]
     ok = [v for v in vals if v is not None]
     if not ok:
-        return {"lost": True, "t_ours": t_ours, "t_limit": t_lim, "index": i, "ss": ss}
+        return {"lost": True, "id": task_id, "t_ours": t_ours, "t_limit": t_lim, "c_limit": c_lim, "index": i, "ss": ss,
+                "errors": errors}
     r0 = next(r for r in runs if r is not None)
     var = r0.emit_var if task.answer_format == "time" else r0.pos_var + (
         r0.emit_var if task.answer_format == "vector" else 0.0)
-    return {"lost": False, "ours": ours, "limit": ok[0], "gold": golds,
+    # the limit: the mean of the two runs' posterior means (half the Monte-Carlo variance of one)
+    return {"lost": False, "ours": ours, "limit": np.mean(ok, axis=0), "run1": ok[0], "gold": golds, "id": task_id,
             "agree": _rms_diff(ok[0], ok[1]) if len(ok) == 2 else float("nan"),
-            "runs_ok": len(ok), "ess": float(r0.ess.min()), "index": i,
+            "runs_ok": len(ok), "ess": float(r0.ess.min()), "index": i, "errors": errors,
             "abandoned": sum(r.abandoned for r in runs if r is not None),
+            "restarts": sum(r.restarts for r in runs if r is not None), "crlb": crlb,
+            "abandoned_eps": min(r.abandoned_eps for r in runs if r is not None),
+            "limit2": ok[1] if len(ok) == 2 else None, "var": np.broadcast_to(var, (len(golds),)).tolist(),
+            "ess_steps": r0.ess.tolist(), "c_limit": c_lim,
             "dropped": max(r.dropped for r in runs if r is not None), "post_sd": float(np.sqrt(np.mean(var))),
             "t_ours": t_ours, "t_limit": t_lim, "ss": ss, "variant": var_est, "t_variant": t_var}
+
+
+def _mc_corrected(done: list) -> float:
+    """Untrimmed RMSE of the exact posterior mean, estimated from the mean ``m`` of two
+    independent runs ``a, b``: ``sqrt(mean |m - g|^2 - mean |a - b|^2 / 4)`` over the items
+    (both runs unbiased and independent: ``E|m - g|^2 = MSE + E|a - b|^2 / 4``)."""
+    sq, dd = [], []
+    for r in done:
+        if r.get("limit2") is None:
+            continue
+        m, a, b, g = (np.asarray(r[k], float) for k in ("limit", "run1", "limit2", "gold"))
+        sq.append(np.sum((m - g) ** 2, axis=1) if m.ndim > 1 else (m - g) ** 2)
+        dd.append(np.sum((a - b) ** 2, axis=1) if m.ndim > 1 else (a - b) ** 2)
+    if not sq:
+        return float("nan")
+    return float(np.sqrt(max(np.mean(np.concatenate(sq)) - np.mean(np.concatenate(dd)) / 4, 0.0)))
 
 
 def tracking_row(fam: str, n: int, seed: int, steps: int, particles: int, moves: int, levels: int,
@@ -177,14 +212,25 @@ def tracking_row(fam: str, n: int, seed: int, steps: int, particles: int, moves:
         s_lim.append(stark_value(fam, r["limit"], r["gold"]))
     e_var = [_err(p, g) if np.all(np.isfinite(p)) else np.inf
              for r in done if r["variant"] is not None for p, g in zip(r["variant"], r["gold"])]
-    return {"family": fam, "n": len(done), "lost": len(res) - len(done),
+    return {"family": fam, "n": len(done), "lost": len(res) - len(done), "tasks": res,
             "variant": trimmed_rmse(e_var) if e_var else None,
             "t_variant": float(np.mean([r.get("t_variant", 0.0) for r in res])),
             "limit": trimmed_rmse(e_lim) if e_lim else float("nan"),
             "ours": trimmed_rmse(e_ours) if e_ours else float("nan"),
             "stark_limit": stark_trimmed_mean(s_lim), "stark_ours": stark_trimmed_mean(s_ours),
             "ess": min((r["ess"] for r in done), default=float("nan")),
-            "agree": float(np.nanmedian([r["agree"] for r in done])) if done else float("nan"),
+            # RMS over every scored step of every task of the two runs' difference, and the worst task
+            "agree": float(np.sqrt(np.nanmean([r["agree"] ** 2 for r in done]))) if done else float("nan"),
+            "agree_max": float(np.nanmax([r["agree"] for r in done])) if done else float("nan"),
+            "limit_rmse": float(np.sqrt(np.mean(np.square(e_lim)))) if e_lim else float("nan"),
+            # the mean of two runs a, b carries Monte-Carlo variance |a - b|^2 / 4 on average:
+            # removing it estimates the exact posterior mean's RMSE
+            "limit_rmse_mc": _mc_corrected(done),
+            "crlb": (float(np.sqrt(np.mean([r["crlb"] for r in done])))
+                     if done and all(r["crlb"] is not None for r in done) else None),
+            "restarts": sum(r["restarts"] for r in done),
+            "abandoned_eps": min((r["abandoned_eps"] for r in done), default=float("inf")),
+            "c_limit": float(np.mean([r["c_limit"] for r in res])),
             "runs_lost": sum(2 - r["runs_ok"] for r in done),
             "lost_tasks": [r["index"] for r in res if r["lost"]],
             "abandoned": sum(r["abandoned"] for r in done),
@@ -197,6 +243,27 @@ def tracking_row(fam: str, n: int, seed: int, steps: int, particles: int, moves:
             "ss": {k: (trimmed_rmse(sum((r["ss"][k][0] for r in done), [])),
                        float(np.mean([r["ss"][k][1] for r in res])))
                    for k in (done[0]["ss"] if done else {})}}
+
+
+def _saved_family(row: dict) -> dict:
+    """A family's row as JSON: the summary and, for tracking, one record per task (``None``
+    for the values of a lost task); values rounded to 6 decimals."""
+    def arr(v):
+        if v is None:
+            return None
+        a = np.round(np.asarray(v, float), 6)
+        return np.where(np.isfinite(a), a, None).tolist()   # NaN (a failed step) -> null
+    def num(v):
+        return None if isinstance(v, float) and not np.isfinite(v) else v
+    out = {"summary": {k: num(v) for k, v in row.items() if k not in ("tasks", "ss")}}
+    if "tasks" in row:
+        out["tasks"] = [{"index": r["index"], "id": r.get("id"), "lost": r["lost"],
+                         "gold": arr(r.get("gold")), "limit": arr(r.get("limit")),
+                         "limit_run1": arr(r.get("run1")), "limit_run2": arr(r.get("limit2")), "post_var": arr(r.get("var")),
+                         "ess": arr(r.get("ess_steps")), "crlb": arr(r.get("crlb")),
+                         "ours": arr(r.get("ours")), "errors": r.get("errors", [])}
+                        for r in row["tasks"]]
+    return out
 
 
 def main(argv=None) -> int:
@@ -221,7 +288,18 @@ def main(argv=None) -> int:
     ap.add_argument("--variant", default=None,
                     help="also score this baseline variant (baseline:NAME, e.g. ekf or pf) against the same limit")
     ap.add_argument("--tolerance", type=float, default=0.10, help="allowed excess over the limit")
+    ap.add_argument("--save", metavar="PATH", default=None,
+                    help="write the per-task, per-step limits (both runs), posterior variances, ESS, "
+                         "CRLB, gold answers and the default baseline's answers as JSON (rewritten "
+                         "after each family), for trackers to compare against without re-running")
     args = ap.parse_args(argv)
+    t_start = time.perf_counter()
+    saved = {"meta": {"seed": args.seed, "n": args.n, "steps": args.steps, "particles": args.particles,
+                      "suite": "stark-tier1", "argv": sys.argv[1:] if argv is None else list(argv),
+                      "limit": "posterior mean under the generator's prior and noise: the mean of "
+                               "two independent sampler runs (limit_run1: seed 0, limit_run2: seed 1; "
+                               "null when that run was lost)"},
+             "families": {}}
     fams = args.family or LOCALISATION + TRACKING
     print(f"n={args.n} tasks per family, seed {args.seed}, tracking: first {args.steps} steps, "
           f"{args.particles} particles, {args.moves} MH sweeps per level, 2 independent runs")
@@ -255,9 +333,21 @@ def main(argv=None) -> int:
                   f"({row['ss'][best][0] / row['limit']:.2f}x the limit), ms/task: "
                   + ", ".join(f"{k} {1000 * v[1]:.0f}" for k, v in row["ss"].items()), flush=True)
         if fam in TRACKING:
-            print(f"{'':34s} runs lost {row['runs_lost']}, structures abandoned as stalled "
-                  f"{row['abandoned']}, largest dropped-structure weight bound {row['dropped']:.3g} "
+            print(f"{'':34s} limit RMSE (untrimmed) {row['limit_rmse']:.4f} (Monte-Carlo error "
+                  f"removed: {row['limit_rmse_mc']:.4f}), posterior CRLB "
+                  f"{f(row['crlb'], 6)} (indicative), agree worst task {row['agree_max']:.3g}, "
+                  f"CPU s/task lim {row['c_limit']:.1f}", flush=True)
+            print(f"{'':34s} runs lost {row['runs_lost']}, structures restarted {row['restarts']}, "
+                  f"abandoned {row['abandoned']} (closest at {row['abandoned_eps']:.3g} noise bounds), "
+                  f"largest weight bound of a structure cut at the level budget {row['dropped']:.3g} "
                   f"({row['partial']} task(s) above 1 %)", flush=True)
+            for r in row["tasks"]:
+                for e in r.get("errors", []):
+                    print(f"{'':34s} task {r['index']} {e}", flush=True)
+        if args.save:
+            saved["families"][fam] = _saved_family(row)
+            with open(args.save, "w") as fh:
+                json.dump(saved, fh, indent=None, separators=(",", ":"))
         if fam in TRACKING and row["n"] == 0:
             missed.append(f"{fam}: the sampler lost every task (no limit measured)")
         elif fam in TRACKING and (row["lost"] or row["runs_lost"]):
@@ -267,6 +357,7 @@ def main(argv=None) -> int:
             missed.append(f"{fam}: default {row['ours']:.4f} is {ratio:.2f}x the limit {row['limit']:.4f}")
     print("limit = posterior mean under the generator's prior and noise (trimmed RMSE of the "
           "Euclidean error per item); STARK = trimmed mean of per-task RMS values.")
+    print(f"wall time {time.perf_counter() - t_start:.0f} s" + (f"; saved {args.save}" if args.save else ""))
     for m in missed:
         print("MISSED:", m)
     return 1 if missed else 0

@@ -8,8 +8,8 @@ spiral angular rates with a random sign), summed at ``linspace(0, duration, n_st
 min-max normalised per axis into the domain over *all* steps.  Event families add the first
 emission time, uniform in ``emit_time_range`` (the ``k``-th shot is fired at
 ``t_start + t_rel[k]``).  Noise: STARK Table 7 bounded uniform noise (range relative, bearing
-and ToA absolute) widened by the print rounding (half a unit of the 4th decimal); proximity:
-exact disk detections.  Under this prior and noise model the posterior mean of the step-``t``
+and ToA absolute) followed by the print rounding to 4 decimals, exactly
+(:func:`reading_terms`); proximity: exact disk detections.  Under this prior and noise model the posterior mean of the step-``t``
 answer given the readings of steps ``0..t`` minimises the expected squared error: no estimator
 can do better on average over the generator.
 
@@ -32,17 +32,26 @@ Del Moral, Doucet & Jasra 2012):
 * after each level the particles are resampled (systematic, within the structure) and moved
   by Metropolis-Hastings: a joint random walk with the structure's weighted particle
   covariance (adaptive Metropolis within the population) and one random-walk block per kind,
-  repeated until most particles have accepted several moves;
-* structures whose posterior weight is provably negligible (their evidence at the current
-  tolerance, an upper bound, is ``prune_nats`` below the best converged one) are dropped and
-  their particles given to the others.
+  repeated until most particles have accepted several moves; phases and headings (a full
+  turn) walk on the circle;
+* a structure whose tolerance stalls (its particles sit in a mode the new readings rule out)
+  is restarted from the prior and run over all readings so far at once (ABC-SMC from the
+  prior, re-estimating its evidence); if it stalls again it is abandoned;
+* after each step the particles are shared out in proportion to the structures' posterior
+  weights (a floor each);
+* structures whose posterior weight is negligible (their evidence at the current tolerance,
+  an upper bound, is ``prune_nats`` below the best converged one) are dropped and their
+  particles given to the others, once they have converged or been restarted from the prior
+  (the evidence estimate of a population in a wrong mode is far too low).
 
 Failure modes: too few particles or moves leave the population degenerate (report the
-effective sample size and compare independent runs); a structure whose particles sit in the
-wrong mode approaches tolerance 0 only slowly (the readings of a new step are many noise
-bounds from every particle): after ``max_levels`` levels it is dropped and an upper bound
-of its posterior weight is reported (:attr:`SMCResult.dropped`); a run where no structure
-converges raises :class:`NotConverged`.  Gaussian noise is not supported (the tolerance
+effective sample size and compare independent runs); a mode no particle reaches makes the
+reported posterior too narrow for its errors (over many tasks the mean squared error of the
+exact posterior mean equals the mean posterior variance: compare them); a narrow mode the
+restart from the prior also misses is abandoned with its structure
+(:attr:`SMCResult.abandoned_eps`); a structure still above tolerance 0 after the level budget
+is dropped with an upper bound of its weight (:attr:`SMCResult.dropped`); a run where no
+structure converges raises :class:`NotConverged`.  Gaussian noise is not supported (the tolerance
 scheme needs bounded noise).
 """
 from __future__ import annotations
@@ -133,44 +142,75 @@ class PriorLayout:
         return u, mask
 
 
+def _cis(omega: np.ndarray, phase: np.ndarray, t_rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(cos, sin)`` of ``omega t + phase`` (each (M, n)) for ``omega``, ``phase`` (M, 1).
+
+    On a uniform grid ``t_rel`` (``linspace``, as every generated task has) by the rotation
+    recurrence ``z_{k+1} = z_k exp(i omega dt)``: two complex exponentials per particle instead
+    of two trigonometric calls per particle and step (float64 trigonometry dominates the
+    sampler's cost); the accumulated rounding error after ``n`` steps is about ``n`` ulp
+    (below 1e-13 for n = 50).  Other grids: direct evaluation."""
+    d = np.diff(t_rel)
+    if len(t_rel) < 3 or t_rel[0] != 0.0 or np.ptp(d) > 1e-12 * max(abs(d[0]), 1e-300):
+        a = omega * t_rel[None, :] + phase
+        return np.cos(a), np.sin(a)
+    M, n = len(omega), len(t_rel)
+    step = np.exp(1j * omega[:, 0] * d[0])
+    z = np.exp(1j * phase[:, 0])
+    out = np.empty((n, M), complex)
+    for k in range(n):
+        out[k] = z
+        z = z * step
+    return out.real.T, out.imag.T
+
+
 def trajectories(layout: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray,
                  domain=(0.0, 10.0)) -> np.ndarray:
     """Normalised positions (N, n, 2) of N particles at relative times ``t_rel`` (n,), exactly
     as :func:`stsim.sim.motion.random_trajectory` builds them (sum, then per-axis min-max)."""
     P = layout.physical(u)
     t = t_rel[None, :]
-    tot = np.zeros((len(u), len(t_rel), 2))
+    N, n = len(u), len(t_rel)
+    X, Y = np.zeros((N, n)), np.zeros((N, n))   # per-axis sums: reductions along the last axis
     for j, kind in enumerate(layout.kinds):
-        rows = np.flatnonzero(mask[:, j])   # only the particles where this kind is active
-        if not len(rows):
+        every = bool(mask[:, j].all())
+        rows = slice(None) if every else np.flatnonzero(mask[:, j])  # particles with this kind
+        if not every and not len(rows):
             continue
-        q = {n: P[rows, i][:, None] for n, i in zip(layout.names[kind],
-                                                    range(layout.slices[kind].start, layout.slices[kind].stop))}
+        q = {n_: P[rows, i][:, None] for n_, i in zip(layout.names[kind],
+                                                      range(layout.slices[kind].start, layout.slices[kind].stop))}
         if kind == "linear":
             x, y = q["x0"] + q["vx"] * t, q["y0"] + q["vy"] * t
         elif kind == "circular":
-            a = q["omega"] * t + q["phase"]
-            x, y = q["cx"] + q["radius"] * np.cos(a), q["cy"] + q["radius"] * np.sin(a)
+            ca, sa = _cis(q["omega"], q["phase"], t_rel)
+            x, y = q["cx"] + q["radius"] * ca, q["cy"] + q["radius"] * sa
         elif kind == "sinusoidal":
-            s, o = q["speed"] * t, q["amplitude"] * np.sin(q["omega"] * t + q["phase"])
+            s, o = q["speed"] * t, q["amplitude"] * _cis(q["omega"], q["phase"], t_rel)[1]
             c, sn = np.cos(q["theta"]), np.sin(q["theta"])
             x, y = q["x0"] + s * c - o * sn, q["y0"] + s * sn + o * c
         elif kind == "figure_eight":
-            a = q["amplitude"] * np.sin(q["omega"] * t)
-            b = 0.5 * q["amplitude"] * np.sin(2 * q["omega"] * t)
+            ca, sa = _cis(q["omega"], np.zeros_like(q["omega"]), t_rel)
+            a = q["amplitude"] * sa
+            b = q["amplitude"] * sa * ca          # (A / 2) sin(2 w t) = A sin(w t) cos(w t)
             c, sn = np.cos(q["theta"]), np.sin(q["theta"])
             x, y = q["cx"] + c * a - sn * b, q["cy"] + sn * a + c * b
         else:  # spiral
-            r, a = q["r0"] + q["growth"] * t, q["omega"] * t + q["phase"]
-            x, y = q["cx"] + r * np.cos(a), q["cy"] + r * np.sin(a)
-        tot[rows, :, 0] += x
-        tot[rows, :, 1] += y
-    lo, hi = tot.min(axis=1, keepdims=True), tot.max(axis=1, keepdims=True)
-    span = hi - lo
+            r = q["r0"] + q["growth"] * t
+            ca, sa = _cis(q["omega"], q["phase"], t_rel)
+            x, y = q["cx"] + r * ca, q["cy"] + r * sa
+        X[rows] += x
+        Y[rows] += y
     low, high = domain
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = low + (tot - lo) / span * (high - low)
-    return np.where(span < 1e-12, 0.5 * (low + high), out)
+    out = np.empty((N, n, 2))
+    for k, A in enumerate((X, Y)):
+        lo, hi = A.min(axis=1), A.max(axis=1)
+        span = hi - lo
+        flat = span < 1e-12
+        # the generator's arithmetic (minmax_normalise): the extremes land exactly on the domain
+        o = low + (A - lo[:, None]) / np.where(flat, 1.0, span)[:, None] * (high - low)
+        o[flat] = 0.5 * (low + high)
+        out[:, :, k] = o
+    return out
 
 
 # ------------------------------------------------------------------------------ the readings
@@ -188,40 +228,65 @@ class Readings:
     radius: float = 4.0
 
 
+def reading_terms(e: np.ndarray, a: np.ndarray, h: float = ROUNDING) -> tuple[np.ndarray, np.ndarray]:
+    """Exact log-likelihood of printed readings under bounded uniform noise and print rounding.
+
+    A reading is ``z = x + U(-a, a)`` (STARK Table 7: range ``a = sigma d``, bearing and ToA
+    ``a`` fixed), printed rounded to ``2 h`` (4 decimals: ``h = 5e-5``).  The printed value
+    ``zp`` has probability ``|[zp - h, zp + h] ∩ [x - a, x + a]| / (2 a)``: with ``e = |zp - x|``
+    that is ``1 / (2 a)`` times ``(min(e + h, a) - max(e - h, -a)) / (2 h)`` (1 inside,
+    falling linearly to 0 over the last ``2 h`` of the support, up to the constant ``2 h``).
+
+    Args: ``e`` (...) absolute error of the printed reading (the reading's units), ``a`` (...)
+        noise half-width, same units, ``h`` half the rounding unit.
+    Returns: ``(v, ld)`` each (...): the violation ``e / (a + h) - 1`` (``<= 0`` inside the
+        support, in units of the bound) and the log-likelihood up to a constant (``-inf`` on
+        the support's boundary; outside it, where only a tolerance level admits the reading,
+        ``-log(2 a)``, the value inside).
+    """
+    v = e / (a + h) - 1.0
+    frac = (np.minimum(e + h, a) - np.maximum(e - h, -a)) / (2 * h)
+    with np.errstate(divide="ignore"):
+        edge = np.where(v <= 0, np.log(np.clip(frac, 0.0, 1.0)), 0.0)
+    return v, edge - np.log(2 * a)
+
+
+def _modal_errors(r: Readings, d, dx, dy, emit, z):
+    """Per-reading ``(e, a, h)`` arrays of every numeric part of a modality's readings ``z``
+    (``(..., m, c)``), broadcast against the distances ``d`` (..., m); proximity excluded."""
+    out = []
+    if r.modality in ("range", "range_bearing"):
+        out.append((np.abs(z[..., 0] - d), r.range_sigma * d, ROUNDING))
+    if r.modality in ("bearing", "range_bearing"):
+        zb = np.radians(z[..., -1])
+        out.append((np.abs(wrap_pi(np.where(np.isfinite(zb), zb, 0.0) - np.arctan2(dy, dx))),
+                    np.full(d.shape, r.bearing_half), np.radians(ROUNDING)))
+    if r.modality == "toa":
+        out.append((np.abs(z[..., 0] - emit[..., None] - d / r.speed), np.full(d.shape, r.toa_half),
+                    ROUNDING))
+    return out
+
+
 def violations(r: Readings, pos: np.ndarray, emit: np.ndarray | None, k: int):
     """Violation of each step-``k`` reading by positions ``pos`` (N, 2), in units of its noise
-    bound (``<= 0``: consistent), and its log density (N,), summed over the step's readings.
-    Returns ``(viol (N, r), logdens (N,))``; ``r`` may be 0."""
+    bound (``<= 0``: consistent), and its log-likelihood (N,) (:func:`reading_terms`), summed
+    over the step's readings.  Returns ``(viol (N, r), loglik (N,))``; ``r`` may be 0."""
     s = r.sensors
     dx, dy = pos[:, None, 0] - s[None, :, 0], pos[:, None, 1] - s[None, :, 1]
     d = np.hypot(dx, dy)
+    zk = np.broadcast_to(r.z[k][None], (len(pos),) + r.z[k].shape)
+    ok = np.isfinite(r.z[k][:, 0])
     cols, ld = [], np.zeros(len(pos))
-    if r.modality in ("range", "range_bearing"):
-        z = r.z[k, :, 0]
-        ok = np.isfinite(z)
-        if ok.any():
-            half = r.range_sigma * d[:, ok] + ROUNDING
-            cols.append(np.abs(z[ok] - d[:, ok]) / half - 1.0)
-            ld -= np.log(2 * r.range_sigma * np.maximum(d[:, ok], 1e-9)).sum(axis=1)
-    if r.modality in ("bearing", "range_bearing"):
-        z = r.z[k, :, -1]
-        ok = np.isfinite(z)
-        if ok.any():
-            ang = np.arctan2(dy[:, ok], dx[:, ok])
-            half = r.bearing_half + np.radians(ROUNDING)
-            cols.append(np.abs(wrap_pi(np.radians(z[ok]) - ang)) / half - 1.0)
-    if r.modality == "toa":
-        z = r.z[k, :, 0]
-        ok = np.isfinite(z)
-        if ok.any():
-            half = r.toa_half + ROUNDING
-            cols.append(np.abs(z[ok] - emit[:, None] - d[:, ok] / r.speed) / half - 1.0)
     if r.modality == "proximity":
-        z = r.z[k, :, 0]
-        ok = np.isfinite(z)
         if ok.any():
-            sign = np.where(z[ok] >= 0.5, 1.0, -1.0)
+            sign = np.where(r.z[k][ok, 0] >= 0.5, 1.0, -1.0)
             cols.append(sign * (d[:, ok] - r.radius) / (0.01 * r.radius))
+    else:
+        for e, a, h in _modal_errors(r, d, dx, dy, emit, zk):
+            if ok.any():
+                v, lk = reading_terms(e[:, ok], a[:, ok], h)
+                cols.append(v)
+                ld += lk.sum(axis=1)
     if not cols:
         return np.zeros((len(pos), 0)), ld
     return np.concatenate(cols, axis=1), ld
@@ -229,8 +294,8 @@ def violations(r: Readings, pos: np.ndarray, emit: np.ndarray | None, k: int):
 
 def step_violations(r: Readings, pos: np.ndarray, emit: np.ndarray | None, K: int):
     """:func:`violations` of steps ``0..K-1`` at once: ``pos`` (N, K, 2), ``emit`` (N, K) or
-    None.  Returns ``(vmax (N, K), logdens (N, K))``: each step's largest violation (``-inf``
-    for a step without readings) and summed log density."""
+    None.  Returns ``(vmax (N, K), loglik (N, K))``: each step's largest violation (``-inf``
+    for a step without readings) and summed log-likelihood (:func:`reading_terms`)."""
     s = r.sensors
     dx = pos[:, :K, None, 0] - s[None, None, :, 0]
     dy = pos[:, :K, None, 1] - s[None, None, :, 1]
@@ -238,31 +303,17 @@ def step_violations(r: Readings, pos: np.ndarray, emit: np.ndarray | None, K: in
     N = len(pos)
     vmax = np.full((N, K), -np.inf)
     ld = np.zeros((N, K))
+    z = r.z[:K]                                            # (K, m, c)
+    ok = np.isfinite(z[..., 0])                            # (K, m)
     with np.errstate(invalid="ignore"):
-        if r.modality in ("range", "range_bearing"):
-            z = r.z[:K, :, 0]
-            ok = np.isfinite(z)
-            half = r.range_sigma * d + ROUNDING
-            v = np.where(ok, np.abs(z - d) / half - 1.0, -np.inf)
-            vmax = np.maximum(vmax, v.max(axis=2))
-            ld -= np.where(ok, np.log(2 * r.range_sigma * np.maximum(d, 1e-9)), 0.0).sum(axis=2)
-        if r.modality in ("bearing", "range_bearing"):
-            z = r.z[:K, :, -1]
-            ok = np.isfinite(z)
-            half = r.bearing_half + np.radians(ROUNDING)
-            v = np.abs(wrap_pi(np.radians(np.where(ok, z, 0.0)) - np.arctan2(dy, dx))) / half - 1.0
-            vmax = np.maximum(vmax, np.where(ok, v, -np.inf).max(axis=2))
-        if r.modality == "toa":
-            z = r.z[:K, :, 0]
-            ok = np.isfinite(z)
-            half = r.toa_half + ROUNDING
-            v = np.abs(z - emit[:, :K, None] - d / r.speed) / half - 1.0
-            vmax = np.maximum(vmax, np.where(ok, v, -np.inf).max(axis=2))
         if r.modality == "proximity":
-            z = r.z[:K, :, 0]
-            ok = np.isfinite(z)
-            v = np.where(z >= 0.5, 1.0, -1.0) * (d - r.radius) / (0.01 * r.radius)
+            v = np.where(z[..., 0] >= 0.5, 1.0, -1.0) * (d - r.radius) / (0.01 * r.radius)
             vmax = np.maximum(vmax, np.where(ok, v, -np.inf).max(axis=2))
+        else:
+            for e, a, h in _modal_errors(r, d, dx, dy, None if emit is None else emit[:, :K], z):
+                v, lk = reading_terms(e, a, h)
+                vmax = np.maximum(vmax, np.where(ok, v, -np.inf).max(axis=2))
+                ld += np.where(ok, lk, 0.0).sum(axis=2)
     return vmax, ld
 
 
@@ -272,10 +323,13 @@ class SMCResult:
     """Posterior means per step: ``pos`` (n, 2), ``emit`` (n,) (event families) and the
     posterior covariance trace of the position ``pos_var`` (n,) (plane units^2); ``ess`` (n,)
     effective sample size after the step; ``levels`` (n,) tolerance levels used;
-    ``acceptance`` mean MH acceptance rate of the joint move; ``abandoned`` structures given
-    up as stalled (see :func:`smc_posterior`'s ``stall_levels``); ``dropped`` an upper bound
-    of the posterior weight of the structures dropped for not reaching tolerance 0 within
-    ``max_levels`` (largest over the steps; 0 when every structure that matters converged)."""
+    ``acceptance`` mean MH acceptance rate of the joint move; ``restarts`` structures
+    restarted from the prior after their tolerance stalled, ``abandoned`` structures given up
+    after stalling again from the prior, ``abandoned_eps`` the smallest tolerance (noise
+    bounds) at which one was given up (``inf``: none; a small value would mean a structure
+    that nearly fits was dropped); ``dropped`` an upper bound of the posterior weight of the
+    structures dropped for not reaching tolerance 0 within the level budget (largest over
+    the steps; 0 when every structure that matters converged)."""
     pos: np.ndarray
     emit: np.ndarray | None
     pos_var: np.ndarray
@@ -285,6 +339,8 @@ class SMCResult:
     acceptance: float
     abandoned: int = 0
     dropped: float = 0.0
+    restarts: int = 0
+    abandoned_eps: float = float("inf")
 
 
 class NotConverged(RuntimeError):
@@ -377,7 +433,9 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                   n_particles: int = 2000, n_moves: int = 2, seed: int = 0,
                   domain=(0.0, 10.0), max_levels: int = 80, max_sweeps: int = 12,
                   target_moved: float = 0.9, min_accepted: int = 3,
-                  prune_nats: float = 30.0, stall_levels: int = 4, ess_keep: float = 0.5) -> SMCResult:
+                  prune_nats: float = 30.0, ess_keep: float = 0.5,
+                  restarts: bool = True, stall_window: int = 3, stall_drop: float = 0.1,
+                  restart_share: float = 0.125, backtrack: tuple[int, ...] = ()) -> SMCResult:
     """Posterior means of steps ``0..n_steps_scored-1`` (see the module docstring).
 
     One SMC sampler per prior structure (set of active kinds), run side by side in one array
@@ -402,11 +460,18 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
         max_levels: tolerance levels allowed per step.
         prune_nats: a structure whose posterior weight is provably below
             ``exp(-prune_nats)`` times the best converged one's is dropped.
-        stall_levels: a structure whose distinct particles all violate the step's readings by
-            the same amount (its MH moves do not change the trajectory there: e.g. a lone linear
-            motion, whose normalised path is one of four diagonals) and whose tolerance falls
-            by less than 1 % in this many successive levels is abandoned once another
-            structure has reached the exact posterior; counted in :attr:`SMCResult.abandoned`.
+        restarts, stall_window, stall_drop, restart_share: a structure whose tolerance falls
+            by less than ``stall_drop`` (relative) over ``stall_window`` levels has stalled: its
+            particles sit in a mode the new readings rule out.  It is restarted from the prior
+            (with at least ``restart_share * n_particles`` particles) and run over the readings
+            of steps ``0..t`` at once, an ABC-SMC from the prior, which re-estimates its
+            evidence; if it stalls again it is abandoned (e.g. a lone linear motion, whose
+            normalised path is one of four diagonals).  Counted in :attr:`SMCResult.restarts`
+            and :attr:`SMCResult.abandoned`.
+        backtrack: before the restart from the prior, go back ``b`` steps for each ``b``
+            (e.g. ``(3, 7)``): restart from the structure's saved posterior after step
+            ``t - b`` and run over steps ``t-b+1..t`` at once (cheaper and nearer the target
+            than the prior; off by default: not measured enough to be the reference).
         ess_keep: fraction of a structure's effective sample size each tolerance level keeps.
     Returns: :class:`SMCResult` (``ess``: the effective sample size of the combined weights).
     Raises: :class:`NotConverged` when no structure reaches tolerance 0 within ``max_levels``
@@ -420,14 +485,25 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
     G = len(S)
     ng = max(n_particles // G, 20)
     log_pg = _log_struct_prior(S, max_components, nk)          # (G,)
+    restart_particles = max(ng, int(restart_share * n_particles))
+    # phases and headings spanning a full turn enter only through cos/sin: their u is periodic
+    periodic = np.array([n_ in ("phase", "theta") and np.isclose(lay.hi[i] - lay.lo[i], 2 * np.pi)
+                         for kind in lay.kinds for n_, i in zip(lay.names[kind], range(lay.slices[kind].start,
+                                                                                         lay.slices[kind].stop))]
+                        + ([False] if emit_range is not None else []))
     grp = np.repeat(np.arange(G), ng)
     mask = S[grp]
     N = len(grp)
-    u = rng.random((N, lay.dim))
-    for kind in lay.kinds:   # offsets do not change a normalised trajectory: fixed mid-point
-        for nm, i in zip(lay.names[kind], range(lay.slices[kind].start, lay.slices[kind].stop)):
-            if nm in OFFSETS:
-                u[:, i] = 0.5
+    offsets = [i for kind in lay.kinds for nm, i in zip(lay.names[kind], range(lay.slices[kind].start,
+                                                                                lay.slices[kind].stop))
+               if nm in OFFSETS]
+
+    def prior_u(n_):
+        """(n_, dim) prior draws; offsets do not change a normalised trajectory: fixed mid-point."""
+        v = rng.random((n_, lay.dim))
+        v[:, offsets] = 0.5
+        return v
+    u = prior_u(N)
     blocks, block_kind = _move_blocks(lay, emit_range is not None)
     scale = [1.0] * len(blocks)
     js = {"joint": 1.0, "acc": 0.0, "n": 0}
@@ -435,20 +511,25 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
     logw = np.zeros(N)
     lt = np.zeros(N)           # data log density so far (within a structure the prior is flat)
     abandoned = 0
+    restarts_done = [0]
+    saved = {}                         # step -> {structure: (particles, log evidence)}
+    closest = [np.inf]                 # smallest tolerance at which a structure was abandoned
     dropped = 0.0
 
-    def evaluate(u_, mask_, t, eps_):
-        """(log target up to a constant, step-t violation) at step t, tolerances eps_ (n,)."""
+    def evaluate(u_, mask_, t, eps_, start_=None):
+        """(log target up to a constant, violation) at step t, tolerances eps_ (n,): the
+        readings of steps ``start_..t`` within eps_ (default: step t alone), the earlier ones
+        exact; the violation is the largest over steps ``start_..t``."""
         pos = trajectories(lay, u_, mask_, t_rel, domain)
         emit = None if emit_range is None else lay.physical(u_)[:, -1][:, None] + t_rel[None, :]
         vm, ld = step_violations(r, pos, emit, t + 1)
-        lim = np.zeros((len(u_), t + 1))
-        lim[:, t] = eps_
+        held = np.arange(t + 1)[None, :] >= (t if start_ is None else start_[:, None])
+        lim = np.where(held, eps_[:, None], 0.0)
+        vmax_t = np.maximum(np.where(held, vm, -np.inf).max(axis=1), 0.0)
         lt_ = np.where(vm <= lim, ld, -np.inf).sum(axis=1)
-        vmax_t = np.maximum(vm[:, t], 0.0) if np.isfinite(vm[:, t]).any() else np.zeros(len(u_))
         return lt_, vmax_t
 
-    def move(u, mask, lt, vmax, g_of, eps_, chol, t):
+    def move(u, mask, lt, vmax, g_of, eps_, chol, t, start_):
         """MH sweeps on a subset (arrays modified in place) targeting (step t, eps_)."""
         n = len(u)
         moved = np.zeros(n, int)
@@ -459,7 +540,7 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
             rows = np.flatnonzero(valid)   # evaluate only the proposals that can be accepted
             a = np.zeros(n, bool)
             if len(rows):
-                lp, vp = evaluate(prop[rows], mask[rows], t, eps_[rows])
+                lp, vp = evaluate(prop[rows], mask[rows], t, eps_[rows], start_[rows])
                 ok = np.log(rng.random(len(rows))) < lp - lt[rows]
                 acc = rows[ok]
                 u[acc], lt[acc], vmax[acc] = prop[acc], lp[ok], vp[ok]
@@ -476,6 +557,7 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                 mult = 10.0 ** rng.uniform(-1.5, 0.0, size=(sel.sum(), 1))
                 step = rng.normal(size=(sel.sum(), len(dims))) @ L.T
                 prop[np.ix_(sel, dims)] += js["joint"] * 2.38 / np.sqrt(len(dims)) * mult * step
+            prop[:, periodic] %= 1.0   # angles: a random walk on the circle (still symmetric)
             inside = np.all((prop >= 0) & (prop <= 1), axis=1) & np.any(prop != u, axis=1)
             a = mh(prop, inside, True)
             if inside.any():
@@ -493,6 +575,7 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                 mult = 10.0 ** rng.uniform(-1.5, 0.5, size=(n, 1))  # a mixture of scales
                 prop = u.copy()
                 prop[:, b] += rng.normal(size=(n, len(b))) * sd * mult
+                prop[:, periodic] %= 1.0
                 inside = act & np.all((prop[:, b] >= 0) & (prop[:, b] <= 1), axis=1)
                 a = mh(prop, inside, act)
                 rate = a[act].mean()
@@ -514,8 +597,40 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
         lt = lt_new
         live = np.unique(grp)
         eps = np.full(G, np.inf)
-        stall = np.zeros(G, int)
-        for _level in range(max_levels):
+        start = np.full(G, t)           # first step held to the tolerance, per structure
+        nrest = np.zeros(G, int)        # restarts at this step
+        hist = {g: [] for g in live}    # each structure's tolerances at this step
+
+        def restart(g, s):
+            """Go back to structure g's posterior after step ``s`` (its saved particles; the
+            prior when ``s < 0``) and run its tolerance levels over the readings of steps
+            ``s+1..t`` at once (ABC-SMC from there): its evidence continues from the one
+            saved with those particles.  It gets at least ``restart_particles`` particles."""
+            nonlocal u, mask, grp, lt, vmax, logw
+            sel_ = np.flatnonzero(grp == g)
+            extra = max(restart_particles - len(sel_), 0)
+            if extra:   # a structure of small weight holds few particles: more for the search
+                u = np.concatenate([u, np.repeat(u[sel_[:1]], extra, axis=0)])
+                mask = np.concatenate([mask, np.repeat(S[g][None], extra, axis=0)])
+                grp = np.concatenate([grp, np.full(extra, g)])
+                lt, vmax, logw = (np.concatenate([a, np.zeros(extra)]) for a in (lt, vmax, logw))
+                sel_ = np.flatnonzero(grp == g)
+            m_ = len(sel_)
+            if s < 0:
+                u[sel_] = prior_u(m_)
+                base, logZ[g] = np.zeros(m_), 0.0
+            else:
+                us, logZ[g] = saved[s][g]
+                u[sel_] = us[_systematic(np.full(len(us), 1.0 / len(us)), rng, m_)]
+                base, _ = evaluate(u[sel_], mask[sel_], s, np.zeros(m_))   # log target at step s
+            start[g] = s + 1
+            lt[sel_], vmax[sel_] = evaluate(u[sel_], mask[sel_], t, np.full(m_, np.inf),
+                                            np.full(m_, s + 1))
+            logw[sel_] = lt[sel_] - base
+            eps[g] = np.inf
+            hist[g] = []
+        level, budget = 0, max_levels
+        while level < budget:
             for g in live:
                 if eps[g] <= 0:
                     continue
@@ -525,26 +640,40 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                     eps[g] = 0.0
                     continue
                 new = _next_eps(np.exp(lw - lw.max()), vmax[sel], eps[g], ess_keep)
-                vl = vmax[sel][np.isfinite(lw)]
-                # frozen: distinct parameter vectors, one violation (not a collapsed population)
-                frozen = (np.isfinite(eps[g]) and np.ptp(vl) <= 1e-9 * max(eps[g], 1.0)
-                          and len(np.unique(u[sel][np.isfinite(lw)], axis=0)) > 1)
-                stall[g] = stall[g] + 1 if frozen and new > 0.99 * eps[g] else 0
-                if stall[g] >= stall_levels and any(eps[h] <= 0 and np.isfinite(logw[grp == h]).any()
-                                                    for h in live if h != g):
-                    # no trajectory of this structure comes nearer the readings: abandoned
-                    logw[sel] = -np.inf
-                    lt[sel] = -np.inf
-                    eps[g] = 0.0
-                    abandoned += 1
-                    if _DEBUG:
-                        print(f"  t={t} abandoned " + "+".join(k for k, a in zip(lay.kinds, S[g]) if a))
-                    continue
                 if new < eps[g]:
                     kill = sel & (vmax > new)
                     logw[kill] = -np.inf
                     lt[kill] = -np.inf
                     eps[g] = new
+                hist[g].append(eps[g])
+                h = hist[g]
+                if (eps[g] > 0 and len(h) > stall_window
+                        and h[-1] > (1.0 - stall_drop) * h[-1 - stall_window]):
+                    # the tolerance has stopped falling: the particles sit where the new
+                    # readings cannot be met, and the region that meets them holds none
+                    name = "+".join(k for k, a in zip(lay.kinds, S[g]) if a)
+                    # go back further each time (``backtrack`` steps), then to the prior
+                    back = [s_ for s_ in (t - b_ for b_ in backtrack)
+                            if 0 <= s_ < start[g] - 1 and s_ in saved] + [-1]
+                    if restarts and (start[g] > 0 or nrest[g] == 0):
+                        s_ = back[0]
+                        nrest[g] += 1
+                        if _DEBUG:
+                            print(f"  t={t} restart {name} at eps {eps[g]:.3g} from step {s_}")
+                        restart(g, s_)
+                        restarts_done[0] += 1
+                        budget = max(budget, level + 1 + max_levels)
+                    else:
+                        # stalled again from the prior: no trajectory of this structure the
+                        # sampler finds meets the readings (e.g. a lone linear motion, a
+                        # diagonal once normalised); its closest approach is recorded
+                        closest[0] = min(closest[0], float(h[-1]))
+                        logw[sel] = -np.inf
+                        lt[sel] = -np.inf
+                        eps[g] = 0.0
+                        abandoned += 1
+                        if _DEBUG:
+                            print(f"  t={t} abandoned {name} at eps {h[-1]:.3g}")
             # resample-move the structures still above tolerance 0 or degenerate
             todo, chol = [], {}
             for g in live:
@@ -571,7 +700,7 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
             if todo:
                 M = np.isin(grp, todo)
                 um, lm, vm_ = u[M], lt[M], vmax[M]
-                sweeps, moved = move(um, mask[M], lm, vm_, grp[M], eps[grp[M]], chol, t)
+                sweeps, moved = move(um, mask[M], lm, vm_, grp[M], eps[grp[M]], chol, t, start[grp[M]])
                 u[M], lt[M], vmax[M] = um, lm, vm_
                 if _DEBUG:
                     print(f"  t={t} groups={len(live)} todo={len(todo)} eps max={eps[todo].max():.3g} "
@@ -585,7 +714,11 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
             conv = [g for g in live if eps[g] <= 0 and np.isfinite(ub[g])]
             if conv:
                 best = max(ub[g] for g in conv)
-                drop = [g for g in live if ub[g] < best - prune_nats]
+                # only structures whose evidence estimate can be trusted: converged, or
+                # restarted from the prior at this step (a structure still above tolerance 0
+                # may sit in a wrong mode, its evidence far too low: range+bearing task 5
+                # lost its true structure so at step 3)
+                drop = [g for g in live if ub[g] < best - prune_nats and (eps[g] <= 0 or start[g] == 0)]
                 if drop and _DEBUG:
                     print(f"  t={t} prune {drop}: ub {np.round(ub[drop] - best, 1)} eps {eps[drop]}")
                 if drop:
@@ -596,14 +729,15 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
             if not len(live):
                 raise ValueError(f"step {t}: no particle consistent with the readings")
             levels[t] += 1
+            level += 1
             if np.all(eps[live] <= 0):
                 break
-        else:
+        if not np.all(eps[live] <= 0):
             bad = [g for g in live if eps[g] > 0]
             conv = [g for g in live if eps[g] <= 0 and np.isfinite(ub[g])]
             if not conv:
                 raise NotConverged(f"step {t}: tolerance still {max(eps[bad]):.3g} noise bounds after "
-                                   f"{max_levels} levels for {len(bad)} structure(s) and none reached "
+                                   f"{level} levels for {len(bad)} structure(s) and none reached "
                                    f"0 (the particles lost the posterior's support)")
             # drop the structures that did not reach the exact posterior; their evidence at
             # their last tolerance bounds their share of the posterior from above
@@ -632,11 +766,15 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
             e = lay.physical(u)[:, -1] + t_rel[t]
             out_emit[t] = float(w @ e)
             out_evar[t] = float(w @ (e - out_emit[t]) ** 2)
-        # give the particles of dropped structures to the surviving ones (resampled, then moved
-        # on this step's exact posterior): the total stays n_particles
-        live = np.unique(grp)
-        target = max(ng, N // len(live))
-        if t + 1 < n and np.any(size[live] < target):
+        # share the particles out again, in proportion to each structure's posterior weight
+        # (at least ``ng`` each, so a structure of small weight can still grow): resampled
+        # within the structure, then moved on this step's exact posterior; the total stays
+        # about n_particles
+        wS = np.bincount(grp, weights=w, minlength=G)
+        live = np.array([g for g in np.unique(grp) if wS[g] > 0 and np.isfinite(logw[grp == g]).any()])
+        spare = max(N - ng * len(live), 0)
+        alloc = {g: ng + int(round(spare * wS[g] / wS[live].sum())) for g in live}
+        if t + 1 < n:
             parts, chol = [], {}
             for g in live:
                 sel = np.flatnonzero(grp == g)
@@ -650,13 +788,16 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                     C = np.eye(len(dims)) * 1e-4
                 chol[g] = (dims, np.linalg.cholesky(C + np.diag(np.maximum(np.diag(C) * 1e-3, 1e-10))))
                 logZ[g] += _logmeanexp(lw)
-                parts.append(sel[_systematic(wg, rng, max(target, len(sel)))])
+                parts.append(sel[_systematic(wg, rng, alloc[g])])
             idx = np.concatenate(parts)
             u, mask, grp, lt, vmax = u[idx], mask[idx], grp[idx], lt[idx], vmax[idx]
             logw = np.zeros(len(idx))
-            move(u, mask, lt, vmax, grp, np.zeros(len(idx)), chol, t)
+            move(u, mask, lt, vmax, grp, np.zeros(len(idx)), chol, t, np.full(len(idx), t))
+            # this step's exact posterior of each structure, equally weighted, and its evidence:
+            # where a structure that stalls later goes back to
+            saved[t] = {g: (u[grp == g].copy(), float(logZ[g])) for g in live}
     return SMCResult(out_pos, out_emit, out_var, out_evar, ess_hist, levels,
-                     js["acc"] / max(js["n"], 1), abandoned, dropped)
+                     js["acc"] / max(js["n"], 1), abandoned, dropped, restarts_done[0], closest[0])
 
 
 def task_readings(task) -> Readings:
@@ -704,3 +845,104 @@ def task_posterior(task, n_steps: int = 10, n_particles: int = 2000, n_moves: in
                          max_components=int(cfg["max_components"]), emit_range=emit,
                          n_particles=n_particles, n_moves=n_moves, seed=seed,
                          max_levels=max_levels, **kw)
+
+
+def posterior_crlb(task, n_steps: int = 10, n_draws: int = 200, seed: int = 0, delta: float = 1e-6):
+    """Indicative Bayesian (posterior) Cramér-Rao bounds of a tracking task's step answers.
+
+    What is computed, per step ``t < n_steps`` (readings of steps ``0..t`` at the task's own
+    sensors and dropout pattern):
+
+    * the prior's structure (set of active basis motions) is given to the estimator (a genie:
+      the bound can only fall), so the bound is ``sum_S P(S) B_S``;
+    * ``B_S`` is the Bayesian CRB for a function ``g(u)`` of a random parameter (Van Trees
+      1968, Part I eq. 2.288; Bell, Steinberg, Ephraim & Van Trees 1997; the filtering form
+      of Tichavsky, Muravchik & Nehorai 1998 for a static state):
+      ``E[(g^ - g)^2] >= tr(E[dg/du] J^-1 E[dg/du]^T)`` with the Bayesian information
+      ``J = E_u[I_F(u)] + J_P``, expectations by Monte Carlo over ``n_draws`` prior draws;
+      ``g`` is the step-``t`` position (plane units), the emission time (temporal family)
+      or both (x-y-t); derivatives by central differences (``delta`` in ``u`` units);
+    * ``I_F(u) = sum_k sum_r H_r^T H_r / R_r``: each reading linearised (range, bearing,
+      ToA), with the bounded uniform noise and the print rounding replaced by the Gaussian
+      of equal variance ``R = (a^2 + h^2) / 3`` (half-width ``a``, rounding half-unit
+      ``h``; the information in a range's ``d``-dependent spread is left out);
+    * ``J_P = 12 I``: the uniform prior of each ``u`` coordinate replaced by the Gaussian of
+      equal variance (1/12).
+
+    Both replacements break the regularity the bound needs (a uniform density has no
+    finite Fisher information; bounded noise can be estimated faster than ``1/sqrt(n)``), so
+    the value is indicative only, not a strict bound.  Proximity (binary detections: no
+    Fisher information) raises ValueError.
+
+    Returns: (n_steps,) the bound on the mean squared error (squared answer units: the
+    squared Euclidean position error, squared time, or their sum for x-y-t).
+    """
+    from ..sim.motion import MOTION_RANGES
+    cfg = task.meta["config"]
+    ranges = MOTION_RANGES[cfg.get("motion_ranges", "stark_release")]
+    t_rel = np.linspace(0.0, float(cfg["duration"]), int(cfg["n_steps"]))
+    r = task_readings(task)
+    if r.modality == "proximity":
+        raise ValueError("proximity detections carry no Fisher information: no CRLB")
+    emit_range = tuple(cfg["emit_time_range"]) if r.modality == "toa" else None
+    lay = PriorLayout(ranges, emit=emit_range)
+    T = min(n_steps, len(t_rel))
+    kmax = int(cfg["max_components"])
+    S = structures(len(lay.kinds), kmax)
+    pS = np.exp(_log_struct_prior(S, kmax, len(lay.kinds)))
+    rng = np.random.default_rng(seed)
+    grp = np.repeat(np.arange(len(S)), n_draws)
+    mask = S[grp]
+    N = len(grp)
+    u = rng.random((N, lay.dim))
+    blocks, _ = _move_blocks(lay, emit_range is not None)
+    dims = np.concatenate(blocks)                       # the coordinates that move a trajectory
+    u[:, dims] = np.clip(u[:, dims], 2 * delta, 1 - 2 * delta)
+    u[:, np.setdiff1d(np.arange(lay.dim), dims)] = 0.5
+    p = len(dims)
+    pos = trajectories(lay, u, mask, t_rel)[:, :T]      # (N, T, 2)
+    D = np.zeros((N, T, 2, p))
+    for j, c in enumerate(dims):
+        up, um = u.copy(), u.copy()
+        up[:, c] += delta
+        um[:, c] -= delta
+        D[:, :, :, j] = (trajectories(lay, up, mask, t_rel)[:, :T] - trajectories(lay, um, mask, t_rel)[:, :T]) / (2 * delta)
+    dE = np.zeros((N, p))                               # d(emission time)/du (same every step)
+    if emit_range is not None:
+        last = int(np.flatnonzero(dims == lay.dim - 1)[0]) if (dims == lay.dim - 1).any() else None
+        if last is not None:
+            dE[:, last] = lay.hi[-1] - lay.lo[-1]
+    info = np.zeros((N, p, p))
+    bcrb = np.zeros(T)
+    s = r.sensors
+    for k in range(T):
+        ok = np.isfinite(r.z[k][:, 0])
+        if ok.any():
+            dx = pos[:, k, None, 0] - s[None, ok, 0]
+            dy = pos[:, k, None, 1] - s[None, ok, 1]
+            d = np.maximum(np.hypot(dx, dy), 1e-9)
+            parts = []                                   # (d h / d pos (N, m, 2), d h / d emit, R)
+            if r.modality in ("range", "range_bearing"):
+                parts.append((np.stack([dx / d, dy / d], -1), 0.0,
+                              ((r.range_sigma * d) ** 2 + ROUNDING ** 2) / 3))
+            if r.modality in ("bearing", "range_bearing"):
+                parts.append((np.stack([-dy / d ** 2, dx / d ** 2], -1), 0.0,
+                              np.full(d.shape, (r.bearing_half ** 2 + np.radians(ROUNDING) ** 2) / 3)))
+            if r.modality == "toa":
+                parts.append((np.stack([dx / d, dy / d], -1) / r.speed, 1.0,
+                              np.full(d.shape, (r.toa_half ** 2 + ROUNDING ** 2) / 3)))
+            for jp, je, R in parts:
+                H = np.einsum("nmc,ncp->nmp", jp, D[:, k]) + je * dE[:, None, :]
+                info += np.einsum("nmp,nmq,nm->npq", H, H, 1.0 / R)
+        if task.answer_format == "time":
+            G = dE[:, None, :]
+        elif task.answer_format == "vector":
+            G = np.concatenate([D[:, k], dE[:, None, :]], axis=1)
+        else:
+            G = D[:, k]
+        Jt = info + 12.0 * np.eye(p)
+        for g in range(len(S)):
+            rows = grp == g
+            Gm = G[rows].mean(axis=0)
+            bcrb[k] += pS[g] * float(np.trace(Gm @ np.linalg.solve(Jt[rows].mean(axis=0), Gm.T)))
+    return bcrb
