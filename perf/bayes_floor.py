@@ -274,7 +274,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=7, help="suite seed")
     ap.add_argument("--steps", type=int, default=10, help="tracking steps scored per task")
     ap.add_argument("--particles", type=int, default=1000,
-                    help="particles per run, split evenly over the prior's 25 structures")
+                    help="particles per run, shared over the prior's 25 structures (evenly at the start, then each step by posterior weight, at least particles // 25 each)")
     ap.add_argument("--moves", type=int, default=2, help="MH sweeps per tolerance level")
     ap.add_argument("--max-levels", type=int, default=40,
                     help="tolerance levels per step before a run counts as lost")

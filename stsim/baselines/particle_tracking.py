@@ -1,9 +1,9 @@
 """Particle filters for tracking under the generator's own motion prior and bounded noise
 (issue 20): the default trackers of ``stark.tracking.proximity``, ``stark.tracking.event``,
-``stark.temporal_tracking.event``, ``stark.tracking.event_xyt``, ``stark.tracking.range`` and
-``stark.tracking.bearing`` (range, bearing and range+bearing readings: their model and task
-runner are in :mod:`stsim.baselines.sensor_particle_tracking`; ``stark.tracking.range_bearing``
-keeps the EKF bank and offers this filter as ``baseline:pf``).
+``stark.temporal_tracking.event`` and ``stark.tracking.event_xyt``.  The range, bearing and
+range+bearing trackers share this module's motion library, step grid and tolerance rule; their
+model and filter loop are in :mod:`stsim.baselines.sensor_particle_tracking` (the EKF bank
+stays for them as ``baseline:ekf``).
 
 Model.  The state of a particle is its position ``p``, velocity ``v`` and acceleration ``a``
 per step (plane units, km for ToA; per step, per step^2), propagated as a constant-acceleration
