@@ -114,29 +114,37 @@ def test_structures_enumerate_the_prior_with_its_weights():
     assert abs(p[0] - 1 / 15) < 1e-12 and abs(p[-1] - 1 / 30) < 1e-12
 
 
-@pytest.mark.slow
-def test_smc_posterior_matches_prior_importance_sampling():
-    # independent second computation: plain importance sampling of prior draws (weight = the
-    # readings' bounded likelihood) on the first 3 steps of a proximity task, where the
-    # detection disks are wide enough for prior draws to hit them
+def _prior_importance_means(r, t_rel, n: int, K: int, seed: int):
+    """Independent reference: plain importance sampling of ``n`` whole prior trajectories
+    (weight = the exact likelihood of the readings of steps 0..k); the (K, 2) posterior means
+    and the (K,) effective sample sizes of steps 0..K-1."""
     from stsim.baselines.trajectory_posterior import (_log_struct_prior, step_violations,
                                                       structures)
-    task = generate_task("stark.tracking.proximity", 0, suite="stark-tier1", suite_seed=7)
-    _, _, _, t_rel = _truth(task)
-    r = task_readings(task)
     lay = PriorLayout(STARK_RELEASE_RANGES)
-    rng = np.random.default_rng(5)
+    rng = np.random.default_rng(seed)
     S = structures(5, 3)
-    n, K = 60000, 3
     u = rng.random((n, lay.dim))
     mask = S[rng.choice(len(S), size=n, p=np.exp(_log_struct_prior(S, 3, 5)))]
     full = trajectories(lay, u, mask, t_rel)
     vm, ld = step_violations(r, full, None, K)
+    ld = np.where(np.isfinite(ld), ld, -np.inf)
     mean_is, ess_is = np.empty((K, 2)), np.empty(K)
     for k in range(K):   # the step-k posterior conditions on the readings of steps 0..k
         w = np.where(np.all(vm[:, :k + 1] <= 0, axis=1), np.exp(ld[:, :k + 1].sum(axis=1)), 0.0)
         ess_is[k] = w.sum() ** 2 / (w ** 2).sum()
         mean_is[k] = w @ full[:, k] / w.sum()
+    return mean_is, ess_is
+
+@pytest.mark.slow
+def test_smc_posterior_matches_prior_importance_sampling():
+    # independent second computation: plain importance sampling of prior draws (weight = the
+    # readings' bounded likelihood) on the first 3 steps of a proximity task, where the
+    # detection disks are wide enough for prior draws to hit them
+    task = generate_task("stark.tracking.proximity", 0, suite="stark-tier1", suite_seed=7)
+    _, _, _, t_rel = _truth(task)
+    r = task_readings(task)
+    K = 3
+    mean_is, ess_is = _prior_importance_means(r, t_rel, 60000, K, seed=5)
     res = smc_posterior(r, t_rel, K, n_particles=2500, seed=2)
     sd = np.sqrt(res.pos_var)
     assert np.all(ess_is > 200)
@@ -201,8 +209,6 @@ def test_smc_posterior_matches_importance_sampling_on_two_bearing_steps():
     # independent second computation on a 2-step problem: a bearing task cut to one reading per
     # step (a wedge of +-3.6 degrees), posterior mean by plain importance sampling of 100,000
     # prior draws (weight = the exact reading likelihood) against the SMC sampler
-    from stsim.baselines.trajectory_posterior import (_log_struct_prior, step_violations,
-                                                      structures)
     task = generate_task("stark.tracking.bearing", 3, suite="stark-tier1", suite_seed=7)
     _, _, _, t_rel = _truth(task)
     r = task_readings(task)
@@ -211,28 +217,14 @@ def test_smc_posterior_matches_importance_sampling_on_two_bearing_steps():
         j = np.flatnonzero(np.isfinite(r.z[k, :, 0]))[0]
         z[k, j] = r.z[k, j]
     r.z = z
-    lay = PriorLayout(STARK_RELEASE_RANGES)
-    rng = np.random.default_rng(11)
-    S = structures(5, 3)
-    n, K = 100_000, 2
-    u = rng.random((n, lay.dim))
-    mask = S[rng.choice(len(S), size=n, p=np.exp(_log_struct_prior(S, 3, 5)))]
-    full = trajectories(lay, u, mask, t_rel)
-    vm, ld = step_violations(r, full, None, K)
-    ok = np.all(vm <= 0, axis=1)
-    lw = np.where(ok, ld.sum(axis=1), -np.inf)
-    w = np.exp(lw - lw[ok].max())
-    ess_is = w.sum() ** 2 / (w ** 2).sum()
+    K = 2
+    mean_is, ess_is = _prior_importance_means(r, t_rel, 100_000, K, seed=11)
     res = smc_posterior(r, t_rel, K, n_particles=2500, seed=4)
-    assert ess_is > 1000, ess_is
+    assert np.all(ess_is > 1000), ess_is
     for k in range(K):
-        wk = np.where(np.all(vm[:, :k + 1] <= 0, axis=1), np.exp(np.where(np.isfinite(ld), ld, -np.inf)[:, :k + 1].sum(axis=1)), 0.0)
-        mean_is = wk @ full[:, k] / wk.sum()
-        ess_k = wk.sum() ** 2 / (wk ** 2).sum()
         sd = np.sqrt(res.pos_var[k])
-        tol = 4 * sd * np.sqrt(1 / ess_k + 10 / res.ess[k])
-        assert np.hypot(*(res.pos[k] - mean_is)) < tol, (k, res.pos[k], mean_is, tol)
-
+        tol = 4 * sd * np.sqrt(1 / ess_is[k] + 10 / res.ess[k])
+        assert np.hypot(*(res.pos[k] - mean_is[k])) < tol, (k, res.pos[k], mean_is[k], tol)
 
 def test_posterior_crlb_grows_with_the_noise_and_refuses_proximity():
     # property: ten times the range noise (Table 7 sigma 0.01 -> 0.1) raises the bound at every
