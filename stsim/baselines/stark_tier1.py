@@ -159,7 +159,7 @@ def _per_step(task: Task, values, solver: str) -> list[Answer]:
 #: modalities whose default tracker is the trajectory-prior particle filter
 #: (:func:`solve_tracking_pf`) rather than the EKF bank (issue 20, 30 tasks of suite seed 7,
 #: filter seeds 0-2, trimmed RMSE first 10 / all 50 steps: range 0.131 / 0.099 against the EKF
-#: bank's 0.213 / 0.115, bearing 0.318 / 0.297 against 0.346 / 0.328, range+bearing 0.063 /
+#: bank's 0.213 / 0.115, bearing 0.292 / 0.281 against 0.346 / 0.328, range+bearing 0.063 /
 #: 0.059 against 0.070 / 0.067; the EKF bank stays as ``baseline:ekf``).
 PF_TRACKING = ("range", "bearing", "range_bearing")
 
