@@ -153,16 +153,24 @@ def test_range_gaussian_noise_keeps_ekf_bank():
 
 
 def test_resample_counts_match_systematic_search():
-    """The counted systematic resampling gives the indices of the searched one (particle
-    tracking's ``_systematic``) for the same uniform draw, on peaked and flat weights."""
-    from stsim.baselines.particle_tracking import _systematic
-    from stsim.baselines.sensor_particle_tracking import _resample
+    """The counted systematic resampling gives the indices of the searched one (each point
+    ``(u + i) / n`` looked up in the cumulative weights) for the same uniform draw, on peaked
+    and flat weights, also when drawing another number of indices than weights."""
+    from stsim.baselines.resampling import systematic_resample as _resample
+
+    def _systematic(w, rng, n=None):
+        n = len(w) if n is None else n
+        c = np.cumsum(w)
+        c /= c[-1]
+        return np.minimum(np.searchsorted(c, (rng.random() + np.arange(n)) / n), len(w) - 1)
     rng = np.random.default_rng(4)
     for power in (1, 8, 40):
         w = rng.random(1000) ** power
         w /= w.sum()
         a, b = _systematic(w, np.random.default_rng(9)), _resample(w, np.random.default_rng(9))
         assert len(b) == 1000 and np.array_equal(a, b)
+        a, b = _systematic(w, np.random.default_rng(9), 77), _resample(w, np.random.default_rng(9), 77)
+        assert len(b) == 77 and np.array_equal(a, b)
     # hand-derived: weights (0.5, 0.25, 0.25), u = 0.5 -> points 1/6, 1/2, 5/6 -> 0, 0, 2
     class Half:
         def random(self):

@@ -59,6 +59,7 @@ import numpy as np
 
 from ..sim.motion import MOTION_RANGES
 from .geometry import DOMAIN
+from .resampling import systematic_resample
 
 #: half a unit of the 4th printed decimal (readings are printed with 4 decimals).
 ROUNDING = 5e-5
@@ -131,13 +132,6 @@ def _schedule(task) -> tuple[int, float, int, str]:
     n = int(cfg.get("n_steps", len(task.steps) if task.steps else 50))
     return (n, float(cfg.get("duration", 10.0)), int(cfg.get("max_components", 3)),
             str(cfg.get("motion_ranges", "stark_release")))
-
-
-def _systematic(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    n = len(w)
-    c = np.cumsum(w)
-    c /= c[-1]
-    return np.minimum(np.searchsorted(c, (rng.random() + np.arange(n)) / n), len(w) - 1)
 
 
 def _reflect(p: np.ndarray, v: np.ndarray, lo: float, hi: float) -> None:
@@ -417,7 +411,7 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
             if model.t_rel is None:
                 L = U = None
         if 1.0 / (w @ w) < 0.5 * N:
-            idx = _systematic(w, rng)
+            idx = systematic_resample(w, rng)
             X = X.take(idx, axis=1)                        # (take: much cheaper than X[:, idx])
             if extent > 0:
                 E = E.take(idx, axis=1)

@@ -27,6 +27,7 @@ import numpy as np
 from .geometry import DOMAIN
 from .particle_tracking import (ROUNDING, _grid, _lib_cache, _Model, _on_step_grid, _reflect,
                                 _start_graph, _start_prior, _tolerance)
+from .resampling import systematic_resample
 
 
 class _SensorModel(_Model):
@@ -202,20 +203,6 @@ def track_sensor_task(task, seed: int = 0, **kw) -> np.ndarray:
     return sensor_track(model, lib, len(full), seed=seed, **kw)[index]
 
 
-def _resample(w: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Systematic resampling (Kitagawa 1996) of the normalised weights ``w`` (N,): the (N,)
-    indices of the points ``(u + i) / N``, ``u ~ U(0, 1)``, in the cumulative weights, counted per
-    particle (``floor(N c_j - u) + 1`` points up to ``c_j``) instead of searched: the same
-    indices as :func:`~stsim.baselines.particle_tracking._systematic`, about 2x cheaper."""
-    N = len(w)
-    c = np.cumsum(w)
-    c *= N / c[-1]
-    k = np.floor(c - rng.random()).astype(np.intp)
-    k += 1
-    np.clip(k, 0, N, out=k)
-    return np.repeat(np.arange(N), np.diff(k, prepend=0))
-
-
 _NORMALS: dict = {}
 
 
@@ -349,7 +336,7 @@ def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2
             if jitter > 0:                                 # the weighted mean and spread
                 mu = X @ w
                 sd = np.sqrt(np.maximum((X * X) @ w - mu * mu, 0.0))
-            idx = _resample(w, rng)
+            idx = systematic_resample(w, rng)
             X = X.take(idx, axis=1)
             if scale_mix > 1:
                 scale = scale.take(idx)

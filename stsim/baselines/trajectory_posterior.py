@@ -65,6 +65,7 @@ import numpy as np
 
 from ..sim.motion import BASIS_MOTIONS, STARK_RELEASE_RANGES
 from .geometry import wrap_pi
+from .resampling import systematic_resample
 
 #: half a unit of the 4th printed decimal (readings are printed with 4 decimals).
 ROUNDING = 5e-5
@@ -355,13 +356,6 @@ def _log_struct_prior(mask: np.ndarray, kmax: int, n_kinds: int) -> np.ndarray:
     return table[k]
 
 
-def _systematic(w: np.ndarray, rng: np.random.Generator, n: int | None = None) -> np.ndarray:
-    n = len(w) if n is None else n
-    c = np.cumsum(w)
-    c[-1] = 1.0
-    return np.searchsorted(c, (rng.random() + np.arange(n)) / n)
-
-
 #: parameters that only translate a basis motion: the per-axis min-max normalisation removes
 #: them exactly, so the sampler leaves them at their prior mid-point and never moves them.
 OFFSETS = frozenset({"x0", "y0", "cx", "cy"})
@@ -621,7 +615,7 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                 base, logZ[g] = np.zeros(m_), 0.0
             else:
                 us, logZ[g] = saved[s][g]
-                u[sel_] = us[_systematic(np.full(len(us), 1.0 / len(us)), rng, m_)]
+                u[sel_] = us[systematic_resample(np.full(len(us), 1.0 / len(us)), rng, m_)]
                 base, _ = evaluate(u[sel_], mask[sel_], s, np.zeros(m_))   # log target at step s
             start[g] = s + 1
             lt[sel_], vmax[sel_] = evaluate(u[sel_], mask[sel_], t, np.full(m_, np.inf),
@@ -693,7 +687,7 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                 C = C + np.diag(np.maximum(np.diag(C) * 1e-3, 1e-10))
                 chol[g] = (dims, np.linalg.cholesky(C))
                 logZ[g] += _logmeanexp(lw)
-                idx = sel[_systematic(w, rng)]
+                idx = sel[systematic_resample(w, rng)]
                 u[sel], lt[sel], vmax[sel] = u[idx], lt[idx], vmax[idx]
                 logw[sel] = 0.0
                 todo.append(g)
@@ -788,7 +782,7 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                     C = np.eye(len(dims)) * 1e-4
                 chol[g] = (dims, np.linalg.cholesky(C + np.diag(np.maximum(np.diag(C) * 1e-3, 1e-10))))
                 logZ[g] += _logmeanexp(lw)
-                parts.append(sel[_systematic(wg, rng, alloc[g])])
+                parts.append(sel[systematic_resample(wg, rng, alloc[g])])
             idx = np.concatenate(parts)
             u, mask, grp, lt, vmax = u[idx], mask[idx], grp[idx], lt[idx], vmax[idx]
             logw = np.zeros(len(idx))
