@@ -237,3 +237,13 @@ def test_field_columns_say_what_they_measure_and_trims_are_named():
     rows = {"f": {"kind": "numeric", "n_a": 1, "n_b": 1, "failures_a": 0, "failures_b": 0,
                   "trimmed_rmse_a": 1.0, "trimmed_rmse_b": 1.0, "relative_change": 0.0, "ci95": None}}
     assert "RMSE t25% A" in format_comparison(rows, 0.25)
+
+
+def test_heavy_tailed_errors_are_explained_only_when_rms_dwarfs_the_trimmed_error():
+    # the quickstart's stark.tracking.range printed trim.err 0.129 beside RMS.err 0.756 unexplained
+    from stsim.scoring.report import legend
+    row = {"n": 100, "failures": 0, "median_error": 0.06}
+    heavy = legend({"stark.tracking.range": {**row, "trimmed_rmse": 0.129, "rmse": 0.756}})
+    assert "RMS.err is over 3x trim.err for stark.tracking.range" in heavy
+    calm = legend({"stark.tracking.range": {**row, "trimmed_rmse": 0.129, "rmse": 0.38}})  # 2.9x
+    assert "RMS.err is over 3x" not in calm

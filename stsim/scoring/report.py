@@ -142,6 +142,11 @@ def legend(families: dict[str, dict[str, Any]]) -> str:
                      "(x-y-t localisation: the spatial part; the temporal part is stark_trimmed_time in "
                      "summary.json); the mean of the per-item values after dropping the 10 % smallest and largest. "
                      "Its 'inst' and 'fail' count instances (not steps); 'STARK best (Table 3)' is on this scale.")
+    heavy = [f for f in numeric if (families[f].get("rmse") or 0) > 3 * (families[f].get("trimmed_rmse") or float("inf"))]
+    if heavy:
+        notes.append(f"RMS.err is over 3x trim.err for {', '.join(heavy)}"
+                     ": a few items have errors far above the rest (e.g. a tracker that lost its target for "
+                     "some steps); trim.err leaves them out, RMS.err keeps them, the median shows the typical item.")
     failed = "'failed' counts items with no usable answer (no estimate, unparsable, refused, missing)"
     effects = ([] if not numeric else ["they are left out of the error columns"]) + \
               ([] if not categorical else ["they count as wrong in 'accuracy'"])
