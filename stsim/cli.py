@@ -539,13 +539,19 @@ def _check_agentic(args) -> None:
     _geoqa_only(args)
 
 
-def _geoqa_only(args) -> None:
-    """CLIError unless every family of ``args.suite`` (matching ``--family``) is a geoqa family."""
+def _selected_families(args) -> list[str] | None:
+    """The families of ``args.suite`` matching ``--family`` (``None`` for an unknown suite,
+    which the runner names, or a data suite that declares none)."""
     from .benchmarks.suites import SuiteError, get_suite
     try:
-        families = get_suite(args.suite).family_names(args.family)
+        return get_suite(args.suite).family_names(args.family)
     except SuiteError:
-        return  # the runner names the unknown suite
+        return None
+
+
+def _geoqa_only(args) -> None:
+    """CLIError unless every family of ``args.suite`` (matching ``--family``) is a geoqa family."""
+    families = _selected_families(args)
     other = [f for f in families or [] if not f.startswith("geoqa.")]
     if other:
         raise CLIError(f"--mode agentic: the tool API serves geoqa suites only; suite {args.suite!r} has "
@@ -557,15 +563,12 @@ def _geoqa_conditions_apply(args) -> None:
     """CLIError (exit 2) when ``--context`` or ``--language`` is set for a selection with no
     geoqa family: the transforms leave every other task unchanged, so the option would be
     silently ignored while run.json, summary.json and the report header claim it."""
-    from .benchmarks.suites import SUITES, SuiteError, get_suite
+    from .benchmarks.suites import SUITES
     given = [f"--{k} {v}" for k, v, default in (("context", args.context, "none"),
                                                 ("language", args.language, "en")) if v != default]
     if not given:
         return
-    try:
-        families = get_suite(args.suite).family_names(args.family)
-    except SuiteError:
-        return  # the runner names the unknown suite
+    families = _selected_families(args)
     if families is None or not families or any(f.startswith("geoqa.") for f in families):
         return  # a data suite without declared families, or --family matching none: named later
     geoqa = sorted(n for n, su in SUITES.items() if any(f.startswith("geoqa.") for f in su.families))
