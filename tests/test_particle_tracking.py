@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from stsim.baselines import ALTERNATIVES, BASELINES
-from stsim.baselines.particle_tracking import ROUNDING, _Model, motion_library
+from stsim.baselines.particle_tracking import _Model
+from stsim.baselines.prior_motion import ROUNDING, motion_library
 from stsim.registry import generate_task
 from stsim.sim.motion import STARK_RELEASE_RANGES, random_trajectory
 from stsim.sim.readings import readings_to_array
@@ -139,7 +140,7 @@ def _tolerance_brute(viol, logw, min_ess):
 
 
 def test_tolerance_matches_brute_force_search():
-    from stsim.baselines.particle_tracking import _tolerance
+    from stsim.baselines.prior_motion import adaptive_tolerance as _tolerance
     rng = np.random.default_rng(3)
     for trial in range(40):
         n = int(rng.integers(60, 400))
@@ -152,7 +153,7 @@ def test_tolerance_matches_brute_force_search():
 
 
 def test_reflect_contiguous_and_strided_paths_agree():
-    from stsim.baselines.particle_tracking import _reflect
+    from stsim.baselines.prior_motion import reflect as _reflect
     rng = np.random.default_rng(4)
     p = rng.uniform(-3.0, 13.0, (2, 500))
     v = rng.normal(size=(2, 500))
@@ -204,7 +205,8 @@ def test_library_extent_hand_derived_and_full_at_the_last_step():
     """The running extent of a library trajectory, by hand on a 4-step path, and the premise of
     the terminal weight: every prior trajectory (min-max normalised over all its steps) has
     touched the four edges of the domain by its last step."""
-    from stsim.baselines.particle_tracking import MotionLibrary, _lib_extent
+    from stsim.baselines.particle_tracking import _lib_extent
+    from stsim.baselines.prior_motion import MotionLibrary
     pos = np.array([[[3.0, 4.0], [1.0, 6.0], [2.0, 9.0], [5.0, 5.0]]])
     d = np.diff(pos, axis=1)
     ext = _lib_extent(MotionLibrary(pos, d, np.diff(d, axis=1), np.diff(d, 2, axis=1)))
@@ -263,7 +265,8 @@ def test_aligned_start_moves_by_the_library_first_step():
     """``aligned_start``: with no jerk and no jitter, every particle's first move is the first
     step ``p1 - p0`` of a prior trajectory of the library (and its velocity after step 1 is that
     step); without it the move is one acceleration ahead, ``v0 + a0``."""
-    from stsim.baselines.particle_tracking import _on_step_grid, particle_track
+    from stsim.baselines.particle_tracking import particle_track
+    from stsim.baselines.prior_motion import on_step_grid as _on_step_grid
     task = generate_task("stark.tracking.event", 2, suite="stark-tier1", suite_seed=7)
     z = readings_to_array(task.inputs["readings"], pairs=False, stepped=True)
     _, full, lib = _on_step_grid(task, z)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from stsim.baselines import ALTERNATIVES, BASELINES
-from stsim.baselines.particle_tracking import ROUNDING, motion_library
+from stsim.baselines.prior_motion import ROUNDING, motion_library
 from stsim.baselines.sensor_particle_tracking import (SENSOR_SETTINGS, _SensorModel, sensor_track,
                                                       track_sensor_task)
 from stsim.baselines.trajectory_posterior import task_readings

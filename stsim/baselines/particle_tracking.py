@@ -28,7 +28,7 @@ than Stone Soup's particle filter, ``perf/pf_accuracy.py``: the errors).
 Likelihood (STARK Table 7; readings printed with 4 decimals, so each bound is widened by half a
 unit of the 4th decimal): ToA ``T = t_emit + d / v + U(-h, h)``, proximity exact disk
 detections ``[d <= r]``.  When the emission times are unknown the shots are fired at
-``t_start + t_rel[k]`` (the generator's schedule, :func:`_schedule`); for a flat prior on
+``t_start + t_rel[k]`` (the generator's schedule, :func:`task_schedule`); for a flat prior on
 ``t_start`` and uniform noise the posterior of ``t_start`` given one particle's path is
 uniform on the intersection ``[L, U]`` of the intervals its readings allow, so ``t_start`` is
 integrated out exactly (Rao-Blackwellised): each particle carries ``[L, U]`` and its weight is
@@ -52,17 +52,19 @@ alive but biases it toward the readings.  Gaussian noise is treated as uniform o
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
-
 import numpy as np
 
-from ..sim.motion import MOTION_RANGES
 from .geometry import DOMAIN
+from .prior_motion import (ROUNDING, MotionLibrary, adaptive_tolerance, library_cache,  # noqa: F401
+                           motion_library, on_step_grid, reflect, start_graph, start_grid,
+                           first_position_prior, task_schedule)
 from .resampling import systematic_resample
 
-#: half a unit of the 4th printed decimal (readings are printed with 4 decimals).
-ROUNDING = 5e-5
+#: the names the shared parts had here before :mod:`stsim.baselines.prior_motion` (kept for
+#: callers outside the package)
+_schedule, _reflect, _grid, _lib_cache = task_schedule, reflect, start_grid, library_cache
+_start_prior, _start_graph, _tolerance, _on_step_grid = first_position_prior, start_graph, adaptive_tolerance, on_step_grid
+
 #: a step whose readings need the noise bound widened this many times over (for the particles
 #: to stay alive) means the shot schedule ``t_start + t_rel[k]`` does not hold for the task.
 SCHEDULE_BREAK = 20.0
@@ -78,80 +80,6 @@ SCHEDULE_BREAK = 20.0
 #: particles) and 1.597 / 1.793 for the grid Bayes filter; docs/stark-tier1.md.
 PROXIMITY_SETTINGS = {"motion": "knn", "n_particles": 800, "knn": 8, "knn_query": "cell",
                       "extent": 0.5, "terminal": 0.3, "lib_size": 16000}
-
-
-@dataclass(frozen=True)
-class MotionLibrary:
-    """Trajectories drawn from the generator's prior: ``pos`` (M, n, 2), their per-step
-    velocities ``vel`` (M, n-1, 2), accelerations ``acc`` (M, n-2, 2) and jerks ``jerk``
-    (M, n-3, 2), all in plane units per step^k."""
-    pos: np.ndarray
-    vel: np.ndarray
-    acc: np.ndarray
-    jerk: np.ndarray
-
-
-@lru_cache(maxsize=8)
-def motion_library(n_steps: int, duration: float, max_components: int = 3,
-                   motion_ranges: str = "stark_release", size: int = 4000,
-                   seed: int = 0) -> MotionLibrary:
-    """``size`` trajectories from the trajectory prior of a tracking family (STARK Appendix 7.3,
-    :func:`stsim.sim.motion.random_trajectory`: 1..``max_components`` summed basis motions, each
-    with parameters uniform in ``motion_ranges``'s table, sampled at ``linspace(0, duration,
-    n_steps)``, min-max normalised per axis into [0, 10]), drawn vectorised with a fixed seed
-    (cached per argument set).
-
-    Raises ``ValueError`` for an unknown ``motion_ranges`` name or ``n_steps < 4``."""
-    from .trajectory_posterior import PriorLayout, trajectories
-    if motion_ranges not in MOTION_RANGES:
-        raise ValueError(f"motion_ranges must be one of {', '.join(MOTION_RANGES)}, got {motion_ranges!r}")
-    if n_steps < 4:
-        raise ValueError(f"the motion library needs n_steps >= 4, got {n_steps}")
-    rng = np.random.default_rng(seed)
-    lay = PriorLayout(MOTION_RANGES[motion_ranges])
-    u = rng.random((size, lay.dim))
-    k = rng.integers(1, max_components + 1, size=size)
-    mask = rng.random((size, len(lay.kinds))).argsort(axis=1).argsort(axis=1) < k[:, None]
-    pos = trajectories(lay, u, mask, np.linspace(0.0, duration, n_steps))
-    vel = np.diff(pos, axis=1)
-    acc = np.diff(vel, axis=1)
-    return MotionLibrary(pos, vel, acc, np.diff(acc, axis=1))
-
-
-def _schedule(task) -> tuple[int, float, int, str]:
-    """``(n_steps, duration, max_components, motion_ranges)`` of the trajectory prior a task was
-    drawn from: its ``meta.config`` when present (a generated task), else the family's defaults
-    (a task read from a file)."""
-    from ..registry import get_family
-    cfg = dict((task.meta or {}).get("config") or {})
-    if not cfg:
-        try:
-            cfg = dict(get_family(task.family).defaults)
-        except (KeyError, ValueError):
-            cfg = {}
-    n = int(cfg.get("n_steps", len(task.steps) if task.steps else 50))
-    return (n, float(cfg.get("duration", 10.0)), int(cfg.get("max_components", 3)),
-            str(cfg.get("motion_ranges", "stark_release")))
-
-
-def _reflect(p: np.ndarray, v: np.ndarray, lo: float, hi: float) -> None:
-    """Reflect positions (N, 2) into [lo, hi] in place, flipping the velocity component."""
-    if p.flags.c_contiguous and v.flags.c_contiguous and p.shape == v.shape:
-        fp, fv = p.reshape(-1), v.reshape(-1)             # views: only the few outside are touched
-        i = np.flatnonzero((fp < lo) | (fp > hi))
-        if i.size:
-            x = fp[i]
-            x = np.where(x < lo, 2 * lo - x, 2 * hi - x)
-            fp[i] = np.clip(x, lo, hi)
-            fv[i] *= -1
-        return
-    below, above = p < lo, p > hi
-    out = below | above
-    if out.any():
-        np.subtract(2 * lo, p, out=p, where=below)
-        np.subtract(2 * hi, p, out=p, where=above)
-        np.negative(v, out=v, where=out)
-        np.clip(p, lo, hi, out=p)
 
 
 class _Model:
@@ -286,7 +214,7 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
     lo, hi = domain
     N = n_particles
     # step 0: its exact posterior on a grid, then uniform within the chosen cell
-    g, grid = _grid(lo, hi, cells)
+    g, grid = start_grid(lo, hi, cells)
     unknown_t = model.kind == "toa" and model.emit is None
     viol, fac, itv = model.step(0, grid, None, None)
     eps = 0.0
@@ -297,19 +225,19 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
     cell = g[1] - g[0]
     lik0 = w
     if start_prior:  # the prior's law of the first position (often on an edge: min-max norm)
-        w = w * _start_prior(lib, g, start_prior)
+        w = w * first_position_prior(lib, g, start_prior)
     idx = rng.choice(len(grid), size=N, p=w / w.sum())
     q0 = lik0[idx]                                         # proposal: likelihood x prior per cell
     p = grid[idx] + rng.uniform(-0.5, 0.5, size=(N, 2)) * cell
     np.clip(p, lo, hi, out=p)
-    cache = _lib_cache(lib)
+    cache = library_cache(lib)
     M = len(lib.pos)
     if knn_query == "exact":
         _, nb = cache["start_tree"].query(p, k=knn)
         pick = nb[np.arange(N), rng.integers(0, knn, size=N)]
     else:  # one of the knn nearest first positions to the particle's nearest one
         _, near = cache["start_tree"].query(p, k=1)
-        pick = _start_graph(lib, knn)[near, rng.integers(0, knn, size=N)]
+        pick = start_graph(lib, knn)[near, rng.integers(0, knn, size=N)]
     # the state as rows (6, N): x, y, vx, vy, ax, ay (contiguous per component)
     X = np.empty((6, N))
     X[0:2] = p.T
@@ -361,14 +289,14 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
                 V += velT[kk].take(pick, axis=1)
                 V -= velT[kk - 1].take(pick, axis=1)
             P += V
-            _reflect(P, V, lo, hi)
+            reflect(P, V, lo, hi)
         elif k:
             j = jerkT[min(k - 1, lib.jerk.shape[1] - 1)].take(rng.integers(0, M, size=N), axis=1)
             j *= jerk_scale
             A += j
             V += A
             P += V
-            _reflect(P, V, lo, hi)
+            reflect(P, V, lo, hi)
         p = P.T
         if extent > 0:
             if k:
@@ -383,13 +311,13 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
         if unknown_t and model.t_rel is not None and L is None:
             L, U = np.full(N, -np.inf), np.full(N, np.inf)
             viol, fac, itv = model.step(k, p, None, None)   # first step: interval of t_emit(0)
-            eps = _tolerance(viol, logw, min_ess, uniform)
+            eps = adaptive_tolerance(viol, logw, min_ess, uniform)
             w_step = fac(eps)
             L, U = itv(eps)
             L, U = L - model.t_rel[k], U - model.t_rel[k]
         else:
             viol, fac, itv = model.step(k, p, L, U)
-            eps = _tolerance(viol, logw, min_ess, uniform)
+            eps = adaptive_tolerance(viol, logw, min_ess, uniform)
             w_step = fac(eps)
             if unknown_t:
                 L, U = itv(eps)
@@ -432,41 +360,11 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
                 X += noise
             P, V, A = X[0:2], X[2:4], X[4:6]
             if jitter > 0:
-                _reflect(P, V, lo, hi)
+                reflect(P, V, lo, hi)
     return out_p, out_t
 
 
 _TREES: dict = {}
-_STARTS: dict = {}
-_GRIDS: dict = {}
-_LIBS: dict = {}
-
-
-def _grid(lo: float, hi: float, cells: int) -> tuple[np.ndarray, np.ndarray]:
-    """The step-0 grid: axis ``g`` (cells,) and its points (cells^2, 2), x fastest; cached."""
-    key = (float(lo), float(hi), int(cells))
-    if key not in _GRIDS:
-        g = np.linspace(lo, hi, cells)
-        xx, yy = np.meshgrid(g, g)
-        _GRIDS[key] = (g, np.column_stack([xx.ravel(), yy.ravel()]))
-    return _GRIDS[key]
-
-
-def _lib_cache(lib: MotionLibrary) -> dict:
-    """Per-library precomputations (cached; the library is kept referenced so its ``id`` stays
-    unique): the k-d tree of the first positions, velocities ``vel`` (n-1, 2, M) and jerks
-    ``jerk`` (n-3, 2, M) laid out per step as contiguous rows, first accelerations (2, M)."""
-    from scipy.spatial import cKDTree
-    hit = _LIBS.get(id(lib))
-    if hit is None or hit[0] is not lib:
-        if len(_LIBS) > 16:
-            _LIBS.clear()
-        hit = (lib, {"start_tree": cKDTree(lib.pos[:, 0]),
-                     "vel": np.ascontiguousarray(lib.vel.transpose(1, 2, 0)),
-                     "acc0": np.ascontiguousarray(lib.acc[:, 0].T),
-                     "jerk": np.ascontiguousarray(lib.jerk.transpose(1, 2, 0))})
-        _LIBS[id(lib)] = hit
-    return hit[1]
 
 
 def _extent_pick(cand: np.ndarray, lib_ext: np.ndarray, ext: np.ndarray, bandwidth: float,
@@ -496,30 +394,13 @@ def _extent_pick(cand: np.ndarray, lib_ext: np.ndarray, ext: np.ndarray, bandwid
 def _lib_extent(lib: MotionLibrary) -> np.ndarray:
     """(n, 4, M) running extent of each library trajectory through step ``k``: rows min x,
     min y, max x, max y of ``pos[:, :k+1]``; cached per library."""
-    cache = _lib_cache(lib)
+    cache = library_cache(lib)
     if "extent" not in cache:
         lo = np.minimum.accumulate(lib.pos, axis=1)
         hi = np.maximum.accumulate(lib.pos, axis=1)
         cache["extent"] = np.ascontiguousarray(np.concatenate([lo, hi], axis=2).transpose(1, 2, 0),
                                                dtype=np.float32)
     return cache["extent"]
-
-
-def _start_prior(lib: MotionLibrary, g: np.ndarray, smooth: float) -> np.ndarray:
-    """(len(g)^2,) prior weight of each cell of the grid ``g`` x ``g`` (x fastest) for the
-    first position: histogram of the library's first points, Gaussian-smoothed by ``smooth``
-    cells (reflecting at the domain's edge), mixed with 10 % uniform; cached."""
-    key = (id(lib), len(g), float(g[0]), float(g[-1]), smooth)
-    if key not in _STARTS:
-        from scipy.ndimage import gaussian_filter
-        cell = g[1] - g[0]
-        edges = np.concatenate([g - cell / 2, [g[-1] + cell / 2]])
-        h = np.histogram2d(lib.pos[:, 0, 0], lib.pos[:, 0, 1], bins=[edges, edges])[0].T
-        h = gaussian_filter(h, smooth, mode="reflect")
-        if len(_STARTS) > 64:
-            _STARTS.clear()
-        _STARTS[key] = (0.9 * h / h.sum() + 0.1 / h.size).ravel()
-    return _STARTS[key]
 
 
 def _state_tree(lib: MotionLibrary, k: int, vel_weight: float):
@@ -534,16 +415,6 @@ def _state_tree(lib: MotionLibrary, k: int, vel_weight: float):
         hit = (lib, cKDTree(np.hstack([lib.pos[:, k], vel_weight * lib.vel[:, k - 1]])))
         _TREES[key] = hit
     return hit[1]
-
-
-def _start_graph(lib: MotionLibrary, knn: int) -> np.ndarray:
-    """(M, knn) indices of the ``knn`` library first positions nearest to each library first
-    position (itself included); cached per library and ``knn``."""
-    cache = _lib_cache(lib)
-    if ("start_graph", knn) not in cache:
-        tree = cache["start_tree"]
-        cache["start_graph", knn] = tree.query(tree.data, k=knn)[1]
-    return cache["start_graph", knn]
 
 
 _CELLS: dict = {}
@@ -597,67 +468,17 @@ def _state_graph(lib: MotionLibrary, k: int, vel_weight: float, knn: int) -> np.
 
 def _state_pool(lib: MotionLibrary, k: int, vel_weight: float, knn: int) -> np.ndarray:
     """:func:`_state_graph` transposed: (knn, M), contiguous per neighbour rank; cached."""
-    cache = _lib_cache(lib)
+    cache = library_cache(lib)
     key = ("pool", k, vel_weight, knn)
     if key not in cache:
         cache[key] = np.ascontiguousarray(_state_graph(lib, k, vel_weight, knn).T)
     return cache[key]
 
 
-def _tolerance(viol: np.ndarray, logw: np.ndarray, min_ess: float, uniform: bool = False) -> float:
-    """Smallest widening ``eps`` (>= 0) of the step's bounds keeping ``min_ess`` effective
-    particles (or every live particle when fewer are alive); ``uniform``: the caller knows
-    ``logw`` is constant (just resampled), so the ESS of a subset is its size."""
-    if uniform:
-        need = int(np.ceil(min(min_ess, len(viol))))
-        if need <= 0 or np.count_nonzero(viol <= 0.0) >= need:
-            return 0.0
-        return float(np.partition(viol, need - 1)[need - 1])
-    w = np.exp(logw - logw.max())
-    w1, w2 = w.sum(), w @ w
-    target = min(min_ess, w1 * w1 / w2)
-    ok = viol <= 0.0
-    if ok.all():
-        return 0.0
-    we = w[ok]
-    s1, s2 = we.sum(), we @ we
-    if s2 > 0 and s1 * s1 / s2 >= target:
-        return 0.0
-    # the ESS of the particles with viol <= e, at each distinct value e of the live particles
-    alive = np.flatnonzero(w > 0)
-    order = alive[np.argsort(viol[alive])]
-    v, ws = viol[order], w[order]
-    c1, c2 = np.cumsum(ws), np.cumsum(ws * ws)
-    last = np.append(v[1:] != v[:-1], True)                # the last particle of each tie group
-    ess = np.where(c2 > 0, c1 * c1 / np.where(c2 > 0, c2, 1.0), 0.0)
-    hit = np.flatnonzero(last & (ess >= target))
-    return float(v[hit[0]] if len(hit) else v[-1])
-
-
-def _on_step_grid(task, z: np.ndarray, size: int = 4000) -> tuple[np.ndarray, np.ndarray, "MotionLibrary"]:
-    """The readings ``z`` (one row per task step) placed on the trajectory's step grid, and the
-    prior library for it: ``(index, full, lib)`` with ``index`` the task steps' trajectory step
-    numbers, ``full`` the readings of every step up to the last (NaN where unobserved) and
-    ``lib`` the :func:`motion_library` of the task's prior (:func:`_schedule`).  A task may hold
-    a subset of a trajectory's steps (STARK's worked Table 17 shows steps 0, 1, 2, 8, 9): the
-    filter runs over every step up to the last, unobserved ones included."""
-    n, duration, kmax, table = _schedule(task)
-    index = np.arange(len(z))
-    if task.steps and len(task.steps) == len(z):
-        cand = np.array([st.index for st in task.steps])
-        if cand[0] >= 0 and np.all(np.diff(cand) > 0):
-            index = cand
-    full = np.full((int(index[-1]) + 1, *z.shape[1:]), np.nan)
-    full[index] = z
-    n_lib = max(n, len(full), 4)
-    return index, full, motion_library(n_lib, duration * (n_lib - 1) / max(n - 1, 1), kmax, table,
-                                       size=size)
-
-
 def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None]:
     """The particle filter on a proximity or ToA tracking task (``task.inputs``: sensors,
     readings, radius / wave_speed and sensor_model; the prior's schedule from
-    :func:`_schedule`); ``kw`` are :func:`particle_track` settings (proximity defaults
+    :func:`task_schedule`); ``kw`` are :func:`particle_track` settings (proximity defaults
     :data:`PROXIMITY_SETTINGS`).  Returns positions (k, 2) and emission times (k,) or None.
 
     Raises ``ValueError`` for another modality."""
@@ -671,8 +492,8 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
     if m == "proximity":
         for key, val in PROXIMITY_SETTINGS.items():
             kw.setdefault(key, val)
-    index, full, lib = _on_step_grid(task, z, kw.pop("lib_size", 4000))
-    n, duration = _schedule(task)[:2]
+    index, full, lib = on_step_grid(task, z, kw.pop("lib_size", 4000))
+    n, duration = task_schedule(task)[:2]
     n_lib = max(n, len(full), 4)
     t_rel = np.linspace(0.0, duration * (n_lib - 1) / max(n - 1, 1), n_lib)[:len(full)]
     if m == "proximity":

@@ -25,12 +25,12 @@ from __future__ import annotations
 import numpy as np
 
 from .geometry import DOMAIN
-from .particle_tracking import (ROUNDING, _grid, _lib_cache, _Model, _on_step_grid, _reflect,
-                                _start_graph, _start_prior, _tolerance)
+from .prior_motion import (ROUNDING, adaptive_tolerance, library_cache, on_step_grid, reflect,
+                           start_graph, start_grid, first_position_prior)
 from .resampling import systematic_resample
 
 
-class _SensorModel(_Model):
+class _SensorModel:
     """Range, bearing or range+bearing readings under STARK Table 7's bounded uniform noise.
 
     ``z`` (n, m, c): per step and sensor the reading(s), NaN = dropped; ``c`` = 1 (range in
@@ -48,7 +48,7 @@ class _SensorModel(_Model):
         if kind not in ("range", "bearing", "range_bearing"):
             raise ValueError(f"_SensorModel handles range, bearing and range_bearing, not {kind!r}")
         z = np.asarray(z, float)
-        super().__init__(kind, np.asarray(sensors, float), z if z.ndim == 3 else z[:, :, None])
+        self.kind, self.s, self.z = kind, np.asarray(sensors, float), z if z.ndim == 3 else z[:, :, None]
         self.range_sigma, self.bearing_half = float(range_sigma), float(bearing_half)
         self._rows_cache: dict = {}
 
@@ -80,7 +80,8 @@ class _SensorModel(_Model):
         return viol, ld
 
     def step(self, k: int, p: np.ndarray, L, U):
-        """As :meth:`_Model.step`: ``factor(eps)`` is the likelihood of the step's readings
+        """As :meth:`stsim.baselines.particle_tracking._Model.step`: ``(viol (N,), factor(eps)
+        -> (N,), interval(eps) -> (L, U))``; ``factor(eps)`` is the likelihood of the step's readings
         with every bound widened by the factor ``1 + eps`` (0 where ``viol > eps``), up to a
         constant."""
         viol, ld = self.residuals(k, p)
@@ -186,7 +187,7 @@ SENSOR_SETTINGS: dict = {
 def track_sensor_task(task, seed: int = 0, **kw) -> np.ndarray:
     """:func:`sensor_track` on a range, bearing or range+bearing tracking task
     (``task.inputs``: sensors (m, 2), readings, sensor_model with uniform noise; the prior's
-    schedule from :func:`~stsim.baselines.particle_tracking._schedule`, the readings placed on
+    schedule from :func:`~stsim.baselines.prior_motion.task_schedule`, the readings placed on
     its step grid, unobserved steps predicted only); ``kw`` are :func:`sensor_track` settings
     (defaults :data:`SENSOR_SETTINGS` of the modality).  Returns positions (k, 2), one per
     task step.
@@ -197,7 +198,7 @@ def track_sensor_task(task, seed: int = 0, **kw) -> np.ndarray:
     if m not in SENSOR_SETTINGS:
         raise ValueError(f"{task.id}: track_sensor_task handles range, bearing and range_bearing, not {m!r}")
     r = task_readings(task)
-    index, full, lib = _on_step_grid(task, r.z)
+    index, full, lib = on_step_grid(task, r.z)
     model = _SensorModel(m, r.sensors, full, range_sigma=r.range_sigma, bearing_half=r.bearing_half)
     kw = {**SENSOR_SETTINGS[m], **kw}
     return sensor_track(model, lib, len(full), seed=seed, **kw)[index]
@@ -228,10 +229,10 @@ def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2
 
     Args:
         model: the readings (:class:`_SensorModel`) on the trajectory's step grid.
-        lib: prior trajectories (:func:`~stsim.baselines.particle_tracking.motion_library`)
+        lib: prior trajectories (:func:`~stsim.baselines.prior_motion.motion_library`)
             of at least ``n_steps`` steps.
         n_particles: particles ``N``; min_ess: effective sample size kept by widening a step's
-            bounds (adaptive tolerance, :func:`~stsim.baselines.particle_tracking._tolerance`).
+            bounds (adaptive tolerance, :func:`~stsim.baselines.prior_motion.adaptive_tolerance`).
         jerk_scale: the motion is constant acceleration per step (``a += j, v += a, p += v``,
             plane units per step^k) whose jerk ``j`` is a library trajectory's third
             difference at that step times ``jerk_scale``; with ``scale_mix`` > 1 each particle
@@ -257,11 +258,11 @@ def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2
     rng = np.random.default_rng(seed)
     lo, hi = domain
     N = n_particles
-    g, grid = _grid(lo, hi, cells)
+    g, grid = start_grid(lo, hi, cells)
     gridT = _grid_rows(lo, hi, cells)
     cell = g[1] - g[0]
-    cache = _lib_cache(lib)
-    prior0 = _start_prior(lib, g, start_prior) if start_prior else None
+    cache = library_cache(lib)
+    prior0 = first_position_prior(lib, g, start_prior) if start_prior else None
     bank = _normals()
     M = len(lib.pos)
     jerkT, vel0, acc0 = cache["jerk"], cache["vel"][0], cache["acc0"]
@@ -284,7 +285,7 @@ def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2
         p = grid[idx] + rng.uniform(-0.5, 0.5, size=(N, 2)) * cell
         np.clip(p, lo, hi, out=p)
         _, near = cache["start_tree"].query(p, k=1)
-        pick = _start_graph(lib, knn)[near, rng.integers(0, knn, size=N)]
+        pick = start_graph(lib, knn)[near, rng.integers(0, knn, size=N)]
         X = np.empty((6, N))
         X[0:2] = p.T
         X[2:4] = vel0[:, pick]
@@ -308,16 +309,16 @@ def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2
             X[4:6] += j
             X[2:4] += X[4:6]
             X[0:2] += X[2:4]
-            _reflect(X[0:2], X[2:4], lo, hi)
+            reflect(X[0:2], X[2:4], lo, hi)
         viol, dens = model.fast(k, X[0:2])
         eps = 0.0
         if viol is not None:
-            eps = _tolerance(viol, logw, min_ess, uniform)
+            eps = adaptive_tolerance(viol, logw, min_ess, uniform)
             if k and lost is not None and eps > lost:     # lost: redraw from this step's readings
                 X, q, eps = draw(k)
                 logw = np.zeros(N)
                 viol, dens = model.fast(k, X[0:2])
-                eps = max(eps, _tolerance(viol, logw, min_ess, True))
+                eps = max(eps, adaptive_tolerance(viol, logw, min_ess, True))
             w_step = viol <= eps
             if dens is not None:
                 w_step = w_step * dens
@@ -355,8 +356,8 @@ _ROWS: dict = {}
 
 
 def _grid_rows(lo: float, hi: float, cells: int) -> np.ndarray:
-    """The step-0 grid's points as rows (2, cells^2) (x fastest, as ``_grid``); cached."""
+    """The step-0 grid's points as rows (2, cells^2) (x fastest, as :func:`~stsim.baselines.prior_motion.start_grid`); cached."""
     key = (float(lo), float(hi), int(cells))
     if key not in _ROWS:
-        _ROWS[key] = np.ascontiguousarray(_grid(lo, hi, cells)[1].T)
+        _ROWS[key] = np.ascontiguousarray(start_grid(lo, hi, cells)[1].T)
     return _ROWS[key]

@@ -1,0 +1,220 @@
+"""The generator's trajectory prior as the motion model of the particle filters (issue 20),
+shared by :mod:`stsim.baselines.particle_tracking` (proximity, ToA) and
+:mod:`stsim.baselines.sensor_particle_tracking` (range, bearing, range+bearing).
+
+* :func:`motion_library`: trajectories drawn from the prior of a tracking family (STARK
+  Appendix 7.3: 1..3 summed basis motions, min-max normalised per axis over all steps) with their
+  per-step differences (velocity, acceleration, jerk), and :func:`library_cache`, its per-step
+  tables laid out as contiguous rows;
+* :func:`task_schedule` and :func:`on_step_grid`: the prior a task was drawn from and its
+  readings placed on the trajectory's step grid;
+* the step-0 draw: :func:`start_grid`, :func:`first_position_prior` (the prior's law of the first
+  position) and :func:`start_graph` (library first positions near each other, for the first
+  velocity);
+* :func:`reflect` (positions kept in the domain) and :func:`adaptive_tolerance` (the widening
+  of a step's noise bounds that keeps a given effective sample size, as in ABC-SMC; Del Moral,
+  Doucet & Jasra 2012).
+
+``ROUNDING`` is half a unit of the printed 4th decimal of every reading.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ..sim.motion import MOTION_RANGES
+
+#: half a unit of the 4th printed decimal (readings are printed with 4 decimals).
+ROUNDING = 5e-5
+
+
+@dataclass(frozen=True)
+class MotionLibrary:
+    """Trajectories drawn from the generator's prior: ``pos`` (M, n, 2), their per-step
+    velocities ``vel`` (M, n-1, 2), accelerations ``acc`` (M, n-2, 2) and jerks ``jerk``
+    (M, n-3, 2), all in plane units per step^k."""
+    pos: np.ndarray
+    vel: np.ndarray
+    acc: np.ndarray
+    jerk: np.ndarray
+
+
+@lru_cache(maxsize=8)
+def motion_library(n_steps: int, duration: float, max_components: int = 3,
+                   motion_ranges: str = "stark_release", size: int = 4000,
+                   seed: int = 0) -> MotionLibrary:
+    """``size`` trajectories from the trajectory prior of a tracking family (STARK Appendix 7.3,
+    :func:`stsim.sim.motion.random_trajectory`: 1..``max_components`` summed basis motions, each
+    with parameters uniform in ``motion_ranges``'s table, sampled at ``linspace(0, duration,
+    n_steps)``, min-max normalised per axis into [0, 10]), drawn vectorised with a fixed seed
+    (cached per argument set).
+
+    Raises ``ValueError`` for an unknown ``motion_ranges`` name or ``n_steps < 4``."""
+    from .trajectory_posterior import PriorLayout, trajectories
+    if motion_ranges not in MOTION_RANGES:
+        raise ValueError(f"motion_ranges must be one of {', '.join(MOTION_RANGES)}, got {motion_ranges!r}")
+    if n_steps < 4:
+        raise ValueError(f"the motion library needs n_steps >= 4, got {n_steps}")
+    rng = np.random.default_rng(seed)
+    lay = PriorLayout(MOTION_RANGES[motion_ranges])
+    u = rng.random((size, lay.dim))
+    k = rng.integers(1, max_components + 1, size=size)
+    mask = rng.random((size, len(lay.kinds))).argsort(axis=1).argsort(axis=1) < k[:, None]
+    pos = trajectories(lay, u, mask, np.linspace(0.0, duration, n_steps))
+    vel = np.diff(pos, axis=1)
+    acc = np.diff(vel, axis=1)
+    return MotionLibrary(pos, vel, acc, np.diff(acc, axis=1))
+
+
+def task_schedule(task) -> tuple[int, float, int, str]:
+    """``(n_steps, duration, max_components, motion_ranges)`` of the trajectory prior a task was
+    drawn from: its ``meta.config`` when present (a generated task), else the family's defaults
+    (a task read from a file)."""
+    from ..registry import get_family
+    cfg = dict((task.meta or {}).get("config") or {})
+    if not cfg:
+        try:
+            cfg = dict(get_family(task.family).defaults)
+        except (KeyError, ValueError):
+            cfg = {}
+    n = int(cfg.get("n_steps", len(task.steps) if task.steps else 50))
+    return (n, float(cfg.get("duration", 10.0)), int(cfg.get("max_components", 3)),
+            str(cfg.get("motion_ranges", "stark_release")))
+
+
+def reflect(p: np.ndarray, v: np.ndarray, lo: float, hi: float) -> None:
+    """Reflect positions ``p`` (N, 2) or rows (2, N) into [lo, hi] (plane units) in place,
+    flipping the sign of the velocity ``v`` (same shape) where a component was reflected."""
+    if p.flags.c_contiguous and v.flags.c_contiguous and p.shape == v.shape:
+        fp, fv = p.reshape(-1), v.reshape(-1)             # views: only the few outside are touched
+        i = np.flatnonzero((fp < lo) | (fp > hi))
+        if i.size:
+            x = fp[i]
+            x = np.where(x < lo, 2 * lo - x, 2 * hi - x)
+            fp[i] = np.clip(x, lo, hi)
+            fv[i] *= -1
+        return
+    below, above = p < lo, p > hi
+    out = below | above
+    if out.any():
+        np.subtract(2 * lo, p, out=p, where=below)
+        np.subtract(2 * hi, p, out=p, where=above)
+        np.negative(v, out=v, where=out)
+        np.clip(p, lo, hi, out=p)
+
+
+_STARTS: dict = {}
+_GRIDS: dict = {}
+_LIBS: dict = {}
+
+
+def start_grid(lo: float, hi: float, cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """The step-0 grid over the square domain ``[lo, hi]^2`` (plane units): axis ``g``
+    (cells,) and its points (cells^2, 2), x fastest; cached."""
+    key = (float(lo), float(hi), int(cells))
+    if key not in _GRIDS:
+        g = np.linspace(lo, hi, cells)
+        xx, yy = np.meshgrid(g, g)
+        _GRIDS[key] = (g, np.column_stack([xx.ravel(), yy.ravel()]))
+    return _GRIDS[key]
+
+
+def library_cache(lib: MotionLibrary) -> dict:
+    """Per-library precomputations (cached; the library is kept referenced so its ``id`` stays
+    unique): the k-d tree of the first positions, velocities ``vel`` (n-1, 2, M) and jerks
+    ``jerk`` (n-3, 2, M) laid out per step as contiguous rows, first accelerations (2, M)."""
+    from scipy.spatial import cKDTree
+    hit = _LIBS.get(id(lib))
+    if hit is None or hit[0] is not lib:
+        if len(_LIBS) > 16:
+            _LIBS.clear()
+        hit = (lib, {"start_tree": cKDTree(lib.pos[:, 0]),
+                     "vel": np.ascontiguousarray(lib.vel.transpose(1, 2, 0)),
+                     "acc0": np.ascontiguousarray(lib.acc[:, 0].T),
+                     "jerk": np.ascontiguousarray(lib.jerk.transpose(1, 2, 0))})
+        _LIBS[id(lib)] = hit
+    return hit[1]
+
+
+def first_position_prior(lib: MotionLibrary, g: np.ndarray, smooth: float) -> np.ndarray:
+    """(len(g)^2,) prior weight of each cell of the grid ``g`` x ``g`` (x fastest) for the
+    first position: histogram of the library's first points, Gaussian-smoothed by ``smooth``
+    cells (reflecting at the domain's edge), mixed with 10 % uniform; cached."""
+    key = (id(lib), len(g), float(g[0]), float(g[-1]), smooth)
+    if key not in _STARTS:
+        from scipy.ndimage import gaussian_filter
+        cell = g[1] - g[0]
+        edges = np.concatenate([g - cell / 2, [g[-1] + cell / 2]])
+        h = np.histogram2d(lib.pos[:, 0, 0], lib.pos[:, 0, 1], bins=[edges, edges])[0].T
+        h = gaussian_filter(h, smooth, mode="reflect")
+        if len(_STARTS) > 64:
+            _STARTS.clear()
+        _STARTS[key] = (0.9 * h / h.sum() + 0.1 / h.size).ravel()
+    return _STARTS[key]
+
+
+def start_graph(lib: MotionLibrary, knn: int) -> np.ndarray:
+    """(M, knn) indices of the ``knn`` library first positions nearest to each library first
+    position (itself included); cached per library and ``knn``."""
+    cache = library_cache(lib)
+    if ("start_graph", knn) not in cache:
+        tree = cache["start_tree"]
+        cache["start_graph", knn] = tree.query(tree.data, k=knn)[1]
+    return cache["start_graph", knn]
+
+
+def adaptive_tolerance(viol: np.ndarray, logw: np.ndarray, min_ess: float, uniform: bool = False) -> float:
+    """Smallest widening ``eps`` (>= 0) of the step's bounds keeping ``min_ess`` effective
+    particles (or every live particle when fewer are alive): the adaptive tolerance of ABC-SMC
+    (Del Moral, Doucet & Jasra 2012, Statistics and Computing 22(5)).
+
+    Args: viol (N,) each particle's violation of the step's readings in units of their noise
+        bound (0: consistent); logw (N,) log weights before the step; ``uniform``: the caller
+        knows ``logw`` is constant (just resampled), so the ESS of a subset is its size.
+    Returns: ``eps``, a particle being kept when ``viol <= eps``."""
+    if uniform:
+        need = int(np.ceil(min(min_ess, len(viol))))
+        if need <= 0 or np.count_nonzero(viol <= 0.0) >= need:
+            return 0.0
+        return float(np.partition(viol, need - 1)[need - 1])
+    w = np.exp(logw - logw.max())
+    w1, w2 = w.sum(), w @ w
+    target = min(min_ess, w1 * w1 / w2)
+    ok = viol <= 0.0
+    if ok.all():
+        return 0.0
+    we = w[ok]
+    s1, s2 = we.sum(), we @ we
+    if s2 > 0 and s1 * s1 / s2 >= target:
+        return 0.0
+    # the ESS of the particles with viol <= e, at each distinct value e of the live particles
+    alive = np.flatnonzero(w > 0)
+    order = alive[np.argsort(viol[alive])]
+    v, ws = viol[order], w[order]
+    c1, c2 = np.cumsum(ws), np.cumsum(ws * ws)
+    last = np.append(v[1:] != v[:-1], True)                # the last particle of each tie group
+    ess = np.where(c2 > 0, c1 * c1 / np.where(c2 > 0, c2, 1.0), 0.0)
+    hit = np.flatnonzero(last & (ess >= target))
+    return float(v[hit[0]] if len(hit) else v[-1])
+
+
+def on_step_grid(task, z: np.ndarray, size: int = 4000) -> tuple[np.ndarray, np.ndarray, "MotionLibrary"]:
+    """The readings ``z`` (one row per task step) placed on the trajectory's step grid, and the
+    prior library for it: ``(index, full, lib)`` with ``index`` the task steps' trajectory step
+    numbers, ``full`` the readings of every step up to the last (NaN where unobserved) and
+    ``lib`` the :func:`motion_library` of the task's prior (:func:`task_schedule`).  A task may hold
+    a subset of a trajectory's steps (STARK's worked Table 17 shows steps 0, 1, 2, 8, 9): the
+    filter runs over every step up to the last, unobserved ones included."""
+    n, duration, kmax, table = task_schedule(task)
+    index = np.arange(len(z))
+    if task.steps and len(task.steps) == len(z):
+        cand = np.array([st.index for st in task.steps])
+        if cand[0] >= 0 and np.all(np.diff(cand) > 0):
+            index = cand
+    full = np.full((int(index[-1]) + 1, *z.shape[1:]), np.nan)
+    full[index] = z
+    n_lib = max(n, len(full), 4)
+    return index, full, motion_library(n_lib, duration * (n_lib - 1) / max(n - 1, 1), kmax, table,
+                                       size=size)
