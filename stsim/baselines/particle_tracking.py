@@ -479,7 +479,9 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
     """The particle filter on a proximity or ToA tracking task (``task.inputs``: sensors,
     readings, radius / wave_speed and sensor_model; the prior's schedule from
     :func:`task_schedule`); ``kw`` are :func:`particle_track` settings (proximity defaults
-    :data:`PROXIMITY_SETTINGS`).  Returns positions (k, 2) and emission times (k,) or None.
+    :data:`PROXIMITY_SETTINGS`) and, for ToA, ``refit``: None, or the settings of
+    :func:`stsim.baselines.trajectory_refit.refit_task` (the answers replaced by the
+    generator's parametric trajectory fitted to the readings so far where that fit holds).  Returns positions (k, 2) and emission times (k,) or None.
 
     Raises ``ValueError`` for another modality."""
     from ..sim.readings import readings_to_array
@@ -515,6 +517,7 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
         else:  # 1000 particles: as accurate as 1500 on 30 tasks (seed 7), a third cheaper
             kw.setdefault("n_particles", 1000)
             kw.setdefault("cells", 121)
+    refit = kw.pop("refit", None)
     widened: list = []
     pos, t = particle_track(model, lib, len(full), seed=seed, _eps_log=widened, **kw)
     if t is not None and max(widened) > SCHEDULE_BREAK:
@@ -522,4 +525,15 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
         # firing rate): estimate each step's emission time on its own
         model.t_rel = None
         pos, t = particle_track(model, lib, len(full), seed=seed, **kw)
+    if refit is not None and m == "toa":
+        from dataclasses import replace
+
+        from .trajectory_posterior import task_readings
+        from .trajectory_refit import refit_task
+        r = task_readings(task)
+        on_grid = np.full((len(full), *r.z.shape[1:]), np.nan)
+        on_grid[index] = r.z
+        pos, used, t0 = refit_task(task, replace(r, z=on_grid), pos, emit=model.emit, **refit)
+        if t is not None and t0 is not None:
+            t = np.where(used, t0 + t_rel, t)
     return pos[index], None if t is None else t[index]

@@ -189,7 +189,9 @@ def track_sensor_task(task, seed: int = 0, **kw) -> np.ndarray:
     (``task.inputs``: sensors (m, 2), readings, sensor_model with uniform noise; the prior's
     schedule from :func:`~stsim.baselines.prior_motion.task_schedule`, the readings placed on
     its step grid, unobserved steps predicted only); ``kw`` are :func:`sensor_track` settings
-    (defaults :data:`SENSOR_SETTINGS` of the modality).  Returns positions (k, 2), one per
+    (defaults :data:`SENSOR_SETTINGS` of the modality) and ``refit``: None, or the settings
+    of :func:`stsim.baselines.trajectory_refit.refit_task`, which replaces the filter's answers
+    by the generator's parametric trajectory fitted to the readings so far where that fit holds.  Returns positions (k, 2), one per
     task step.
 
     Raises ``ValueError`` for another modality or Gaussian noise (bounded noise only)."""
@@ -201,7 +203,14 @@ def track_sensor_task(task, seed: int = 0, **kw) -> np.ndarray:
     index, full, lib = on_step_grid(task, r.z)
     model = _SensorModel(m, r.sensors, full, range_sigma=r.range_sigma, bearing_half=r.bearing_half)
     kw = {**SENSOR_SETTINGS[m], **kw}
-    return sensor_track(model, lib, len(full), seed=seed, **kw)[index]
+    refit = kw.pop("refit", None)
+    path = sensor_track(model, lib, len(full), seed=seed, **kw)
+    if refit is not None:
+        from dataclasses import replace
+
+        from .trajectory_refit import refit_task
+        path = refit_task(task, replace(r, z=full), path, **refit)[0]
+    return path[index]
 
 
 _NORMALS: dict = {}

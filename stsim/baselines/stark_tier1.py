@@ -211,6 +211,20 @@ def solve_tracking_pf(task: Task, solver: str = "baseline:pf") -> list[Answer]:
     return _per_step(task, [[float(a), float(b)] for a, b in est], solver)
 
 
+def solve_tracking_refit(task: Task, solver: str = "baseline:refit") -> list[Answer]:
+    """Range, bearing or range+bearing tracking by the particle filter
+    (:func:`solve_tracking_pf`) with its answers replaced, where it holds, by the generator's
+    parametric trajectory fitted to all readings so far
+    (:mod:`stsim.baselines.trajectory_refit`, settings :data:`~stsim.baselines.trajectory_refit.REFIT_SETTINGS`;
+    issue 20).
+
+    Raises ``ValueError`` for Gaussian noise (bounded noise only)."""
+    from .sensor_particle_tracking import track_sensor_task
+    from .trajectory_refit import REFIT_SETTINGS
+    est = track_sensor_task(task, refit=REFIT_SETTINGS[task.inputs["modality"]])
+    return _per_step(task, [[float(a), float(b)] for a, b in est], solver)
+
+
 def solve_proximity_tracking_grid(task: Task, solver: str = "baseline:grid") -> list[Answer]:
     """Grid Bayes (histogram) filter, random-walk sd 1.6 units per step on 61 x 61 cells (the
     proximity default before the particle filter)."""
@@ -266,6 +280,18 @@ def solve_event_tracking(task: Task, solver: str = "baseline") -> list[Answer]:
     return _per_step(task, _event_values(task, pos, t0), solver)
 
 
+def solve_event_tracking_refit(task: Task, solver: str = "baseline:refit") -> list[Answer]:
+    """ToA tracking by the particle filter (:func:`solve_event_tracking`) with its answers
+    replaced, where it holds, by the generator's parametric trajectory (and first emission
+    time) fitted to all readings so far (:mod:`stsim.baselines.trajectory_refit`; issue 20)."""
+    from .particle_tracking import track_task
+    from .trajectory_refit import REFIT_SETTINGS
+    pos, t0 = track_task(task, refit=REFIT_SETTINGS["toa"])
+    if t0 is None:
+        t0 = np.asarray(task.inputs.get("times") or [np.nan] * len(pos), float)
+    return _per_step(task, _event_values(task, pos, t0), solver)
+
+
 #: family -> (default baseline, {alternative name: solver})
 BASELINES: dict[str, Callable[[Task], list[Answer]]] = {}
 ALTERNATIVES: dict[str, dict[str, Callable[[Task], list[Answer]]]] = {
@@ -276,12 +302,12 @@ ALTERNATIVES: dict[str, dict[str, Callable[[Task], list[Answer]]]] = {
 }
 for _m in ("range", "bearing", "range_bearing"):
     ALTERNATIVES[f"stark.localization.{_m}"] = {"ls": solve_localization_ls}
-    ALTERNATIVES[f"stark.tracking.{_m}"] = ({"ekf": solve_tracking_ekf} if _m in PF_TRACKING
-                                           else {"pf": solve_tracking_pf})
+    ALTERNATIVES[f"stark.tracking.{_m}"] = ({"ekf": solve_tracking_ekf, "refit": solve_tracking_refit}
+                                           if _m in PF_TRACKING else {"pf": solve_tracking_pf})
 for _f in ("stark.localization.event", "stark.temporal_localization.event", "stark.localization.event_xyt"):
     ALTERNATIVES[_f] = {"ls": solve_event_localization_ls}
 for _f in ("stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
-    ALTERNATIVES[_f] = {"ls": solve_event_tracking_ls}
+    ALTERNATIVES[_f] = {"ls": solve_event_tracking_ls, "refit": solve_event_tracking_refit}
 for _m in ("range", "bearing", "range_bearing", "proximity"):
     BASELINES[f"stark.localization.{_m}"] = solve_localization
     BASELINES[f"stark.tracking.{_m}"] = solve_tracking

@@ -1,0 +1,383 @@
+"""Parametric refit of a tracking task's trajectory to all readings so far (issue 20, item 2:
+"smoothing over the steps seen so far").
+
+The generator's trajectory is a sum of 1-3 of 5 basis motions, min-max normalised per axis over
+*all* its steps (STARK Appendix 7.3, :func:`stsim.sim.motion.random_trajectory`): about a dozen
+parameters fix every step, so once the readings of the first steps have pinned them down the
+whole path (the current step included) follows from them far more tightly than a filter's
+step-to-step motion noise allows.  This module fits those parameters, in the parametrisation of
+:class:`stsim.baselines.trajectory_posterior.PriorLayout` (each parameter mapped to ``[0, 1]``,
+the offsets left out: the normalisation cancels them) and with its forward model
+(:func:`~stsim.baselines.trajectory_posterior.trajectories`), to the readings of steps ``0..t``:
+
+* residuals: each reading's signed error in units of its noise bound (STARK Table 7 bounded
+  uniform noise widened by half a unit of the printed 4th decimal, as
+  :func:`~stsim.baselines.trajectory_posterior.reading_terms`): range ``(z - d) / (sigma d +
+  h)``, bearing ``wrap(z - atan2(dy, dx)) / (a + h)``, ToA ``(z - t_emit - d / v) / (a + h)``;
+  a parameter vector is consistent with the readings when every residual is within ``[-1, 1]``;
+* the fit: Levenberg-Marquardt (Marquardt 1963; Nocedal & Wright 2006, section 10.3) on the
+  sum of squared residuals, run on many starts at once (one forward-model call per iteration
+  for all starts and their finite-difference Jacobian columns), parameters kept in ``[0, 1]``
+  (clipped; phases and headings wrap around the turn);
+* the starts: the previous step's fits and prior draws (:func:`prior_draws`, every structure
+  alike) nearest to a filter's path so far.
+
+:func:`refit_path` runs it beside a filter's answers: from step ``start`` on, each step's
+answer is the fits' position when every fit kept is consistent with all readings so far and the
+fits agree (their positions at the step within ``agree`` plane units); else the filter's own.
+Failure modes: the fit minimises squared residuals, not the posterior mean; while several
+parameter sets fit (early steps, few readings) the answer stays the filter's.  Proximity
+(binary detections) is not handled.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ..sim.motion import MOTION_RANGES
+from .geometry import wrap_pi
+from .prior_motion import ROUNDING, task_schedule
+from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, trajectories
+
+
+#: per modality, :func:`refit_task` settings of the ``baseline:refit`` variants (issue 20;
+#: chosen on tasks of suite seed 11, docs/stark-tier1.md)
+REFIT_SETTINGS: dict = {
+    m: {"start": 8, "per_structure": 1000, "pool_per_structure": 2, "n_starts": 8, "iters_pool": 3,
+        "iters_init": 8, "iters": 3, "refit_frac": 100.0, "max_searches": 2, "search_every": 5}
+    for m in ("range", "bearing", "range_bearing", "toa")}
+
+
+@dataclass(frozen=True)
+class PriorDraws:
+    """Prior draws for the starts: ``u`` (M, dim) in ``[0, 1]``, ``mask`` (M, 5) active kinds,
+    ``pos`` (M, n, 2) their normalised positions (plane units), ``layout`` the parametrisation;
+    ``per_structure`` consecutive rows per structure, ``rows`` (n, 2, M) the positions laid
+    out per step and axis as contiguous rows (for :meth:`path_distance`)."""
+    layout: PriorLayout
+    u: np.ndarray
+    mask: np.ndarray
+    pos: np.ndarray
+    per_structure: int
+    rows: np.ndarray
+
+    def path_distance(self, path: np.ndarray, at_most: int = 12) -> np.ndarray:
+        """(M,) summed squared distance (plane units^2) of each draw to ``path`` (k, 2) over at
+        most ``at_most`` of the first ``k`` steps, evenly spaced (the last one included)."""
+        k = len(path)
+        steps = np.unique(np.round(np.linspace(0, k - 1, min(k, at_most))).astype(int))
+        d = np.zeros(len(self.u))
+        for j in steps:
+            for c in (0, 1):
+                e = self.rows[j, c] - path[j, c]
+                e *= e
+                d += e
+        return d
+
+
+def free_columns(lay: PriorLayout) -> tuple[np.ndarray, np.ndarray]:
+    """``(free (dim,), periodic (dim,))`` bool: the columns of ``u`` that move a normalised
+    trajectory (not an offset ``x0, y0, cx, cy``, a range of non-zero width; the first emission
+    time when the layout has one of non-zero width) and those that are an angle spanning a full
+    turn (phases, headings: they wrap)."""
+    free = np.zeros(lay.dim, bool)
+    periodic = np.zeros(lay.dim, bool)
+    for kind in lay.kinds:
+        for name, i in zip(lay.names[kind], range(lay.slices[kind].start, lay.slices[kind].stop)):
+            free[i] = name not in OFFSETS and lay.hi[i] > lay.lo[i]
+            periodic[i] = name in ("phase", "theta") and np.isclose(lay.hi[i] - lay.lo[i], 2 * np.pi)
+    if lay.emit is not None:
+        free[-1] = lay.hi[-1] > lay.lo[-1]
+    return free, periodic
+
+
+@lru_cache(maxsize=16)
+def prior_draws(n_steps: int, duration: float, max_components: int = 3,
+                motion_ranges: str = "stark_release", emit_range: tuple | None = None,
+                per_structure: int = 120, seed: int = 0) -> PriorDraws:
+    """``per_structure`` draws of each of the prior's structures (sets of 1..``max_components``
+    active kinds; :func:`~stsim.baselines.trajectory_posterior.structures`), offsets at their
+    mid-point, positions at ``linspace(0, duration, n_steps)``; cached per argument set.
+
+    Raises ``ValueError`` for an unknown ``motion_ranges`` name."""
+    if motion_ranges not in MOTION_RANGES:
+        raise ValueError(f"motion_ranges must be one of {', '.join(MOTION_RANGES)}, got {motion_ranges!r}")
+    lay = PriorLayout(MOTION_RANGES[motion_ranges], emit=emit_range)
+    S = structures(len(lay.kinds), max_components)
+    rng = np.random.default_rng(seed)
+    mask = np.repeat(S, per_structure, axis=0)
+    u = rng.random((len(mask), lay.dim))
+    free, _ = free_columns(lay)
+    u[:, ~free] = 0.5
+    pos = trajectories(lay, u, mask, np.linspace(0.0, duration, n_steps))
+    return PriorDraws(lay, u, mask, pos, per_structure, np.ascontiguousarray(pos.transpose(1, 2, 0)))
+
+
+class ReadingResiduals:
+    """The readings of steps ``0..upto`` of :class:`~stsim.baselines.trajectory_posterior.Readings`
+    ``r`` as one flat list; :meth:`__call__` gives each one's signed residual in units of its
+    noise bound (module docstring) for a batch of trajectories.
+
+    ``t_rel`` (n,): the steps' times relative to the first shot (ToA emission times are
+    ``t_start + t_rel[k]``); ``emit`` (n,): known emission times instead (``t_start`` is then
+    0).
+
+    Raises ``ValueError`` for proximity (or another modality)."""
+
+    def __init__(self, r: Readings, upto: int, t_rel: np.ndarray, emit: np.ndarray | None = None):
+        z = r.z[:upto + 1]
+        self.r, self.upto = r, upto
+        if emit is not None:
+            t_rel = np.asarray(emit, float)
+        parts = []
+        if r.modality in ("range", "range_bearing", "toa"):
+            parts.append(("range" if r.modality != "toa" else "toa", 0))
+        if r.modality in ("bearing", "range_bearing"):
+            parts.append(("bearing", z.shape[2] - 1))
+        if r.modality not in ("range", "bearing", "range_bearing", "toa"):
+            raise ValueError(f"the refit handles range, bearing, range_bearing and toa readings, not {r.modality!r}")
+        self.parts = []
+        for kind, c in parts:
+            k, s = np.nonzero(np.isfinite(z[:, :, c]))
+            val = z[k, s, c]
+            if kind == "bearing":
+                val = np.radians(val)
+            self.parts.append((kind, k, r.sensors[s], val, t_rel[k]))
+        self.size = sum(len(p[1]) for p in self.parts)
+
+    def __call__(self, pos: np.ndarray, t_start: np.ndarray | None = None) -> np.ndarray:
+        """Residuals (N, R) of trajectories ``pos`` (N, >= upto+1, 2) (plane units) with first
+        emission times ``t_start`` (N,) (ToA; None: 0)."""
+        r, out = self.r, []
+        for kind, k, s, val, tk in self.parts:
+            p = pos[:, k]                                    # (N, R_part, 2)
+            dx, dy = p[..., 0] - s[:, 0], p[..., 1] - s[:, 1]
+            if kind == "bearing":
+                out.append(wrap_pi(val - np.arctan2(dy, dx)) / (r.bearing_half + np.radians(ROUNDING)))
+                continue
+            d = np.hypot(dx, dy)
+            if kind == "range":
+                out.append((val - d) / (r.range_sigma * d + ROUNDING))
+            else:
+                t0 = 0.0 if t_start is None else t_start[:, None]
+                out.append((val - t0 - tk - d / r.speed) / (r.toa_half + ROUNDING))
+        return np.concatenate(out, axis=1) if out else np.zeros((len(pos), 0))
+
+
+def _forward(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray, res: ReadingResiduals):
+    pos = trajectories(lay, u, mask, t_rel)
+    t0 = lay.physical(u)[:, -1] if lay.emit is not None else None
+    return pos, res(pos, t0)
+
+
+def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, mask: np.ndarray,
+                        t_rel: np.ndarray, iters: int = 20, lam: float = 1e-2, delta: float = 1e-5,
+                        lam_per_start: np.ndarray | None = None, tol: float = 1e-4):
+    """Levenberg-Marquardt on the sum of squared residuals ``res``, for ``N`` starts at once.
+
+    Args: u (N, dim) starts in ``[0, 1]``; mask (N, 5) each start's active kinds (fixed);
+        t_rel (n,) step times; iters iterations; lam the starting damping (Marquardt's scaling
+        ``lam * diag(J^T J)``); delta the forward-difference step in ``u`` units;
+        lam_per_start (N,) a damping per start to continue from (overrides ``lam``); a start
+        stops when an accepted step gains less than ``tol`` of its cost.
+    Returns: ``(u (N, dim), cost (N,), worst (N,), lam (N,))``: the fitted parameters, their
+        sum of squared residuals and largest absolute residual (``<= 1``: consistent), and the
+        damping reached."""
+    u = u.copy()
+    N = len(u)
+    free, periodic = free_columns(lay)
+    active = np.zeros((N, lay.dim), bool)
+    for j, kind in enumerate(lay.kinds):
+        sl = lay.slices[kind]
+        active[:, sl] = mask[:, j:j + 1]
+    if lay.emit is not None:
+        active[:, -1] = True
+    active &= free
+    P = int(active.sum(axis=1).max()) if N else 0
+    cols = np.zeros((N, P), int)                             # each start's active columns, padded
+    valid = np.zeros((N, P), bool)
+    for i in range(N):
+        c = np.flatnonzero(active[i])
+        cols[i, :len(c)], valid[i, :len(c)] = c, True
+    lam = np.full(N, float(lam)) if lam_per_start is None else lam_per_start.astype(float).copy()
+    pp = np.arange(P)
+
+    def evaluate(a, ua):
+        """Residuals (n, R) at ``ua`` (n, dim) (the starts ``a``) and their forward-difference
+        Jacobian (n, P, R), from one call of the forward model."""
+        ri, ci = np.nonzero(valid[a])
+        cc = cols[a[ri], ci]
+        up = ua[ri].copy()
+        step = np.where(up[np.arange(len(ri)), cc] + delta > 1.0, -delta, delta)
+        up[np.arange(len(ri)), cc] += step
+        _, rall = _forward(lay, np.vstack([ua, up]), np.vstack([mask[a], mask[a[ri]]]), t_rel, res)
+        ra, rp = rall[:len(a)], rall[len(a):]
+        Ja = np.zeros((len(a), P, ra.shape[1]))
+        Ja[ri, ci] = (rp - ra[ri]) / step[:, None]
+        return ra, Ja
+
+    every = np.arange(N)
+    r0, J = evaluate(every, u)
+    cost = (r0 * r0).sum(axis=1)
+    live = np.ones(N, bool)
+    for _ in range(iters):
+        a = np.flatnonzero(live)
+        if not len(a):
+            break
+        Ja = J[a]
+        A = Ja @ Ja.transpose(0, 2, 1)                        # (n, P, P)
+        g = Ja @ r0[a][:, :, None]                            # (n, P, 1)
+        dg = np.diagonal(A, axis1=1, axis2=2).copy()
+        A[:, pp, pp] += lam[a, None] * (dg + 1e-9) + (~valid[a]) * 1.0
+        d = -np.linalg.solve(A, g)[:, :, 0]
+        d[~valid[a]] = 0.0
+        un = u[a].copy()
+        ri, ci = np.nonzero(valid[a])
+        un[ri, cols[a[ri], ci]] += d[ri, ci]
+        un[:, periodic] %= 1.0
+        np.clip(un, 0.0, 1.0, out=un)
+        rn, Jn = evaluate(a, un)                              # the candidate and its Jacobian
+        cn = (rn * rn).sum(axis=1)
+        better = cn < cost[a]
+        gain = (cost[a] - cn) / np.maximum(cost[a], 1e-300)
+        b = a[better]
+        u[b], r0[b], J[b], cost[b] = un[better], rn[better], Jn[better], cn[better]
+        lam[a] = np.where(better, lam[a] / 3.0, lam[a] * 4.0)
+        # converged: an accepted step that gained less than ``tol`` of the cost, or damping so
+        # large the steps vanish
+        live[a] = ~((better & (gain < tol)) | (lam[a] > 1e8))
+    worst = np.abs(r0).max(axis=1) if r0.shape[1] else np.zeros(N)
+    return u, cost, worst, lam
+
+
+def _init_emission(lay: PriorLayout, res: ReadingResiduals, u: np.ndarray, pos: np.ndarray) -> None:
+    """Set the first-emission column of ``u`` (N, dim) in place to its least-squares value
+    given positions ``pos`` (N, n, 2): the mean over the ToA readings of ``z - t_rel - d / v``,
+    clipped to the prior's range."""
+    if lay.emit is None or not lay.hi[-1] > lay.lo[-1]:
+        return
+    r0 = res(pos, np.zeros(len(u)))                        # (z - t_rel - d / v) / bound
+    t0 = r0.mean(axis=1) * (res.r.toa_half + ROUNDING)
+    u[:, -1] = np.clip((t0 - lay.lo[-1]) / (lay.hi[-1] - lay.lo[-1]), 0.0, 1.0)
+
+
+def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarray, *,
+               start: int = 6, pool: int = 48, n_starts: int = 8, iters_pool: int = 3,
+               iters_init: int = 12, iters: int = 3, search_every: int = 3, refit_frac: float = 0.2,
+               accept: float = 1.5, agree: float = 0.1, keep: int = 2, rank: str = "path",
+               clip: float = 10.0, max_searches: int = 6, pool_per_structure: int = 0, emit: np.ndarray | None = None, _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
+    replaced from step ``start`` on by the parametric refit where it holds (module docstring).
+
+    Search: at step ``start`` and then every ``search_every`` steps while no fit is held, the
+    ``pool`` prior draws nearest to ``path[:t+1]`` (summed squared distance) get ``iters_pool``
+    LM iterations on the readings of steps ``0..t``, the ``n_starts`` best of them
+    ``iters_init`` more.  Held fits (at most ``keep``, the best by squared residuals among those
+    whose largest residual is within ``accept`` bounds) are checked against all readings so far
+    at every step and refitted (``iters`` iterations from where they are) when the check fails
+    or ``refit_frac * t`` steps have passed since their last refit; fits failing ``accept``
+    after that are dropped.  Step ``t``'s answer is the held fits' mean position when they
+    agree within ``agree`` plane units, else ``path[t]``.
+
+    ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
+    emission times (ToA; the draws' layout then has no emission column).
+
+    Returns: ``(pos (n, 2), used (n,) bool: the step's answer is the refit's, t_start (n,) the
+    fits' first emission time at used steps (NaN elsewhere) or None without emission)``."""
+    lay = draws.layout
+    n = len(path)
+    out = np.array(path, float, copy=True)
+    used = np.zeros(n, bool)
+    t_out = np.full(n, np.nan) if lay.emit is not None else None
+    u = mask = lam = pos = None
+    last_search = last_refit = -10 ** 9
+    searches = 0
+    for t in range(start, n):
+        res = ReadingResiduals(r, t, t_rel, emit)
+        if res.size == 0:
+            continue
+        if u is not None:
+            rr = res(pos, lay.physical(u)[:, -1] if lay.emit is not None else None)
+            worst, cost = np.abs(rr).max(axis=1), (rr * rr).sum(axis=1)
+            if (worst > accept).any() or t - last_refit >= max(1, round(refit_frac * t)):
+                u, cost, worst, lam = levenberg_marquardt(res, lay, u, mask, t_rel, iters, lam_per_start=lam)
+                last_refit = t
+                pos = None
+        elif t - last_search >= search_every and searches < max_searches:
+            last_search = last_refit = t
+            searches += 1
+            pos = None
+            if rank == "readings":
+                t0 = np.zeros(len(draws.u)) if lay.emit is not None else None
+                rd = res(draws.pos, t0)
+                if lay.emit is not None:                 # the best first emission time of each
+                    rd -= rd.mean(axis=1, keepdims=True)
+                d = np.minimum(rd * rd, clip * clip).sum(axis=1)
+            else:
+                d = draws.path_distance(out[:t + 1])
+            if pool_per_structure:                      # the best few of every structure
+                g = d.reshape(-1, draws.per_structure)
+                k = min(pool_per_structure, g.shape[1])
+                best_g = np.argpartition(g, k - 1, axis=1)[:, :k]
+                pick = (best_g + draws.per_structure * np.arange(len(g))[:, None]).ravel()
+            else:
+                pick = np.argpartition(d, min(pool, len(d) - 1))[:pool]
+            u0, m0 = draws.u[pick].copy(), draws.mask[pick]
+            _init_emission(lay, res, u0, draws.pos[pick])
+            u, cost, worst, lam = levenberg_marquardt(res, lay, u0, m0, t_rel, iters_pool)
+            best = np.argsort(cost)[:n_starts]
+            u, mask = u[best], m0[best]
+            u, cost, worst, lam = levenberg_marquardt(res, lay, u, mask, t_rel, iters_init, lam_per_start=lam[best])
+        else:
+            continue
+        ok = worst <= accept
+        if not ok.any():
+            u = mask = lam = pos = None
+            continue
+        order = np.flatnonzero(ok)[np.argsort(cost[ok])][:keep]
+        u, mask, lam = u[order], mask[order], lam[order]
+        pos = trajectories(lay, u, mask, t_rel) if pos is None else pos[order]
+        here = pos[:, t]
+        spread = np.hypot(*(here - here.mean(axis=0)).T).max()
+        if _log is not None:
+            _log.append((t, len(order), float(worst[order].max()), float(spread)))
+        if spread <= agree:
+            out[t] = here.mean(axis=0)
+            used[t] = True
+            if t_out is not None:
+                t_out[t] = lay.physical(u)[:, -1].mean()
+    return out, used, t_out
+
+
+def task_prior(task) -> tuple[int, float, int, str, tuple | None]:
+    """``(n_steps, duration, max_components, motion_ranges, emit_time_range)`` of the prior a
+    tracking task was drawn from (:func:`~stsim.baselines.prior_motion.task_schedule`; the
+    emission range, ToA only, from ``meta.config`` or the family's defaults, else None)."""
+    from ..registry import get_family
+    n, duration, kmax, table = task_schedule(task)
+    if task.inputs.get("modality") != "toa":
+        return n, duration, kmax, table, None
+    cfg = dict((task.meta or {}).get("config") or {})
+    if "emit_time_range" not in cfg:
+        try:
+            cfg = dict(get_family(task.family).defaults)
+        except (KeyError, ValueError):
+            cfg = {}
+    rng = cfg.get("emit_time_range")
+    return n, duration, kmax, table, None if rng is None else (float(rng[0]), float(rng[1]))
+
+
+def refit_task(task, readings: Readings, path: np.ndarray, emit: np.ndarray | None = None,
+               per_structure: int = 120, **kw) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """:func:`refit_path` on a tracking task: ``readings`` and a filter's answers ``path``
+    (n, 2) on the trajectory's step grid (:func:`~stsim.baselines.prior_motion.on_step_grid`),
+    ``emit`` (n,) known ToA emission times or None, the prior of :func:`task_prior`;
+    ``per_structure`` prior draws of each structure (:func:`prior_draws`); ``kw`` go to
+    :func:`refit_path`.  Returns its ``(pos, used, t_start)``."""
+    n, duration, kmax, table, emit_range = task_prior(task)
+    n_lib = max(n, len(path), 4)
+    span = duration * (n_lib - 1) / max(n - 1, 1)
+    draws = prior_draws(n_lib, span, kmax, table, None if emit is not None else emit_range, per_structure)
+    return refit_path(readings, np.linspace(0.0, span, n_lib), draws, path, emit=emit, **kw)
