@@ -17,7 +17,10 @@ Times are the process's CPU time (``time.process_time``: the machine is shared, 
 swings with the other processes' load) and the reference is measured before and after the
 families, its mean the denominator (both printed: they should agree within ~20 %).
 
-Run:  python perf/pf_cost.py [--n 10] [--ref-n 5] [--seed 7] [--target 5]
+``--variant NAME`` also times each family's ``baseline:NAME`` (e.g. ``refit``) in the same run
+and prints its ratio (the target applies to the defaults only).
+
+Run:  python perf/pf_cost.py [--n 10] [--ref-n 5] [--seed 7] [--target 5] [--variant refit]
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ import argparse
 import sys
 import time
 
-from stsim.baselines import BASELINES
+from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.registry import generate_task
 
 FAMILIES = ["stark.tracking.proximity", "stark.tracking.event", "stark.temporal_tracking.event",
@@ -46,6 +49,7 @@ def main(argv=None) -> int:
     ap.add_argument("--ref-n", type=int, default=5, help="range tasks for Stone Soup's particle filter")
     ap.add_argument("--seed", type=int, default=7, help="suite seed")
     ap.add_argument("--target", type=float, default=5.0, help="required speed ratio")
+    ap.add_argument("--variant", default=None, help="also time this baseline variant (baseline:NAME)")
     args = ap.parse_args(argv)
     from vs_stonesoup import OLD, TUNED, stonesoup_track  # perf/ script: Stone Soup is the 'perf' extra
     ref_tasks = [generate_task("stark.tracking.range", i, suite="stark-tier1", suite_seed=args.seed)
@@ -60,6 +64,8 @@ def main(argv=None) -> int:
     for fam in FAMILIES:
         tasks = [generate_task(fam, i, suite="stark-tier1", suite_seed=args.seed) for i in range(args.n)]
         ours[fam] = (_ms_per_task(BASELINES[fam], tasks), len(tasks[0].steps))
+        if args.variant and args.variant in ALTERNATIVES.get(fam, {}):
+            ours[fam, args.variant] = (_ms_per_task(ALTERNATIVES[fam][args.variant], tasks), len(tasks[0].steps))
     ref1 = ref_ms()
     ref = 0.5 * (ref0 + ref1)
     print(f"Stone Soup particle filter ({tuned.label('pf')}), stark.tracking.range, 50 steps: "
@@ -73,6 +79,10 @@ def main(argv=None) -> int:
         ratio = ref / ms
         print(f"{fam:34s} {steps:5d} {ms:8.1f} {ratio:8.1f} {ratio * 50 / steps:8.1f} "
               f"{plain / ms:10.1f}", flush=True)
+        if (fam, args.variant) in ours:
+            vms = ours[fam, args.variant][0]
+            print(f"{'  baseline:' + args.variant:34s} {steps:5d} {vms:8.1f} {ref / vms:8.1f} "
+                  f"{ref / vms * 50 / steps:8.1f} {plain / vms:10.1f}", flush=True)
         if ratio < args.target:
             missed.append(f"{fam}: {ratio:.1f}x faster per task than Stone Soup's particle filter "
                           f"(target {args.target:g}x)")

@@ -2,8 +2,6 @@
 generator's own trajectory inside every reading's bound, the fit recovering a trajectory from
 low-noise readings, a fit rejected when the readings leave the prior, and the refit variant
 against the default filter on generated tasks of the tuning seed."""
-from dataclasses import replace
-
 import numpy as np
 import pytest
 
@@ -134,14 +132,17 @@ def test_free_columns_exclude_offsets():
         ("circular", "phase"), ("sinusoidal", "theta"), ("sinusoidal", "phase"), ("spiral", "phase")}
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("family", ["stark.tracking.range", "stark.temporal_tracking.event"])
-def test_refit_variant_beats_the_filter_over_all_steps(family):
-    """On 6 tasks of the tuning seed 11 the ``refit`` variant's trimmed error over all steps
-    (position, or emission time for the temporal family) is well below the default filter's,
-    and over the first 10 steps not worse by more than 2 %."""
+def test_refit_beats_the_filter_alone_over_all_steps(family):
+    """On 6 tasks of the tuning seed 11 the refit's trimmed error over all steps (position, or
+    emission time for the temporal family) is well below the filter's alone, and over the
+    first 10 steps not worse by more than 2 %: range (the default against ``baseline:filter``)
+    and the temporal family (``baseline:refit`` against the default)."""
     tasks = [generate_task(family, i, suite="stark-tier1", suite_seed=11) for i in range(6)]
-    assert ALTERNATIVES[family]["refit"].__name__.endswith("_refit")
+    if family == "stark.tracking.range":
+        refit, alone = BASELINES[family], ALTERNATIVES[family]["filter"]
+    else:
+        refit, alone = ALTERNATIVES[family]["refit"], BASELINES[family]
 
     def errors(solver):
         out = []
@@ -150,7 +151,7 @@ def test_refit_variant_beats_the_filter_over_all_steps(family):
             gold = np.array([s.answer for s in t.steps], float)
             out.append(np.abs(est - gold) if gold.ndim == 1 else np.hypot(*(est - gold).T))
         return np.array(out)
-    base, new = errors(BASELINES[family]), errors(ALTERNATIVES[family]["refit"])
+    base, new = errors(alone), errors(refit)
     assert trimmed_rmse(new.ravel()) < 0.8 * trimmed_rmse(base.ravel())
     assert trimmed_rmse(new[:, :10].ravel()) <= 1.02 * trimmed_rmse(base[:, :10].ravel())
 
@@ -162,5 +163,4 @@ def test_track_sensor_task_refit_keeps_the_filter_before_start():
     base = track_sensor_task(task)
     new = track_sensor_task(task, refit={"start": 8, "per_structure": 100, "max_searches": 1})
     assert np.array_equal(base[:8], new[:8])
-    r = replace(task_readings(task))
-    assert r.z.shape[0] == len(task.steps)
+    assert not np.array_equal(base[8:], new[8:])

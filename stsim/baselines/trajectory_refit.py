@@ -42,8 +42,16 @@ from .prior_motion import ROUNDING, task_schedule
 from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, trajectories
 
 
-#: per modality, :func:`refit_task` settings of the ``baseline:refit`` variants (issue 20;
-#: chosen on tasks of suite seed 11, docs/stark-tier1.md)
+#: per modality, :func:`refit_task` settings: the range / bearing / range+bearing default and the
+#: ToA ``baseline:refit`` variants (issue 20).  Chosen on 20 range tasks of suite seed 11
+#: (trimmed RMSE first 10 / all 50 steps, refit CPU ms per task; the filter alone 0.131 /
+#: 0.099): first search at step 8, at most 2 searches 5 steps apart, 1000 prior draws per
+#: structure, the 2 nearest of each structure to the filter's path given 3 LM iterations, the
+#: best 8 of those 8 more: 0.128 / 0.060, 20 ms.  Also measured: 3 searches 4 apart 0.128 /
+#: 0.059, 26 ms; 3 searches 6 apart 0.128 / 0.057, 27 ms; one draw per structure and 6 starts
+#: 0.128 / 0.062; 2 + 6 iterations 0.128 / 0.061; first search at step 10 (3 searches 5
+#: apart): 0.131 / 0.052, 25 ms (no gain on the first 10 steps); at step 12: 0.131 / 0.057.
+#: docs/stark-tier1.md.
 REFIT_SETTINGS: dict = {
     m: {"start": 8, "per_structure": 1000, "pool_per_structure": 2, "n_starts": 8, "iters_pool": 3,
         "iters_init": 8, "iters": 3, "refit_frac": 100.0, "max_searches": 2, "search_every": 5}
