@@ -481,7 +481,8 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
     :func:`task_schedule`); ``kw`` are :func:`particle_track` settings (proximity defaults
     :data:`PROXIMITY_SETTINGS`) and, for ToA, ``refit``: None, or the settings of
     :func:`stsim.baselines.trajectory_refit.refit_task` (the answers replaced by the
-    generator's parametric trajectory fitted to the readings so far where that fit holds).  Returns positions (k, 2) and emission times (k,) or None.
+    generator's parametric trajectory fitted to the readings so far where that fit holds;
+    bounded noise only: with Gaussian noise the filter's answers stay).  Returns positions (k, 2) and emission times (k,) or None.
 
     Raises ``ValueError`` for another modality."""
     from ..sim.readings import readings_to_array
@@ -525,7 +526,8 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
         # firing rate): estimate each step's emission time on its own
         model.t_rel = None
         pos, t = particle_track(model, lib, len(full), seed=seed, **kw)
-    if refit is not None and m == "toa":
+    bounded = ((inp.get("sensor_model") or {}).get("noise") or {}).get("kind") != "gaussian"
+    if refit is not None and m == "toa" and bounded:        # the refit needs bounded noise
         from dataclasses import replace
 
         from .trajectory_posterior import task_readings

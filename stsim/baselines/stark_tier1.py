@@ -274,21 +274,22 @@ def solve_event_tracking_ls(task: Task, solver: str = "baseline:ls") -> list[Ans
 def solve_event_tracking(task: Task, solver: str = "baseline") -> list[Answer]:
     """Default ToA tracking: a particle filter under the generator's motion prior with the
     unknown shot time integrated out exactly (Rao-Blackwellised), position, time or both by
-    family (:mod:`stsim.baselines.particle_tracking`; issue 20)."""
-    from .particle_tracking import track_task
-    pos, t0 = track_task(task)
-    if t0 is None:
-        t0 = np.asarray(task.inputs.get("times") or [np.nan] * len(pos), float)
-    return _per_step(task, _event_values(task, pos, t0), solver)
-
-
-def solve_event_tracking_refit(task: Task, solver: str = "baseline:refit") -> list[Answer]:
-    """ToA tracking by the particle filter (:func:`solve_event_tracking`) with its answers
-    replaced, where it holds, by the generator's parametric trajectory (and first emission
-    time) fitted to all readings so far (:mod:`stsim.baselines.trajectory_refit`; issue 20)."""
-    from .particle_tracking import track_task
+    family (:mod:`stsim.baselines.particle_tracking`), its answers replaced from step 8 on,
+    where it holds, by the generator's parametric trajectory and first emission time fitted to
+    all readings so far (:mod:`stsim.baselines.trajectory_refit`,
+    :data:`~stsim.baselines.trajectory_refit.REFIT_SETTINGS`; issue 20)."""
     from .trajectory_refit import REFIT_SETTINGS
-    pos, t0 = track_task(task, refit=REFIT_SETTINGS["toa"])
+    return _event_tracking(task, solver, refit=REFIT_SETTINGS["toa"])
+
+
+def solve_event_tracking_filter(task: Task, solver: str = "baseline:filter") -> list[Answer]:
+    """ToA tracking by the particle filter alone (the default before the parametric refit)."""
+    return _event_tracking(task, solver)
+
+
+def _event_tracking(task: Task, solver: str, **kw) -> list[Answer]:
+    from .particle_tracking import track_task
+    pos, t0 = track_task(task, **kw)
     if t0 is None:
         t0 = np.asarray(task.inputs.get("times") or [np.nan] * len(pos), float)
     return _per_step(task, _event_values(task, pos, t0), solver)
@@ -309,7 +310,7 @@ for _m in ("range", "bearing", "range_bearing"):
 for _f in ("stark.localization.event", "stark.temporal_localization.event", "stark.localization.event_xyt"):
     ALTERNATIVES[_f] = {"ls": solve_event_localization_ls}
 for _f in ("stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
-    ALTERNATIVES[_f] = {"ls": solve_event_tracking_ls, "refit": solve_event_tracking_refit}
+    ALTERNATIVES[_f] = {"ls": solve_event_tracking_ls, "filter": solve_event_tracking_filter}
 for _m in ("range", "bearing", "range_bearing", "proximity"):
     BASELINES[f"stark.localization.{_m}"] = solve_localization
     BASELINES[f"stark.tracking.{_m}"] = solve_tracking

@@ -42,8 +42,7 @@ from .prior_motion import ROUNDING, task_schedule
 from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, trajectories
 
 
-#: per modality, :func:`refit_task` settings: the range / bearing / range+bearing default and the
-#: ToA ``baseline:refit`` variants (issue 20).  Chosen on 20 range tasks of suite seed 11
+#: per modality, :func:`refit_task` settings of the default trackers (issue 20).  Chosen on 20 range tasks of suite seed 11
 #: (trimmed RMSE first 10 / all 50 steps, refit CPU ms per task; the filter alone 0.131 /
 #: 0.099): first search at step 8, at most 2 searches 5 steps apart, 1000 prior draws per
 #: structure, the 2 nearest of each structure to the filter's path given 3 LM iterations, the
