@@ -132,11 +132,18 @@ def test_free_columns_exclude_offsets():
         ("circular", "phase"), ("sinusoidal", "theta"), ("sinusoidal", "phase"), ("spiral", "phase")}
 
 
-@pytest.mark.parametrize("family", ["stark.tracking.range", "stark.temporal_tracking.event"])
+@pytest.mark.parametrize("family", [
+    "stark.tracking.range", "stark.temporal_tracking.event",
+    pytest.param("stark.tracking.bearing", marks=pytest.mark.slow),
+    pytest.param("stark.tracking.range_bearing", marks=pytest.mark.slow),
+    pytest.param("stark.tracking.event", marks=pytest.mark.slow),
+    pytest.param("stark.tracking.event_xyt", marks=pytest.mark.slow)])
 def test_refit_beats_the_filter_alone_over_all_steps(family):
-    """On 6 tasks of the tuning seed 11 the refit's trimmed error over all steps (position, or
-    emission time for the temporal family) is well below the filter's alone, and over the
-    first 10 steps not worse by more than 2 % (the default against ``baseline:filter``)."""
+    """On 6 tasks of the tuning seed 11 the default's (filter and refit) trimmed error over all
+    steps (position; emission time for the temporal family; the (x, y, t) norm for x-y-t) is
+    below 0.8 times the filter's alone (``baseline:filter``), and over the first 10 steps not
+    worse by more than 2 % (measured: all steps 0.45x range, 0.65x bearing, 0.67x
+    range+bearing, 0.69x event, 0.17x temporal, 0.64x x-y-t; first 10 steps 0.89-1.00x)."""
     tasks = [generate_task(family, i, suite="stark-tier1", suite_seed=11) for i in range(6)]
     refit, alone = BASELINES[family], ALTERNATIVES[family]["filter"]
 
@@ -145,7 +152,7 @@ def test_refit_beats_the_filter_alone_over_all_steps(family):
         for t in tasks:
             est = np.array([a.value for a in solver(t)], float)
             gold = np.array([s.answer for s in t.steps], float)
-            out.append(np.abs(est - gold) if gold.ndim == 1 else np.hypot(*(est - gold).T))
+            out.append(np.abs(est - gold) if gold.ndim == 1 else np.linalg.norm(est - gold, axis=1))
         return np.array(out)
     base, new = errors(alone), errors(refit)
     assert trimmed_rmse(new.ravel()) < 0.8 * trimmed_rmse(base.ravel())
