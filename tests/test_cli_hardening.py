@@ -449,9 +449,11 @@ def test_scoring_a_prompts_only_file_or_bad_answers_says_so_and_writes_nothing(t
     assert not out.exists()
 
 
-def test_an_infinite_answer_gives_an_infinite_median_without_warnings(tmp_path, capsys):
+def test_an_infinite_answer_is_a_format_failure_without_warnings(tmp_path, capsys):
     """One answer `[Infinity, 2]` (JSON's non-standard Infinity, or 1e400) made the median
-    inf - inf = NaN: the table printed '-' under a RuntimeWarning; now inf."""
+    inf - inf = NaN: the table printed '-' under a RuntimeWarning; then inf (an infinite
+    error).  Now it is a format failure, as the same numbers in a reply's text are (the
+    metrics' own handling of inf is tested above)."""
     import warnings
     from stsim.records import read_tasks
     tasks_path = _tasks_file(tmp_path, n=1)
@@ -464,7 +466,9 @@ def test_an_infinite_answer_gives_an_infinite_median_without_warnings(tmp_path, 
         assert main(["score", str(tasks_path), str(answers), "--out", str(out)]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines()
                if line.startswith("stark.localization.range "))
-    assert row.split()[1:6] == ["1", "eucl", "inf", "inf", "inf"]  # n, measure, trim, RMS, median
+    assert row.split()[1:7] == ["1", "eucl", "-", "-", "-", "1"]  # n, measure, trim, RMS, median, failed
+    (score,) = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
+    assert score["extra"]["outcome"] == "format_failure" and "non-finite" in score["extra"]["detail"]
 
 
 @pytest.mark.parametrize("line, message", [
