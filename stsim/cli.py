@@ -403,6 +403,13 @@ def _cmd_sandbox(args) -> int:
         raise CLIError(f"{args.file}: {exc}{hint}") from None
     try:
         limits = Limits(wall_s=args.timeout, cpu_s=args.cpu or args.timeout, memory_mb=args.memory)
+    except ValueError as exc:  # name the option, not the Limits field
+        flags = {"wall_s": "--timeout", "cpu_s": "--cpu" if args.cpu else "--timeout", "memory_mb": "--memory"}
+        text = str(exc)
+        for field, flag in flags.items():
+            text = text.replace(f"sandbox limit {field}", flag)
+        raise CLIError(text) from None
+    try:
         with Sandbox(limits, isolation=args.isolation) as sandbox:
             result = sandbox.run(source, call)
     except (ValueError, SandboxError) as exc:

@@ -104,3 +104,33 @@ def test_cli_without_args_says_how_to_pass_inputs(tmp_path, capsys):
     assert "pass them with --args '{\"inputs\": {...}}' or --args FILE.json" in err
     assert main(["sandbox", "run", str(prog), "--args", '{"inputs": {"x": 3}}']) == 0
     assert json.loads(capsys.readouterr().out)["value"] == 3
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--timeout", "inf"], "--timeout must be at most 604800, got inf"),     # was an OverflowError traceback
+    (["--timeout", "1e12"], "--timeout must be at most 604800"),
+    (["--cpu", "inf"], "--cpu must be at most 604800, got inf"),
+    (["--memory", "99999999999999"], "--memory must be at most 4194304"),    # was 'crashed', exit 1
+    (["--timeout", "nan"], "--timeout must be positive, got nan"),
+    (["--memory", "0"], "--memory must be positive, got 0"),
+])
+def test_cli_out_of_range_limits_are_bad_input_naming_the_option(tmp_path, capsys, extra, message):
+    prog = tmp_path / "p.py"
+    prog.write_text("def solver():\n    return 1\n")
+    assert main(["sandbox", "run", str(prog), *extra]) == 2
+    cap = capsys.readouterr()
+    assert f"stsim: error: {message}" in cap.err and cap.out == "" and "Traceback" not in cap.err
+
+
+def test_every_limit_has_a_maximum_that_the_sandbox_accepts():
+    from stsim.sandbox.isolation import LIMIT_MAXIMA, Limits, Sandbox
+    assert set(LIMIT_MAXIMA) == set(Limits.__dataclass_fields__)
+    # the maxima themselves run (RLIMIT_NOFILE above this process's hard limit was 'crashed')
+    with Sandbox(Limits(**LIMIT_MAXIMA), reuse=False) as sb:
+        res = sb.run("def solver():\n    return [1, 2]\n", None)
+    assert (res.status, res.value) == ("ok", [1, 2]), res.detail
+    for field, top in LIMIT_MAXIMA.items():
+        with pytest.raises(ValueError, match=f"sandbox limit {field} must be at most"):
+            Limits(**{field: top * 2})
+        with pytest.raises(ValueError, match=f"sandbox limit {field} must be at most"):
+            Limits(**{field: float("inf")})
