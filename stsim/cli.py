@@ -102,13 +102,13 @@ class _Parser(argparse.ArgumentParser):
 
     def format_help(self) -> str:
         text = super().format_help()
-        if self.prog.split()[-1] in ("run", "generate", "export"):
+        if self.prog in ("stsim run", "stsim generate", "stsim export"):  # not `stsim sandbox run`
             import textwrap
             from .benchmarks.suites import all_suites
             text += "\n" + textwrap.fill("suites: " + ", ".join(sorted(all_suites())) +
                                          " (`stsim list` describes them)", 78, subsequent_indent="  ",
                                          break_on_hyphens=False) + "\n"
-        if self.prog.split()[-1] == "run":
+        if self.prog == "stsim run":
             import textwrap
             text += textwrap.fill("solvers (--solver): " + ", ".join(_solver_forms()) +
                                   " (`stsim list` says which families each variant serves)", 78,
@@ -194,10 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "and the tool API geotools importable (docs/geoqa.md)")
     m.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help="environment variable holding the API key (default OPENAI_API_KEY)")
-    m.add_argument("--temperature", type=float, default=0.0)
+    m.add_argument("--temperature", type=float, default=0.0, help="sampling temperature sent to the endpoint (default 0)")
     m.add_argument("--model-seed", type=int, default=0, help="sampling seed sent to the endpoint")
-    m.add_argument("--max-tokens", type=int, default=None)
-    m.add_argument("--request-timeout", type=float, default=120.0, metavar="S")
+    m.add_argument("--max-tokens", type=int, default=None,
+                   help="completion tokens per reply sent to the endpoint (default: the endpoint's)")
+    m.add_argument("--request-timeout", type=float, default=120.0, metavar="S",
+                   help="seconds to wait for one reply (default 120)")
     m.add_argument("--max-turns", type=int, default=5, help="model replies per answer in CI mode")
     m.add_argument("--step-budget", type=_int_at_least(1), default=None, metavar="N",
                    help="--mode agentic: model replies per question, code replies included (default 6); "
@@ -249,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sh = sub.add_parser("show", help="one task: prompt, gold, baseline answer, how a reply was read; "
                         "--png draws the scenario")
-    sh.add_argument("task_id")
+    sh.add_argument("task_id", help="the task's id, as in the tasks file (e.g. quickstart/stark.tracking.range/000000)")
     sh.add_argument("--tasks", type=Path, required=True, metavar="FILE", help="tasks JSONL holding the task")
     sh.add_argument("--answers", type=Path, default=None, metavar="FILE",
                     help="answers JSONL: show how each reply to this task was read and scored")
@@ -284,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "DIR/NAME/calculus/NAME.comp, NAME.conv")
     a = sub.add_parser("audit", help="check every gold answer against its readings and noise model, "
                        "or (relation tasks) against shapely / Allen on the printed numbers")
-    a.add_argument("tasks", type=Path)
+    a.add_argument("tasks", type=Path, help="the full tasks JSONL (stsim generate -o, or a run's tasks.jsonl)")
     a.add_argument("--limit", type=_int_at_least(0), default=50, help="violations to print (default 50)")
 
     c = sub.add_parser("compare", help="per family, run B against run A: relative change in trimmed RMSE "
@@ -328,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     sbs = sb.add_subparsers(dest="sandbox_command", metavar="ACTION")
     sbs.required = True
     sr = sbs.add_parser("run", help="run FILE.py's solver() once and print one JSON object")
-    sr.add_argument("file", type=Path)
+    sr.add_argument("file", type=Path, help="a Python file defining solver() (call forms: docs/sandbox.md)")
     sr.add_argument("--timeout", type=float, default=10.0, metavar="S", help="wall-time limit (default 10 s)")
     sr.add_argument("--cpu", type=float, default=None, metavar="S", help="CPU-time limit (default: --timeout)")
     sr.add_argument("--memory", type=int, default=1024, metavar="MB", help="memory limit (default 1024 MB)")

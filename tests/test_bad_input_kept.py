@@ -20,6 +20,37 @@ def test_every_help_page_renders(capsys):
     assert "95% CI" in capsys.readouterr().out
 
 
+def _parsers(parser, name="stsim"):
+    """(name, parser) of every command and subcommand at every depth."""
+    import argparse
+    yield name, parser
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for sub, p in a.choices.items():
+                yield from _parsers(p, f"{name} {sub}")
+
+
+def test_every_argument_of_every_command_has_help():
+    """`stsim audit --help` showed a bare `tasks`, `stsim sandbox run --help` a bare `file`,
+    `stsim run --help` a bare `--temperature` / `--max-tokens` / `--request-timeout`."""
+    import argparse
+    bare = [f"{name} {a.option_strings or a.dest}" for name, p in _parsers(build_parser())
+            for a in p._actions if not a.help and a.dest != "help"
+            and not isinstance(a, argparse._SubParsersAction)]  # those list their commands' help
+    assert bare == []
+
+
+def test_only_run_generate_export_help_ends_with_suites(capsys):
+    """`stsim sandbox run --help` ended with the suites and solvers of `stsim run` (its prog
+    also ends in 'run')."""
+    for name, _ in _parsers(build_parser()):
+        with pytest.raises(SystemExit):
+            main([*name.split()[1:], "--help"])
+        out = capsys.readouterr().out
+        assert ("\nsuites: " in out) == (name in ("stsim run", "stsim generate", "stsim export")), name
+        assert ("solvers (--solver):" in out) == (name == "stsim run"), name
+
+
 @pytest.mark.parametrize("bad", [["--family", "nosuch.*"], ["--data", "/nonexistent"]])
 def test_generate_keeps_the_old_file_when_the_input_is_bad(tmp_path, capsys, bad):
     out = tmp_path / "existing.jsonl"
