@@ -684,13 +684,26 @@ def _written(out: Path) -> list[str]:
         return []
 
 
+def _refuse_run_folder(folder: Path, flag: str, doing: str, replaces: str) -> None:
+    """Raise :class:`CLIError` when ``folder`` holds a `stsim run` (its run.json): ``doing``
+    there would replace ``replaces`` of that run (whose answers may be a live model's, paid
+    for).  Only ``stsim run`` itself (the same run again, or ``--resume``) writes there."""
+    if (folder / "run.json").is_file():
+        raise CLIError(f"{flag} {folder}: holds a `stsim run` (run.json); {doing} into it would replace "
+                       f"{replaces}; choose another folder")
+
+
 def _open_output(path: Path):
     """Open ``path`` for writing; raise :class:`CLIError` naming it when that is impossible
-    (a folder, a missing parent folder, no permission)."""
+    (a folder, a missing parent folder, no permission) or when it is an existing file of a
+    `stsim run` folder (:func:`_refuse_run_folder`)."""
     if path.is_dir():
         raise CLIError(f"-o {path}: is a folder; give a file name, e.g. {path / 'tasks.jsonl'}")
     if not path.parent.is_dir():
         raise CLIError(f"-o {path}: folder {path.parent} does not exist")
+    if path.exists() and (path.parent / "run.json").is_file():
+        raise CLIError(f"-o {path}: is a file of the `stsim run` in {path.parent} (run.json); writing here "
+                       "would replace it; choose another file")
     try:
         return open(path, "w", encoding="utf-8", newline="\n")
     except OSError as exc:
@@ -819,6 +832,7 @@ def _cmd_export(args) -> int:
     if first is None:
         raise CLIError(f"no task of suite {args.suite!r} to export")
     tasks = itertools.chain([first], tasks)
+    _refuse_run_folder(args.out, "-o", "exporting", "that run's tasks.jsonl or mix other files with its own")
     _out_dir(args.out, "-o")
     from tqdm import tqdm
     total = None if suite.loader is not None else len(suite.task_keys(args.n, args.family))
@@ -851,6 +865,8 @@ def _cmd_show(args) -> int:
         answers, _ = read_answers(args.answers, {task.id: task})
     if args.png is not None and not args.png.parent.is_dir():
         raise CLIError(f"--png {args.png}: folder {args.png.parent} does not exist")
+    if args.png is not None and args.png.suffix.lower() != ".png":  # matplotlib picks the format by it
+        raise CLIError(f"--png {args.png}: give a file name ending in .png, e.g. {args.png.with_suffix('.png')}")
     print(describe(task, answers))
     if args.png is not None:
         try:
@@ -889,9 +905,7 @@ def _cmd_score(args) -> int:
             t.meta["rubric"] = args.rubric
     answers, warnings = read_answers(args.answers, {t.id: t for t in tasks})
     if args.out is not None:          # inputs are read first: a bad one leaves no folder behind
-        if (args.out / "run.json").exists():
-            raise CLIError(f"--out {args.out}: holds a `stsim run` (run.json); scoring into it would replace "
-                           "that run's scores.jsonl and summary.json; choose another folder")
+        _refuse_run_folder(args.out, "--out", "scoring", "that run's scores.jsonl and summary.json")
         _out_dir(args.out)
     for w in warnings:
         print(f"stsim: warning: {w}", file=sys.stderr)

@@ -206,3 +206,38 @@ def test_export_and_score_help_name_what_they_take(capsys):
     out = capsys.readouterr().out
     assert "the suite to export" in out and "suites: cardinal," in out  # export lists the suites
     assert "the full tasks JSONL" in out and '{"task_id", "step", "text"}' in out  # score's two files
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory):
+    run = tmp_path_factory.mktemp("kept") / "r1"
+    assert main(["run", "quickstart", "--n", "1", "--family", "stark.localization.range", "--out", str(run),
+                 "--quiet"]) == 0
+    return run
+
+
+@pytest.mark.parametrize("argv, needle", [
+    # generate -o onto a run's tasks.jsonl replaced it with other tasks (another --n), exit 0
+    (["generate", "quickstart", "--n", "2", "-o", "{run}/tasks.jsonl"], "is a file of the `stsim run`"),
+    (["generate", "quickstart", "--n", "2", "-o", "{run}/answers.jsonl"], "is a file of the `stsim run`"),
+    # export -o RUN replaced the run's tasks.jsonl, exit 0
+    (["export", "quickstart", "--n", "2", "--format", "jsonl", "-o", "{run}"], "holds a `stsim run`"),
+    (["export", "quickstart", "--n", "2", "--format", "chat", "-o", "{run}"], "holds a `stsim run`"),
+    # show --png onto a run's summary.json: a matplotlib ValueError traceback ('json' not supported)
+    (["show", "quickstart/stark.localization.range/000000", "--tasks", "{run}/tasks.jsonl",
+      "--png", "{run}/summary.json"], "give a file name ending in .png"),
+])
+def test_no_other_command_writes_over_a_run(run_folder, capsys, argv, needle):
+    before = {p: p.read_bytes() for p in run_folder.rglob("*") if p.is_file()}
+    assert main([a.format(run=run_folder) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert "stsim: error: " in err and needle in err and "Traceback" not in err
+    assert {p: p.read_bytes() for p in run_folder.rglob("*") if p.is_file()} == before
+
+
+def test_generate_may_still_add_a_new_file_beside_a_run(run_folder, capsys):
+    new = run_folder / "prompts.jsonl"
+    assert main(["generate", "quickstart", "--n", "1", "--family", "stark.localization.range", "--prompts-only",
+                 "-o", str(new), "--quiet"]) == 0
+    assert new.read_text().count("\n") == 1
+    new.unlink()
