@@ -47,18 +47,27 @@ class Interrupted(KeyboardInterrupt):
     """Ctrl-C with a message saying what was left behind (printed as ``stsim: interrupted: ...``)."""
 
 
-def _int_at_least(low: int):
-    """An argparse type: an integer >= ``low`` (argparse reports a bad one with exit code 2)."""
+def _int_at_least(low: int | None, high: int | None = None, why: str = ""):
+    """An argparse type: an integer >= ``low`` (``None``: any) and <= ``high`` (``None``: any;
+    ``why`` says what the bound is for); argparse reports a bad one with exit code 2."""
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < low:
+        if low is not None and value < low:
             raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:,}{why}, got {value}")
         return value
-    parse.__name__ = f"integer >= {low}"
+    parse.__name__ = "integer" if low is None else f"integer >= {low}"
     return parse
+
+
+#: the largest ``--n`` (tasks per family): far above every benchmark's size (STARK: 50), far
+#: below what fills the memory or the disk (``--n 99999999999999999999`` ran out of memory)
+MAX_N_PER_FAMILY = 1_000_000
+_N_WHY = " tasks per family (a larger --n is most likely a typo)"
 
 
 def _trim_fraction(text: str) -> float:
@@ -84,7 +93,7 @@ def _out_dir(path: Path, flag: str = "--out") -> Path:
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--n", type=int, default=None, metavar="N",
+    p.add_argument("--n", type=_int_at_least(None, MAX_N_PER_FAMILY, _N_WHY), default=None, metavar="N",
                    help="tasks per family (default: the suite's own count)")
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="suite seed (default 0; non-negative)")
     p.add_argument("--family", default=None, metavar="GLOB",
@@ -319,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "flagged. See docs/stark-tier1.md, 'Fidelity report'.")
     fi.add_argument("suite", help="a generated suite with released counterparts (stark-tier1, quickstart)")
     fi.add_argument("--data", type=Path, required=True, help="released data: folder or data_final.tar.gz")
-    fi.add_argument("--n", type=_int_at_least(2), default=200, metavar="N",
+    fi.add_argument("--n", type=_int_at_least(2, MAX_N_PER_FAMILY, _N_WHY), default=200, metavar="N",
                     help="generated tasks per family (default 200)")
     fi.add_argument("--seed", type=_int_at_least(0), default=0, help="suite seed (default 0)")
     fi.add_argument("--family", default=None, metavar="GLOB", help="only families matching this pattern")
@@ -750,7 +759,7 @@ def _cmd_generate(args) -> int:
     steps = suite.max_steps if args.max_steps == -1 else (args.max_steps or None)
     # tasks to write, for the progress bar: unknown (None) for a suite read from --data
     total = None if suite.loader is not None else \
-        len(suite.task_keys(args.n, args.family)) * (len(langs) if langs else 1)
+        suite.count_tasks(args.n, args.family) * (len(langs) if langs else 1)
     seen: list = []
     if args.language != "en":  # per-language translated shares, reported on stderr
         tasks = _tee(tasks, seen)
@@ -835,7 +844,7 @@ def _cmd_export(args) -> int:
     _refuse_run_folder(args.out, "-o", "exporting", "that run's tasks.jsonl or mix other files with its own")
     _out_dir(args.out, "-o")
     from tqdm import tqdm
-    total = None if suite.loader is not None else len(suite.task_keys(args.n, args.family))
+    total = None if suite.loader is not None else suite.count_tasks(args.n, args.family)
     tasks = tqdm(tasks, total=total, desc=f"export {args.suite}", unit="task", leave=False,
                  disable=args.quiet or not sys.stderr.isatty())
     try:

@@ -241,3 +241,35 @@ def test_generate_may_still_add_a_new_file_beside_a_run(run_folder, capsys):
                  "-o", str(new), "--quiet"]) == 0
     assert new.read_text().count("\n") == 1
     new.unlink()
+
+
+@pytest.mark.parametrize("cmd", [["run", "quickstart"], ["generate", "quickstart"],
+                                 ["export", "quickstart", "--format", "jsonl", "-o", "x"],
+                                 ["fidelity", "quickstart", "--data", "x"]])
+def test_a_huge_n_is_bad_input_not_a_memory_error(capsys, cmd):
+    """`stsim run quickstart --n 99999999999999999999` made a list of every task key first:
+    a MemoryError traceback, or the machine's OOM killer (exit 137)."""
+    with pytest.raises(SystemExit) as exc:
+        main([*cmd, "--n", "99999999999999999999"])
+    assert exc.value.code == 2
+    assert "must be at most 1,000,000 tasks per family" in capsys.readouterr().err
+
+
+def test_task_keys_are_counted_and_walked_without_a_list():
+    """Memory does not grow with --n: the total is counted, the keys are walked one by one."""
+    import tracemalloc
+    from stsim.benchmarks.suites import get_suite
+    suite = get_suite("stark")
+    n = 100_000
+    assert suite.count_tasks(3) == len(suite.task_keys(3)) == sum(
+        1 for _ in suite.iter_task_keys(3))
+    next(suite.tasks(n=1))  # imports outside the traced part
+    tracemalloc.start()
+    try:
+        total = suite.count_tasks(n)
+        first = next(suite.tasks(n=n))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert total == 30 * n  # 30 generated STARK families, none exhaustive (capped)
+    assert first.id.endswith("/000000") and peak < 20e6, peak  # the list of 3e6 keys: ~300 MB

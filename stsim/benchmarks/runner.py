@@ -366,7 +366,7 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     else:
         (out / "run.json").write_text(json.dumps({**identity, "stsim_version": __version__}, indent=2,
                                                  sort_keys=True) + "\n")
-    total = len(suite.task_keys(n, only)) if suite.loader is None else None
+    total = suite.count_tasks(n, only) if suite.loader is None else None
     all_scores: list[Score] = []
     analysed: tuple[list[Task], list[Answer]] = ([], [])  # kept for benchmark analyses
     summary: dict[str, Any] = {"suite": suite_name, "seed": seed, "solver": solver_spec,
