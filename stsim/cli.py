@@ -631,6 +631,8 @@ def _cmd_run(args) -> int:
                   only=args.family, solver_options=options or None, transform=_context(args.context, args.language),
                   resume=args.resume is not None, cluster=args.cluster, chunk_size=args.chunk_size,
                   condition={"context": args.context, "language": args.language})
+    for w in summary.get("warnings", []):
+        print(f"stsim: warning: {w}", file=sys.stderr)
     seed = f"seed {summary['seed']}" if summary.get("data") is None else f"data {summary['data']}"
     cond = "".join(f"  {k} {summary[k]}" for k, default in (("context", "none"), ("language", "en"))
                    if summary.get(k, default) != default) + ("  structured" if summary.get("structured") else "")
