@@ -870,6 +870,15 @@ def _cmd_show(args) -> int:
     if task is None:
         near = [t.id for t in tasks if args.task_id in t.id][:5] or [t.id for t in tasks[:3]]
         raise CLIError(f"no task {args.task_id!r} in {args.tasks}; e.g. {', '.join(near)}")
+    from .registry import validate_task
+    from .scoring.audit_relations import RELATION_FAMILIES
+    try:  # as score and audit do: a task whose inputs break its family's rules is named, not drawn
+        validate_task(task)
+    except RecordError as exc:
+        if task.family not in RELATION_FAMILIES:
+            raise
+        # a degenerate relation item (e.g. a released one `stsim audit` tags [degenerate]): shown
+        print(f"stsim: warning: {exc}", file=sys.stderr)
     answers = None
     if args.answers is not None:
         from .solvers.answers_file import read_answers

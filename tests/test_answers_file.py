@@ -212,3 +212,27 @@ def test_step_zero_on_single_answer_tasks_says_how_to_fix(tmp_path, capsys):
         fh.write(json.dumps({"task_id": ts[0].id, "text": "[RESULTS_START] [1, 2] [RESULTS_END]"}) + "\n")
     assert main(["score", str(tasks), str(answers)]) == 0
     assert "(got step 0; omit 'step' or give null)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("edit, message", [
+    # 'meta' as an array was a TypeError traceback from dict(); an integer id became the string "5"
+    ({"meta": [1]}, "'meta' must be an object (or absent), got a JSON array"),
+    ({"id": 5}, "'id' must be a string, got a JSON number"),
+    ({"family": None}, "'family' must be a string, got null"),
+    ({"answer_format": ["point"]}, "'answer_format' must be a string, got a JSON array"),
+    ({"prompt": {"text": "q"}}, "'prompt' must be a string, got a JSON object"),
+    ({"steps": {"a": 1}}, "'steps' must be an array (or absent), got a JSON object"),
+    ({"steps": [1]}, "step 0 is malformed (expected an object, got a JSON number)"),
+    ({"steps": [{"index": True}]}, "step 0 is malformed ('index' must be an integer)"),
+    ({"steps": [{"index": "0"}]}, "step 0 is malformed ('index' must be an integer)"),
+    ({"steps": [{"index": 0}, {"index": 0}]}, "step 1 is malformed (index 0 repeats step 0)"),
+    ({"steps": [{"index": 0, "inputs": [1]}]}, "step 0 is malformed ('inputs' must be an object)"),
+])
+def test_task_fields_of_the_wrong_json_type_are_named(tmp_path, edit, message):
+    task = {"id": "t/x", "family": "fam.point", "prompt": "q", "inputs": {}, "answer": [1.0, 2.0],
+            "answer_format": "point", **edit}
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps(task) + "\n")
+    with pytest.raises(RecordError) as exc:
+        read_tasks(path)
+    assert str(exc.value) == f"{path}:1: {message}"
