@@ -515,12 +515,18 @@ def _resume_options(args) -> None:
         args.data = Path(rec["data"])
 
 
+#: the files `stsim run` writes into its --out folder (replacing any of that name)
+RUN_FILES = ("run.json", "tasks.jsonl", "answers.jsonl", "scores.jsonl", "summary.json")
+
+
 def _keep_other_run(out: Path, this: dict) -> None:
     """Refuse (exit 2) an ``--out`` folder that holds the run of another suite, solver, seed,
     ``--n``, ``--family``, ``--data``, ``--context``, ``--language`` or ``--structured``: its
     answers.jsonl, scores.jsonl and summary.json would be overwritten.  The folder's
     summary.json is read, else (a run that was interrupted) its run.json.  The same run again (a
-    live model resuming from its cache) is allowed."""
+    live model resuming from its cache) is allowed.  A folder that is not a run's (no run.json,
+    no summary.json naming a suite: e.g. `stsim score --out`) but holds a file of a name in
+    :data:`RUN_FILES` is refused too."""
     from .benchmarks.runner import CONDITION_DEFAULTS
     old = None
     for name in ("summary.json", "run.json"):
@@ -529,10 +535,16 @@ def _keep_other_run(out: Path, this: dict) -> None:
             break
         except (OSError, ValueError):
             continue
-    if not isinstance(old, dict):
+    if not isinstance(old, dict) or "suite" not in old:
+        # not a `stsim run` folder (e.g. `stsim score --out`, or files of one's own): a run
+        # would overwrite whichever of its files have the names a run writes
+        mine = [n for n in RUN_FILES if (out / n).exists()]
+        if mine:
+            raise CLIError(f"--out {out}: holds {', '.join(mine)} that no `stsim run` wrote there (no run.json"
+                           f"{'' if not isinstance(old, dict) else '; its summary.json names no suite'}); "
+                           "running here would overwrite them: give another --out, or remove them")
         return
-    if "suite" in old:  # written before the conditions were recorded: the defaults
-        old = {**CONDITION_DEFAULTS, **old}
+    old = {**CONDITION_DEFAULTS, **old}  # written before the conditions were recorded: the defaults
     differ = [k for k, v in this.items() if k in old and old[k] != v]
     if differ:
         what = ", ".join(f"{k} {old[k]!r} (now {this[k]!r})" for k in differ)
