@@ -675,15 +675,17 @@ def _bad_json_value(value: Any, top_bool_ok: bool) -> str | None:
     answer of any format: ``true`` / ``false`` where a number or name is expected (anywhere but
     the top of a yes/no answer), or a NaN or infinite number (JSON ``NaN``, ``Infinity``, or a
     literal too large for a float, e.g. ``1e400``).  ``None`` when neither occurs."""
-    if isinstance(value, bool):
-        return None if top_bool_ok else f"{json.dumps(value)} (a JSON boolean, not a number or a name)"
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"the non-finite number {value!r}"
-    if isinstance(value, (list, tuple)):
-        for v in value:
-            why = _bad_json_value(v, False)
-            if why is not None:
-                return why
+    if isinstance(value, bool) and top_bool_ok:
+        return None
+    todo = [value]  # a stack, not recursion: a value may be nested deeper than Python recurses
+    while todo:
+        v = todo.pop()
+        if isinstance(v, bool):
+            return f"{json.dumps(v)} (a JSON boolean, not a number or a name)"
+        if isinstance(v, float) and not math.isfinite(v):
+            return f"the non-finite number {v!r}"
+        if isinstance(v, (list, tuple)):
+            todo.extend(reversed(v))
     return None
 
 

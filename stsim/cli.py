@@ -394,6 +394,8 @@ def _cmd_sandbox(args) -> int:
             raise CLIError(f"{where}: cannot read ({exc})") from None
         try:
             call = json.loads(text)
+        except RecursionError:
+            raise CLIError(f"{where}: JSON nested too deeply; expected a JSON object") from None
         except ValueError as exc:
             raise CLIError(f"{where}: {'empty' if not text.strip() else 'not valid JSON'} ({exc}); "
                            "expected a JSON object") from None

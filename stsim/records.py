@@ -346,6 +346,8 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
                 obj = json.loads(line.rstrip("\r\n"))  # a cut line: "Unterminated string"
             except json.JSONDecodeError as exc:
                 raise RecordError(f"{p}:{lineno}: not valid JSON ({_json_problem(exc)})") from None
+            except RecursionError:  # e.g. [[[[...]]]] thousands deep: no record is nested like that
+                raise RecordError(f"{p}:{lineno}: JSON nested too deeply to be a record") from None
             if not isinstance(obj, dict):
                 raise RecordError(f"{p}:{lineno}: expected a JSON object")
             yield lineno, obj

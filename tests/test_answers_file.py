@@ -236,3 +236,15 @@ def test_task_fields_of_the_wrong_json_type_are_named(tmp_path, edit, message):
     with pytest.raises(RecordError) as exc:
         read_tasks(path)
     assert str(exc.value) == f"{path}:1: {message}"
+
+
+def test_json_nested_too_deeply_is_named_not_a_recursion_error(tmp_path):
+    """A line like [[[[...]]]] 100,000 deep was a RecursionError traceback from json."""
+    task = Task("t/x", "fam.point", "q", {}, [1.0, 2.0], "point")
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"task_id": "t/x", "value": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    with pytest.raises(RecordError, match=f"{path}:1: JSON nested too deeply to be a record"):
+        read_answers(path, {"t/x": task})
+    path.write_text('{"task_id": "t/x", "value": ' + "[" * 900 + "]" * 900 + "}\n")  # decodes: checked
+    (a,), _ = read_answers(path, {"t/x": task})
+    assert a.status == "format_failure"

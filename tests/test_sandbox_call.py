@@ -134,3 +134,27 @@ def test_every_limit_has_a_maximum_that_the_sandbox_accepts():
             Limits(**{field: top * 2})
         with pytest.raises(ValueError, match=f"sandbox limit {field} must be at most"):
             Limits(**{field: float("inf")})
+
+
+@pytest.mark.parametrize("depth, message", [
+    (100_000, "JSON nested too deeply; expected a JSON object"),   # RecursionError decoding it
+    (300, "nested more than 100 levels deep"),  # ~990 decoded but was a RecursionError sending it
+])
+def test_cli_args_nested_too_deeply_are_bad_input(tmp_path, capsys, depth, message):
+    prog = tmp_path / "p.py"
+    prog.write_text(SOLVER1)
+    args = tmp_path / "args.json"
+    args.write_text('{"inputs": ' + "[" * depth + "]" * depth + "}")
+    assert main(["sandbox", "run", str(prog), "--args", str(args)]) == 2
+    cap = capsys.readouterr()
+    assert f"stsim: error: --args {args}: " in cap.err and message in cap.err and "Traceback" not in cap.err
+
+
+def test_call_arguments_nest_at_most_max_depth():
+    from stsim.sandbox.call import MAX_DEPTH
+    deep = 0
+    for _ in range(MAX_DEPTH - 2):
+        deep = [deep]
+    check_call_args({"inputs": {"x": deep}})  # object + object + MAX_DEPTH - 2 arrays: MAX_DEPTH
+    with pytest.raises(ValueError, match=f"nested more than {MAX_DEPTH} levels deep"):
+        check_call_args({"inputs": {"x": [deep]}})
