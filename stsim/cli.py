@@ -30,6 +30,7 @@ import contextlib
 import errno
 import itertools
 import json
+import math
 from collections import Counter
 import sys
 from pathlib import Path
@@ -64,10 +65,39 @@ def _int_at_least(low: int | None, high: int | None = None, why: str = ""):
     return parse
 
 
+#: the largest ``--workers``: requests in flight to a live model; solvers that run here (in
+#: processes, or sandboxes of a ``code:`` solver, each an interpreter of its own) get at most
+#: :func:`_local_workers_max` (``--workers 1000`` started 1000 of them)
+MAX_WORKERS = 256
+
+
+def _local_workers_max() -> int:
+    """The largest ``--workers`` for a solver that runs on this machine: 4 per core (at least 8)."""
+    import os
+    return max(8, 4 * (os.cpu_count() or 1))
+
+
 #: the largest ``--n`` (tasks per family): far above every benchmark's size (STARK: 50), far
 #: below what fills the memory or the disk (``--n 99999999999999999999`` ran out of memory)
 MAX_N_PER_FAMILY = 1_000_000
 _N_WHY = " tasks per family (a larger --n is most likely a typo)"
+
+
+def _finite_number(low: float, high: float | None = None, *, above: bool = False):
+    """An argparse type: a finite number >= ``low`` (> ``low`` when ``above``) and <= ``high``
+    (``None``: no bound); NaN and infinities are rejected."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not math.isfinite(value) or (value <= low if above else value < low) or \
+                (high is not None and value > high):
+            where = f"{'above' if above else 'at least'} {low:g}" + ("" if high is None else f" and at most {high:g}")
+            raise argparse.ArgumentTypeError(f"must be a finite number {where}, got {text}")
+        return value
+    parse.__name__ = "number"
+    return parse
 
 
 def _trim_fraction(text: str) -> float:
@@ -172,8 +202,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-steps", type=_int_at_least(0), default=-1, metavar="K",
                    help="tracking steps scored per task (default: suite's, 10; 0 = all)")
     r.add_argument("--trim", type=_trim_fraction, default=0.10, help="trim fraction each side (default 0.10)")
-    r.add_argument("--workers", type=_int_at_least(1), default=1,
-                   help="solver processes on this machine (default 1); with --cluster only for live "
+    r.add_argument("--workers", type=_int_at_least(1, MAX_WORKERS, " (requests in flight to a live model; "
+                                                   "a larger --workers is most likely a typo)"), default=1,
+                   help="solver processes on this machine (default 1; at most 4 per core), or for a live "
+                        f"model requests in flight (at most {MAX_WORKERS}); with --cluster only for live "
                         "models: requests in flight across the whole cluster")
     _add_cluster(r)
     r.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -203,13 +235,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "and the tool API geotools importable (docs/geoqa.md)")
     m.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help="environment variable holding the API key (default OPENAI_API_KEY)")
-    m.add_argument("--temperature", type=float, default=0.0, help="sampling temperature sent to the endpoint (default 0)")
+    m.add_argument("--temperature", type=_finite_number(0.0), default=0.0, help="sampling temperature sent to the endpoint (default 0)")
     m.add_argument("--model-seed", type=int, default=0, help="sampling seed sent to the endpoint")
-    m.add_argument("--max-tokens", type=int, default=None,
+    m.add_argument("--max-tokens", type=_int_at_least(1), default=None,
                    help="completion tokens per reply sent to the endpoint (default: the endpoint's)")
-    m.add_argument("--request-timeout", type=float, default=120.0, metavar="S",
+    m.add_argument("--request-timeout", type=_finite_number(0.0, 86400.0, above=True), default=120.0, metavar="S",
                    help="seconds to wait for one reply (default 120)")
-    m.add_argument("--max-turns", type=int, default=5, help="model replies per answer in CI mode")
+    m.add_argument("--max-turns", type=_int_at_least(1), default=5, help="model replies per answer in CI mode")
     m.add_argument("--step-budget", type=_int_at_least(1), default=None, metavar="N",
                    help="--mode agentic: model replies per question, code replies included (default 6); "
                         "when all N hold code the answer is budget_exhausted (not a refusal)")
@@ -620,6 +652,10 @@ def _cmd_run(args) -> int:
     options: dict = {}
     _check_agentic(args)
     _geoqa_conditions_apply(args)
+    live = args.solver.startswith("openai") and args.mode == "da"  # ci / agentic run code here too
+    if not live and args.workers > _local_workers_max():
+        raise CLIError(f"--workers {args.workers}: --solver {args.solver} runs each worker on this machine "
+                       f"(a process or a sandbox); at most {_local_workers_max()} here (4 per core)")
     if args.solver.startswith("openai"):
         options.update(base_url=args.base_url, mode=args.mode, api_key_env=args.api_key_env,
                        temperature=args.temperature, seed=args.model_seed, max_tokens=args.max_tokens,

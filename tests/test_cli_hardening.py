@@ -290,6 +290,23 @@ def test_rmse_of_huge_finite_errors_does_not_overflow():
     (["run", "quickstart", "--workers", "-2"], "argument --workers: must be at least 1, got -2"),
     (["audit", "t.jsonl", "--limit", "-1"], "argument --limit: must be at least 0, got -1"),
     (["run", "quickstart", "--workers", "two"], "argument --workers: expected an integer, got 'two'"),
+    # live-model options reached the requests: --temperature nan ran, every task 'crashed' (a
+    # ValueError from the JSON encoder), exit 0; the others failed only at the endpoint
+    (["run", "quickstart", "--solver", "openai:m", "--temperature", "nan"],
+     "argument --temperature: must be a finite number at least 0, got nan"),
+    (["run", "quickstart", "--solver", "openai:m", "--temperature", "-1"],
+     "argument --temperature: must be a finite number at least 0, got -1"),
+    (["run", "quickstart", "--solver", "openai:m", "--max-tokens", "0"], "argument --max-tokens: must be at least 1"),
+    (["run", "quickstart", "--solver", "openai:m", "--max-turns", "0"], "argument --max-turns: must be at least 1"),
+    (["run", "quickstart", "--solver", "openai:m", "--request-timeout", "-1"],
+     "argument --request-timeout: must be a finite number above 0 and at most 86400, got -1"),
+    (["run", "quickstart", "--solver", "openai:m", "--request-timeout", "inf"],
+     "argument --request-timeout: must be a finite number above 0 and at most 86400, got inf"),
+    # --workers 100000 started that many processes (or sandboxes of a code: solver)
+    (["run", "quickstart", "--workers", "100000"], "argument --workers: must be at most 256"),
+    (["run", "quickstart", "--workers", "200"], "--workers 200: --solver baseline runs each worker on this machine"),
+    (["run", "quickstart", "--workers", "200", "--solver", "code:x.py"],
+     "--workers 200: --solver code:x.py runs each worker on this machine"),
 ])
 def test_option_ranges(tmp_path, capsys, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
