@@ -932,7 +932,9 @@ def _cmd_show(args) -> int:
     answers = None
     if args.answers is not None:
         from .solvers.answers_file import read_answers
-        answers, _ = read_answers(args.answers, {task.id: task})
+        # against every task of the file: an answers file that answers others but not this one
+        # is not "answers of another suite" (it says 'no answer for this task')
+        answers, _ = read_answers(args.answers, {t.id: t for t in tasks})
     if args.png is not None and not args.png.parent.is_dir():
         raise CLIError(f"--png {args.png}: folder {args.png.parent} does not exist")
     if args.png is not None and args.png.suffix.lower() != ".png":  # matplotlib picks the format by it

@@ -157,3 +157,16 @@ def test_show_checks_the_task_as_score_and_audit_do(tmp_path, tasks_file, capsys
     err = capsys.readouterr().err
     assert f"stsim: error: task {task['id']}" in err and message in err and "Traceback" not in err
     assert not (tmp_path / "x.png").exists()
+
+
+def test_show_answers_file_without_a_reply_to_this_task(tmp_path, tasks_file, capsys):
+    """An answers file answering other tasks of the file, not this one, was refused as
+    'answers of another suite, seed or --n?' (exit 2): it is the task that has no reply."""
+    tasks = read_tasks(tasks_file)
+    task, other = _task(tasks_file, "stark.localization.range"), tasks[-1]
+    assert other.id != task.id
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(json.dumps({"task_id": other.id, "step": None if not other.steps else other.steps[0].index,
+                                   "text": "no idea"}) + "\n")
+    assert main(["show", task.id, "--tasks", str(tasks_file), "--answers", str(answers)]) == 0
+    assert "reply: no answer for this task" in capsys.readouterr().out
