@@ -670,47 +670,89 @@ def get_format(name: str) -> AnswerFormat:
 _SET_FORMATS = ("relation_set", "entity_set")
 
 
-def check_gold(format_name: str, value: Any, spec: dict[str, Any] | None = None) -> Any:
-    """Check that a gold answer has the shape of its answer format and return it normalised.
+def _bad_json_value(value: Any, top_bool_ok: bool) -> str | None:
+    """What in ``value`` (a JSON-decoded gold or typed answer, nested lists allowed) makes it no
+    answer of any format: ``true`` / ``false`` where a number or name is expected (anywhere but
+    the top of a yes/no answer), or a NaN or infinite number (JSON ``NaN``, ``Infinity``, or a
+    literal too large for a float, e.g. ``1e400``).  ``None`` when neither occurs."""
+    if isinstance(value, bool) and top_bool_ok:
+        return None
+    todo = [value]  # a stack, not recursion: a value may be nested deeper than Python recurses
+    while todo:
+        v = todo.pop()
+        if isinstance(v, bool):
+            return f"{json.dumps(v)} (a JSON boolean, not a number or a name)"
+        if isinstance(v, float) and not math.isfinite(v):
+            return f"the non-finite number {v!r}"
+        if isinstance(v, (list, tuple)):
+            todo.extend(reversed(v))
+    return None
 
-    Numeric formats need numbers (not text), all finite; set formats a list; the other
-    categorical formats a string (binary: 0/1).
+
+def check_value(format_name: str, value: Any, spec: dict[str, Any] | None = None, *,
+                what: str = "gold") -> Any:
+    """Check that a gold answer (``what="gold"``) or a typed answer (``what="answer"``, e.g. a
+    ``value`` of an answers file) has the shape of its answer format and return it normalised.
+
+    Numeric formats need numbers (not text, not ``true``/``false``), all finite; set formats a
+    list of strings; binary 0/1 (``true``/``false`` too); the other categorical formats a string.
+    No format takes ``true``/``false`` inside a list, nor a NaN or infinite number anywhere.
+
+    Raises:
+        ParseError: the reason, e.g. ``gold is null`` or ``a point answer must be numbers, got ...``.
+        UnknownName: unknown format.
+    """
+    fmt = get_format(format_name)
+    if value is None:
+        raise ParseError(f"{what} answer is null" if what == "gold" else f"{what} is null")
+    kind = type(value).__name__
+    why = _bad_json_value(value, format_name in ("binary", "geo_boolean"))
+    if why is not None:
+        raise ParseError(f"a {format_name} {what} cannot hold {why} (got {value!r:.60})")
+    if isinstance(fmt, GeoFormat):
+        if what == "gold":
+            return fmt.check(value, spec)
+        try:
+            return fmt.normalise(value, spec)
+        except ParseError:
+            raise
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError, OverflowError) as exc:
+            raise ParseError(f"{what} {value!r:.60} does not fit format {format_name} ({exc})") from None
+    if fmt.numeric or format_name == "binary":
+        if isinstance(value, str) or (isinstance(value, (list, tuple))
+                                      and any(isinstance(v, (str, bool)) or v is None for v in value)):
+            raise ParseError(f"a {format_name} {what} must be numbers, got {value!r:.60}")
+        if format_name == "point" and (not isinstance(value, (list, tuple)) or len(value) != 2):
+            raise ParseError(f"a point {what} needs 2 numbers, got {value!r:.60}")
+    elif format_name in _SET_FORMATS:
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise ParseError(f"a {format_name} {what} must be a list of strings, got {kind}")
+    elif not isinstance(value, str):
+        raise ParseError(f"a {format_name} {what} must be a string, got {kind}")
+    try:
+        norm = fmt.normalise(value, spec)
+    except ParseError:
+        raise
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError, OverflowError) as exc:
+        raise ParseError(f"{what} {value!r:.60} does not fit format {format_name} ({exc})") from None
+    if fmt.numeric:
+        flat = norm if isinstance(norm, list) else [norm]
+        if not all(math.isfinite(v) for v in flat):
+            raise ParseError(f"{what} {value!r:.60} has a non-finite number")
+        length = (spec or {}).get("length")
+        if format_name == "vector" and length is not None and len(flat) != int(length):
+            raise ParseError(f"a vector {what} of length {length} expected, got {len(flat)}")
+    return norm
+
+
+def check_gold(format_name: str, value: Any, spec: dict[str, Any] | None = None) -> Any:
+    """:func:`check_value` of a gold answer (the same rules; messages say ``gold``).
 
     Raises:
         ParseError: the reason, e.g. ``gold is null`` or ``a point gold must be numbers, got str``.
         UnknownName: unknown format.
     """
-    fmt = get_format(format_name)
-    if value is None:
-        raise ParseError("gold answer is null")
-    kind = type(value).__name__
-    if isinstance(fmt, GeoFormat):
-        return fmt.check(value, spec)
-    if fmt.numeric or format_name == "binary":
-        if isinstance(value, str) or (isinstance(value, (list, tuple))
-                                      and any(isinstance(v, (str, bool)) or v is None for v in value)):
-            raise ParseError(f"a {format_name} gold must be numbers, got {value!r:.60}")
-        if format_name == "point" and (not isinstance(value, (list, tuple)) or len(value) != 2):
-            raise ParseError(f"a point gold needs 2 numbers, got {value!r:.60}")
-    elif format_name in _SET_FORMATS:
-        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-            raise ParseError(f"a {format_name} gold must be a list of strings, got {kind}")
-    elif not isinstance(value, str):
-        raise ParseError(f"a {format_name} gold must be a string, got {kind}")
-    try:
-        norm = fmt.normalise(value, spec)
-    except ParseError:
-        raise
-    except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
-        raise ParseError(f"gold {value!r:.60} does not fit format {format_name} ({exc})") from None
-    if fmt.numeric:
-        flat = norm if isinstance(norm, list) else [norm]
-        if not all(math.isfinite(v) for v in flat):
-            raise ParseError(f"gold {value!r:.60} has a non-finite number")
-        length = (spec or {}).get("length")
-        if format_name == "vector" and length is not None and len(flat) != int(length):
-            raise ParseError(f"a vector gold of length {length} expected, got {len(flat)}")
-    return norm
+    return check_value(format_name, value, spec, what="gold")
 
 
 def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: str,

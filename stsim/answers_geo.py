@@ -332,7 +332,12 @@ class PolygonFormat(GeoFormat):
 
     def normalise(self, value, spec=None):
         import shapely
-        g = shapely.from_wkt(str(value))
+        if not isinstance(value, str):
+            raise GeoParseError(f"a polygon is WKT text, got {type(value).__name__}")
+        try:
+            g = shapely.from_wkt(value)
+        except Exception as exc:  # GEOSException
+            raise GeoParseError(f"not WKT: {exc}") from None
         if g.geom_type != "Polygon" or not g.is_valid or g.is_empty:
             raise GeoParseError("not a valid polygon")
         return shapely.to_wkt(shapely.normalize(g), rounding_precision=6)

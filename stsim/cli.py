@@ -30,6 +30,7 @@ import contextlib
 import errno
 import itertools
 import json
+import math
 from collections import Counter
 import sys
 from pathlib import Path
@@ -47,17 +48,55 @@ class Interrupted(KeyboardInterrupt):
     """Ctrl-C with a message saying what was left behind (printed as ``stsim: interrupted: ...``)."""
 
 
-def _int_at_least(low: int):
-    """An argparse type: an integer >= ``low`` (argparse reports a bad one with exit code 2)."""
+def _int_at_least(low: int | None, high: int | None = None, why: str = ""):
+    """An argparse type: an integer >= ``low`` (``None``: any) and <= ``high`` (``None``: any;
+    ``why`` says what the bound is for); argparse reports a bad one with exit code 2."""
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < low:
+        if low is not None and value < low:
             raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:,}{why}, got {value}")
         return value
-    parse.__name__ = f"integer >= {low}"
+    parse.__name__ = "integer" if low is None else f"integer >= {low}"
+    return parse
+
+
+#: the largest ``--workers``: requests in flight to a live model; solvers that run here (in
+#: processes, or sandboxes of a ``code:`` solver, each an interpreter of its own) get at most
+#: :func:`_local_workers_max` (``--workers 1000`` started 1000 of them)
+MAX_WORKERS = 256
+
+
+def _local_workers_max() -> int:
+    """The largest ``--workers`` for a solver that runs on this machine: 4 per core (at least 8)."""
+    import os
+    return max(8, 4 * (os.cpu_count() or 1))
+
+
+#: the largest ``--n`` (tasks per family): far above every benchmark's size (STARK: 50), far
+#: below what fills the memory or the disk (``--n 99999999999999999999`` ran out of memory)
+MAX_N_PER_FAMILY = 1_000_000
+_N_WHY = " tasks per family (a larger --n is most likely a typo)"
+
+
+def _finite_number(low: float, high: float | None = None, *, above: bool = False):
+    """An argparse type: a finite number >= ``low`` (> ``low`` when ``above``) and <= ``high``
+    (``None``: no bound); NaN and infinities are rejected."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not math.isfinite(value) or (value <= low if above else value < low) or \
+                (high is not None and value > high):
+            where = f"{'above' if above else 'at least'} {low:g}" + ("" if high is None else f" and at most {high:g}")
+            raise argparse.ArgumentTypeError(f"must be a finite number {where}, got {text}")
+        return value
+    parse.__name__ = "number"
     return parse
 
 
@@ -84,7 +123,7 @@ def _out_dir(path: Path, flag: str = "--out") -> Path:
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--n", type=int, default=None, metavar="N",
+    p.add_argument("--n", type=_int_at_least(None, MAX_N_PER_FAMILY, _N_WHY), default=None, metavar="N",
                    help="tasks per family (default: the suite's own count)")
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="suite seed (default 0; non-negative)")
     p.add_argument("--family", default=None, metavar="GLOB",
@@ -102,13 +141,13 @@ class _Parser(argparse.ArgumentParser):
 
     def format_help(self) -> str:
         text = super().format_help()
-        if self.prog.split()[-1] in ("run", "generate", "export"):
+        if self.prog in ("stsim run", "stsim generate", "stsim export"):  # not `stsim sandbox run`
             import textwrap
             from .benchmarks.suites import all_suites
             text += "\n" + textwrap.fill("suites: " + ", ".join(sorted(all_suites())) +
                                          " (`stsim list` describes them)", 78, subsequent_indent="  ",
                                          break_on_hyphens=False) + "\n"
-        if self.prog.split()[-1] == "run":
+        if self.prog == "stsim run":
             import textwrap
             text += textwrap.fill("solvers (--solver): " + ", ".join(_solver_forms()) +
                                   " (`stsim list` says which families each variant serves)", 78,
@@ -163,8 +202,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-steps", type=_int_at_least(0), default=-1, metavar="K",
                    help="tracking steps scored per task (default: suite's, 10; 0 = all)")
     r.add_argument("--trim", type=_trim_fraction, default=0.10, help="trim fraction each side (default 0.10)")
-    r.add_argument("--workers", type=_int_at_least(1), default=1,
-                   help="solver processes on this machine (default 1); with --cluster only for live "
+    r.add_argument("--workers", type=_int_at_least(1, MAX_WORKERS, " (requests in flight to a live model; "
+                                                   "a larger --workers is most likely a typo)"), default=1,
+                   help="solver processes on this machine (default 1; at most 4 per core), or for a live "
+                        f"model requests in flight (at most {MAX_WORKERS}); with --cluster only for live "
                         "models: requests in flight across the whole cluster")
     _add_cluster(r)
     r.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -194,11 +235,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "and the tool API geotools importable (docs/geoqa.md)")
     m.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help="environment variable holding the API key (default OPENAI_API_KEY)")
-    m.add_argument("--temperature", type=float, default=0.0)
+    m.add_argument("--temperature", type=_finite_number(0.0), default=0.0, help="sampling temperature sent to the endpoint (default 0)")
     m.add_argument("--model-seed", type=int, default=0, help="sampling seed sent to the endpoint")
-    m.add_argument("--max-tokens", type=int, default=None)
-    m.add_argument("--request-timeout", type=float, default=120.0, metavar="S")
-    m.add_argument("--max-turns", type=int, default=5, help="model replies per answer in CI mode")
+    m.add_argument("--max-tokens", type=_int_at_least(1), default=None,
+                   help="completion tokens per reply sent to the endpoint (default: the endpoint's)")
+    m.add_argument("--request-timeout", type=_finite_number(0.0, 86400.0, above=True), default=120.0, metavar="S",
+                   help="seconds to wait for one reply (default 120)")
+    m.add_argument("--max-turns", type=_int_at_least(1), default=5, help="model replies per answer in CI mode")
     m.add_argument("--step-budget", type=_int_at_least(1), default=None, metavar="N",
                    help="--mode agentic: model replies per question, code replies included (default 6); "
                         "when all N hold code the answer is budget_exhausted (not a refusal)")
@@ -249,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sh = sub.add_parser("show", help="one task: prompt, gold, baseline answer, how a reply was read; "
                         "--png draws the scenario")
-    sh.add_argument("task_id")
+    sh.add_argument("task_id", help="the task's id, as in the tasks file (e.g. quickstart/stark.tracking.range/000000)")
     sh.add_argument("--tasks", type=Path, required=True, metavar="FILE", help="tasks JSONL holding the task")
     sh.add_argument("--answers", type=Path, default=None, metavar="FILE",
                     help="answers JSONL: show how each reply to this task was read and scored")
@@ -284,7 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "DIR/NAME/calculus/NAME.comp, NAME.conv")
     a = sub.add_parser("audit", help="check every gold answer against its readings and noise model, "
                        "or (relation tasks) against shapely / Allen on the printed numbers")
-    a.add_argument("tasks", type=Path)
+    a.add_argument("tasks", type=Path, help="the full tasks JSONL (stsim generate -o, or a run's tasks.jsonl)")
     a.add_argument("--limit", type=_int_at_least(0), default=50, help="violations to print (default 50)")
 
     c = sub.add_parser("compare", help="per family, run B against run A: relative change in trimmed RMSE "
@@ -317,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "flagged. See docs/stark-tier1.md, 'Fidelity report'.")
     fi.add_argument("suite", help="a generated suite with released counterparts (stark-tier1, quickstart)")
     fi.add_argument("--data", type=Path, required=True, help="released data: folder or data_final.tar.gz")
-    fi.add_argument("--n", type=_int_at_least(2), default=200, metavar="N",
+    fi.add_argument("--n", type=_int_at_least(2, MAX_N_PER_FAMILY, _N_WHY), default=200, metavar="N",
                     help="generated tasks per family (default 200)")
     fi.add_argument("--seed", type=_int_at_least(0), default=0, help="suite seed (default 0)")
     fi.add_argument("--family", default=None, metavar="GLOB", help="only families matching this pattern")
@@ -328,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     sbs = sb.add_subparsers(dest="sandbox_command", metavar="ACTION")
     sbs.required = True
     sr = sbs.add_parser("run", help="run FILE.py's solver() once and print one JSON object")
-    sr.add_argument("file", type=Path)
+    sr.add_argument("file", type=Path, help="a Python file defining solver() (call forms: docs/sandbox.md)")
     sr.add_argument("--timeout", type=float, default=10.0, metavar="S", help="wall-time limit (default 10 s)")
     sr.add_argument("--cpu", type=float, default=None, metavar="S", help="CPU-time limit (default: --timeout)")
     sr.add_argument("--memory", type=int, default=1024, metavar="MB", help="memory limit (default 1024 MB)")
@@ -383,6 +426,8 @@ def _cmd_sandbox(args) -> int:
             raise CLIError(f"{where}: cannot read ({exc})") from None
         try:
             call = json.loads(text)
+        except RecursionError:
+            raise CLIError(f"{where}: JSON nested too deeply; expected a JSON object") from None
         except ValueError as exc:
             raise CLIError(f"{where}: {'empty' if not text.strip() else 'not valid JSON'} ({exc}); "
                            "expected a JSON object") from None
@@ -403,6 +448,13 @@ def _cmd_sandbox(args) -> int:
         raise CLIError(f"{args.file}: {exc}{hint}") from None
     try:
         limits = Limits(wall_s=args.timeout, cpu_s=args.cpu or args.timeout, memory_mb=args.memory)
+    except ValueError as exc:  # name the option, not the Limits field
+        flags = {"wall_s": "--timeout", "cpu_s": "--cpu" if args.cpu else "--timeout", "memory_mb": "--memory"}
+        text = str(exc)
+        for field, flag in flags.items():
+            text = text.replace(f"sandbox limit {field}", flag)
+        raise CLIError(text) from None
+    try:
         with Sandbox(limits, isolation=args.isolation) as sandbox:
             result = sandbox.run(source, call)
     except (ValueError, SandboxError) as exc:
@@ -497,12 +549,18 @@ def _resume_options(args) -> None:
         args.data = Path(rec["data"])
 
 
+#: the files `stsim run` writes into its --out folder (replacing any of that name)
+RUN_FILES = ("run.json", "tasks.jsonl", "answers.jsonl", "scores.jsonl", "summary.json")
+
+
 def _keep_other_run(out: Path, this: dict) -> None:
     """Refuse (exit 2) an ``--out`` folder that holds the run of another suite, solver, seed,
     ``--n``, ``--family``, ``--data``, ``--context``, ``--language`` or ``--structured``: its
     answers.jsonl, scores.jsonl and summary.json would be overwritten.  The folder's
     summary.json is read, else (a run that was interrupted) its run.json.  The same run again (a
-    live model resuming from its cache) is allowed."""
+    live model resuming from its cache) is allowed.  A folder that is not a run's (no run.json,
+    no summary.json naming a suite: e.g. `stsim score --out`) but holds a file of a name in
+    :data:`RUN_FILES` is refused too."""
     from .benchmarks.runner import CONDITION_DEFAULTS
     old = None
     for name in ("summary.json", "run.json"):
@@ -511,10 +569,16 @@ def _keep_other_run(out: Path, this: dict) -> None:
             break
         except (OSError, ValueError):
             continue
-    if not isinstance(old, dict):
+    if not isinstance(old, dict) or "suite" not in old:
+        # not a `stsim run` folder (e.g. `stsim score --out`, or files of one's own): a run
+        # would overwrite whichever of its files have the names a run writes
+        mine = [n for n in RUN_FILES if (out / n).exists()]
+        if mine:
+            raise CLIError(f"--out {out}: holds {', '.join(mine)} that no `stsim run` wrote there (no run.json"
+                           f"{'' if not isinstance(old, dict) else '; its summary.json names no suite'}); "
+                           "running here would overwrite them: give another --out, or remove them")
         return
-    if "suite" in old:  # written before the conditions were recorded: the defaults
-        old = {**CONDITION_DEFAULTS, **old}
+    old = {**CONDITION_DEFAULTS, **old}  # written before the conditions were recorded: the defaults
     differ = [k for k, v in this.items() if k in old and old[k] != v]
     if differ:
         what = ", ".join(f"{k} {old[k]!r} (now {this[k]!r})" for k in differ)
@@ -588,6 +652,10 @@ def _cmd_run(args) -> int:
     options: dict = {}
     _check_agentic(args)
     _geoqa_conditions_apply(args)
+    live = args.solver.startswith("openai") and args.mode == "da"  # ci / agentic run code here too
+    if not live and args.workers > _local_workers_max():
+        raise CLIError(f"--workers {args.workers}: --solver {args.solver} runs each worker on this machine "
+                       f"(a process or a sandbox); at most {_local_workers_max()} here (4 per core)")
     if args.solver.startswith("openai"):
         options.update(base_url=args.base_url, mode=args.mode, api_key_env=args.api_key_env,
                        temperature=args.temperature, seed=args.model_seed, max_tokens=args.max_tokens,
@@ -613,6 +681,8 @@ def _cmd_run(args) -> int:
                   only=args.family, solver_options=options or None, transform=_context(args.context, args.language),
                   resume=args.resume is not None, cluster=args.cluster, chunk_size=args.chunk_size,
                   condition={"context": args.context, "language": args.language})
+    for w in summary.get("warnings", []):
+        print(f"stsim: warning: {w}", file=sys.stderr)
     seed = f"seed {summary['seed']}" if summary.get("data") is None else f"data {summary['data']}"
     cond = "".join(f"  {k} {summary[k]}" for k, default in (("context", "none"), ("language", "en"))
                    if summary.get(k, default) != default) + ("  structured" if summary.get("structured") else "")
@@ -675,13 +745,26 @@ def _written(out: Path) -> list[str]:
         return []
 
 
+def _refuse_run_folder(folder: Path, flag: str, doing: str, replaces: str) -> None:
+    """Raise :class:`CLIError` when ``folder`` holds a `stsim run` (its run.json): ``doing``
+    there would replace ``replaces`` of that run (whose answers may be a live model's, paid
+    for).  Only ``stsim run`` itself (the same run again, or ``--resume``) writes there."""
+    if (folder / "run.json").is_file():
+        raise CLIError(f"{flag} {folder}: holds a `stsim run` (run.json); {doing} into it would replace "
+                       f"{replaces}; choose another folder")
+
+
 def _open_output(path: Path):
     """Open ``path`` for writing; raise :class:`CLIError` naming it when that is impossible
-    (a folder, a missing parent folder, no permission)."""
+    (a folder, a missing parent folder, no permission) or when it is an existing file of a
+    `stsim run` folder (:func:`_refuse_run_folder`)."""
     if path.is_dir():
         raise CLIError(f"-o {path}: is a folder; give a file name, e.g. {path / 'tasks.jsonl'}")
     if not path.parent.is_dir():
         raise CLIError(f"-o {path}: folder {path.parent} does not exist")
+    if path.exists() and (path.parent / "run.json").is_file():
+        raise CLIError(f"-o {path}: is a file of the `stsim run` in {path.parent} (run.json); writing here "
+                       "would replace it; choose another file")
     try:
         return open(path, "w", encoding="utf-8", newline="\n")
     except OSError as exc:
@@ -728,7 +811,7 @@ def _cmd_generate(args) -> int:
     steps = suite.max_steps if args.max_steps == -1 else (args.max_steps or None)
     # tasks to write, for the progress bar: unknown (None) for a suite read from --data
     total = None if suite.loader is not None else \
-        len(suite.task_keys(args.n, args.family)) * (len(langs) if langs else 1)
+        suite.count_tasks(args.n, args.family) * (len(langs) if langs else 1)
     seen: list = []
     if args.language != "en":  # per-language translated shares, reported on stderr
         tasks = _tee(tasks, seen)
@@ -810,9 +893,10 @@ def _cmd_export(args) -> int:
     if first is None:
         raise CLIError(f"no task of suite {args.suite!r} to export")
     tasks = itertools.chain([first], tasks)
+    _refuse_run_folder(args.out, "-o", "exporting", "that run's tasks.jsonl or mix other files with its own")
     _out_dir(args.out, "-o")
     from tqdm import tqdm
-    total = None if suite.loader is not None else len(suite.task_keys(args.n, args.family))
+    total = None if suite.loader is not None else suite.count_tasks(args.n, args.family)
     tasks = tqdm(tasks, total=total, desc=f"export {args.suite}", unit="task", leave=False,
                  disable=args.quiet or not sys.stderr.isatty())
     try:
@@ -836,12 +920,25 @@ def _cmd_show(args) -> int:
     if task is None:
         near = [t.id for t in tasks if args.task_id in t.id][:5] or [t.id for t in tasks[:3]]
         raise CLIError(f"no task {args.task_id!r} in {args.tasks}; e.g. {', '.join(near)}")
+    from .registry import validate_task
+    from .scoring.audit_relations import RELATION_FAMILIES
+    try:  # as score and audit do: a task whose inputs break its family's rules is named, not drawn
+        validate_task(task)
+    except RecordError as exc:
+        if task.family not in RELATION_FAMILIES:
+            raise
+        # a degenerate relation item (e.g. a released one `stsim audit` tags [degenerate]): shown
+        print(f"stsim: warning: {exc}", file=sys.stderr)
     answers = None
     if args.answers is not None:
         from .solvers.answers_file import read_answers
-        answers, _ = read_answers(args.answers, {task.id: task})
+        # against every task of the file: an answers file that answers others but not this one
+        # is not "answers of another suite" (it says 'no answer for this task')
+        answers, _ = read_answers(args.answers, {t.id: t for t in tasks})
     if args.png is not None and not args.png.parent.is_dir():
         raise CLIError(f"--png {args.png}: folder {args.png.parent} does not exist")
+    if args.png is not None and args.png.suffix.lower() != ".png":  # matplotlib picks the format by it
+        raise CLIError(f"--png {args.png}: give a file name ending in .png, e.g. {args.png.with_suffix('.png')}")
     print(describe(task, answers))
     if args.png is not None:
         try:
@@ -880,9 +977,7 @@ def _cmd_score(args) -> int:
             t.meta["rubric"] = args.rubric
     answers, warnings = read_answers(args.answers, {t.id: t for t in tasks})
     if args.out is not None:          # inputs are read first: a bad one leaves no folder behind
-        if (args.out / "run.json").exists():
-            raise CLIError(f"--out {args.out}: holds a `stsim run` (run.json); scoring into it would replace "
-                           "that run's scores.jsonl and summary.json; choose another folder")
+        _refuse_run_folder(args.out, "--out", "scoring", "that run's scores.jsonl and summary.json")
         _out_dir(args.out)
     for w in warnings:
         print(f"stsim: warning: {w}", file=sys.stderr)

@@ -144,22 +144,43 @@ class Task:
             raise RecordError(f"{where}: missing field(s) {', '.join(missing)}{hint}")
         if not isinstance(d["inputs"], dict):
             raise RecordError(f"{where}: 'inputs' must be an object")
+        for key in ("id", "family", "prompt", "answer_format"):
+            if not isinstance(d[key], str):
+                raise RecordError(f"{where}: {key!r} must be a string, got {_json_kind(d[key])}")
+        for key, kind, want in (("meta", dict, "an object"), ("steps", list, "an array")):
+            if d.get(key) is not None and not isinstance(d[key], kind):
+                raise RecordError(f"{where}: {key!r} must be {want} (or absent), got {_json_kind(d[key])}")
         steps = []
         for i, s in enumerate(d.get("steps") or []):
-            try:
-                steps.append(Step(index=int(s["index"]), prompt=str(s.get("prompt", "")),
-                                  inputs=dict(s.get("inputs") or {}), answer=s.get("answer")))
-            except (KeyError, TypeError, ValueError) as exc:
-                raise RecordError(f"{where}: step {i} is malformed ({exc})") from None
-        return cls(id=str(d["id"]), family=str(d["family"]), prompt=str(d["prompt"]),
+            if not isinstance(s, dict):
+                raise RecordError(f"{where}: step {i} is malformed (expected an object, got {_json_kind(s)})")
+            index, prompt, inputs = s.get("index"), s.get("prompt", ""), s.get("inputs")
+            problem = ("'index' must be an integer" if isinstance(index, bool) or not isinstance(index, int) else
+                       "'prompt' must be a string" if not isinstance(prompt, str) else
+                       "'inputs' must be an object" if inputs is not None and not isinstance(inputs, dict) else
+                       f"index {index} repeats step {next(j for j, t in enumerate(steps) if t.index == index)}"
+                       if any(t.index == index for t in steps) else None)
+            if problem is not None:
+                raise RecordError(f"{where}: step {i} is malformed ({problem})")
+            steps.append(Step(index=index, prompt=prompt, inputs=dict(inputs or {}), answer=s.get("answer")))
+        return cls(id=d["id"], family=d["family"], prompt=d["prompt"],
                    inputs=d["inputs"], answer=d.get("answer"),
-                   answer_format=str(d["answer_format"]), steps=steps,
+                   answer_format=d["answer_format"], steps=steps,
                    meta=dict(d.get("meta") or {}))
 
     @property
     def n_items(self) -> int:
         """Number of scored items: one per step for sequential tasks, else one."""
         return len(self.steps) if self.steps else 1
+
+
+def _json_kind(value: Any) -> str:
+    """The JSON name of a decoded value's type (``a JSON number``, ``null``, ...)."""
+    if value is None:
+        return "null"
+    kind = {bool: "boolean", int: "number", float: "number", str: "string", list: "array",
+            dict: "object"}.get(type(value), type(value).__name__)
+    return f"a JSON {kind}"
 
 
 @dataclass
@@ -325,6 +346,8 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
                 obj = json.loads(line.rstrip("\r\n"))  # a cut line: "Unterminated string"
             except json.JSONDecodeError as exc:
                 raise RecordError(f"{p}:{lineno}: not valid JSON ({_json_problem(exc)})") from None
+            except RecursionError:  # e.g. [[[[...]]]] thousands deep: no record is nested like that
+                raise RecordError(f"{p}:{lineno}: JSON nested too deeply to be a record") from None
             if not isinstance(obj, dict):
                 raise RecordError(f"{p}:{lineno}: expected a JSON object")
             yield lineno, obj

@@ -85,6 +85,48 @@ def test_typed_values_refusal_missing_and_bad_lines(tmp_path):
     assert sum(counts.values()) == len(CASES) and set(counts) <= set(OUTCOMES)
 
 
+# Typed values of the wrong JSON type are format failures, never a score: before the fix
+# [true, 2] scored as the point [1, 2], Infinity / 1e400 as an infinite error, a non-WKT
+# polygon value raised a GEOSException (a traceback).
+@pytest.mark.parametrize("fmt,gold,value,needle", [
+    ("point", [1.0, 2.0], [True, 2.0], "JSON boolean"),
+    ("point", [1.0, 2.0], [False, 2.0], "JSON boolean"),
+    ("scalar", 1.0, True, "JSON boolean"),
+    ("time", 1.0, [True], "JSON boolean"),
+    ("vector", [1.0, 2.0], [1.0, True], "JSON boolean"),
+    ("point", [1.0, 2.0], ["1.0", 2.0], "must be numbers"),
+    ("relation_set", ["before"], ["before", True], "JSON boolean"),
+    ("geo_point", [10.0, 20.0], [True, 20.0], "JSON boolean"),
+    ("geo_polygon", "POLYGON ((0 0, 1 0, 1 1, 0 0))", 5, "WKT"),
+    ("geo_polygon", "POLYGON ((0 0, 1 0, 1 1, 0 0))", [[0, 0], [1, 0], [1, 1]], "WKT"),
+])
+def test_typed_value_of_wrong_json_type_is_a_format_failure(tmp_path, fmt, gold, value, needle):
+    task = Task("t/x", f"fam.{fmt}", "q", {}, gold, fmt)
+    path = tmp_path / "a.jsonl"
+    write_jsonl(path, [{"task_id": "t/x", "value": value}])
+    (a,), _ = read_answers(path, {"t/x": task})
+    assert a.status == "format_failure" and needle in a.detail, a
+    (s,) = tag_outcomes(score_answers([task], [a]))
+    assert s.extra["outcome"] == "format_failure" and s.error is None
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_non_finite_typed_value_is_a_format_failure_not_an_infinite_error(tmp_path, literal):
+    task = Task("t/x", "fam.point", "q", {}, [1.0, 2.0], "point")
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"task_id": "t/x", "value": [%s, 2.0]}\n' % literal)
+    (a,), _ = read_answers(path, {"t/x": task})
+    assert a.status == "format_failure" and "non-finite" in a.detail
+
+
+def test_typed_true_stays_a_yes_for_binary_answers(tmp_path):
+    task = Task("t/x", "fam.binary", "q", {}, 1, "binary")
+    path = tmp_path / "a.jsonl"
+    write_jsonl(path, [{"task_id": "t/x", "value": True}])
+    (a,), _ = read_answers(path, {"t/x": task})
+    assert a.status == "ok" and a.value == 1
+
+
 @pytest.mark.parametrize("line,needle", [
     ('{"step": 1}', "missing 'task_id'"),
     ('{"task_id": "t/point"}', "needs 'text'"),
@@ -170,3 +212,39 @@ def test_step_zero_on_single_answer_tasks_says_how_to_fix(tmp_path, capsys):
         fh.write(json.dumps({"task_id": ts[0].id, "text": "[RESULTS_START] [1, 2] [RESULTS_END]"}) + "\n")
     assert main(["score", str(tasks), str(answers)]) == 0
     assert "(got step 0; omit 'step' or give null)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("edit, message", [
+    # 'meta' as an array was a TypeError traceback from dict(); an integer id became the string "5"
+    ({"meta": [1]}, "'meta' must be an object (or absent), got a JSON array"),
+    ({"id": 5}, "'id' must be a string, got a JSON number"),
+    ({"family": None}, "'family' must be a string, got null"),
+    ({"answer_format": ["point"]}, "'answer_format' must be a string, got a JSON array"),
+    ({"prompt": {"text": "q"}}, "'prompt' must be a string, got a JSON object"),
+    ({"steps": {"a": 1}}, "'steps' must be an array (or absent), got a JSON object"),
+    ({"steps": [1]}, "step 0 is malformed (expected an object, got a JSON number)"),
+    ({"steps": [{"index": True}]}, "step 0 is malformed ('index' must be an integer)"),
+    ({"steps": [{"index": "0"}]}, "step 0 is malformed ('index' must be an integer)"),
+    ({"steps": [{"index": 0}, {"index": 0}]}, "step 1 is malformed (index 0 repeats step 0)"),
+    ({"steps": [{"index": 0, "inputs": [1]}]}, "step 0 is malformed ('inputs' must be an object)"),
+])
+def test_task_fields_of_the_wrong_json_type_are_named(tmp_path, edit, message):
+    task = {"id": "t/x", "family": "fam.point", "prompt": "q", "inputs": {}, "answer": [1.0, 2.0],
+            "answer_format": "point", **edit}
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps(task) + "\n")
+    with pytest.raises(RecordError) as exc:
+        read_tasks(path)
+    assert str(exc.value) == f"{path}:1: {message}"
+
+
+def test_json_nested_too_deeply_is_named_not_a_recursion_error(tmp_path):
+    """A line like [[[[...]]]] 100,000 deep was a RecursionError traceback from json."""
+    task = Task("t/x", "fam.point", "q", {}, [1.0, 2.0], "point")
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"task_id": "t/x", "value": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    with pytest.raises(RecordError, match=f"{path}:1: JSON nested too deeply to be a record"):
+        read_answers(path, {"t/x": task})
+    path.write_text('{"task_id": "t/x", "value": ' + "[" * 900 + "]" * 900 + "}\n")  # decodes: checked
+    (a,), _ = read_answers(path, {"t/x": task})
+    assert a.status == "format_failure"

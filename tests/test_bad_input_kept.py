@@ -20,6 +20,37 @@ def test_every_help_page_renders(capsys):
     assert "95% CI" in capsys.readouterr().out
 
 
+def _parsers(parser, name="stsim"):
+    """(name, parser) of every command and subcommand at every depth."""
+    import argparse
+    yield name, parser
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for sub, p in a.choices.items():
+                yield from _parsers(p, f"{name} {sub}")
+
+
+def test_every_argument_of_every_command_has_help():
+    """`stsim audit --help` showed a bare `tasks`, `stsim sandbox run --help` a bare `file`,
+    `stsim run --help` a bare `--temperature` / `--max-tokens` / `--request-timeout`."""
+    import argparse
+    bare = [f"{name} {a.option_strings or a.dest}" for name, p in _parsers(build_parser())
+            for a in p._actions if not a.help and a.dest != "help"
+            and not isinstance(a, argparse._SubParsersAction)]  # those list their commands' help
+    assert bare == []
+
+
+def test_only_run_generate_export_help_ends_with_suites(capsys):
+    """`stsim sandbox run --help` ended with the suites and solvers of `stsim run` (its prog
+    also ends in 'run')."""
+    for name, _ in _parsers(build_parser()):
+        with pytest.raises(SystemExit):
+            main([*name.split()[1:], "--help"])
+        out = capsys.readouterr().out
+        assert ("\nsuites: " in out) == (name in ("stsim run", "stsim generate", "stsim export")), name
+        assert ("solvers (--solver):" in out) == (name == "stsim run"), name
+
+
 @pytest.mark.parametrize("bad", [["--family", "nosuch.*"], ["--data", "/nonexistent"]])
 def test_generate_keeps_the_old_file_when_the_input_is_bad(tmp_path, capsys, bad):
     out = tmp_path / "existing.jsonl"
@@ -175,3 +206,70 @@ def test_export_and_score_help_name_what_they_take(capsys):
     out = capsys.readouterr().out
     assert "the suite to export" in out and "suites: cardinal," in out  # export lists the suites
     assert "the full tasks JSONL" in out and '{"task_id", "step", "text"}' in out  # score's two files
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory):
+    run = tmp_path_factory.mktemp("kept") / "r1"
+    assert main(["run", "quickstart", "--n", "1", "--family", "stark.localization.range", "--out", str(run),
+                 "--quiet"]) == 0
+    return run
+
+
+@pytest.mark.parametrize("argv, needle", [
+    # generate -o onto a run's tasks.jsonl replaced it with other tasks (another --n), exit 0
+    (["generate", "quickstart", "--n", "2", "-o", "{run}/tasks.jsonl"], "is a file of the `stsim run`"),
+    (["generate", "quickstart", "--n", "2", "-o", "{run}/answers.jsonl"], "is a file of the `stsim run`"),
+    # export -o RUN replaced the run's tasks.jsonl, exit 0
+    (["export", "quickstart", "--n", "2", "--format", "jsonl", "-o", "{run}"], "holds a `stsim run`"),
+    (["export", "quickstart", "--n", "2", "--format", "chat", "-o", "{run}"], "holds a `stsim run`"),
+    # show --png onto a run's summary.json: a matplotlib ValueError traceback ('json' not supported)
+    (["show", "quickstart/stark.localization.range/000000", "--tasks", "{run}/tasks.jsonl",
+      "--png", "{run}/summary.json"], "give a file name ending in .png"),
+])
+def test_no_other_command_writes_over_a_run(run_folder, capsys, argv, needle):
+    before = {p: p.read_bytes() for p in run_folder.rglob("*") if p.is_file()}
+    assert main([a.format(run=run_folder) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert "stsim: error: " in err and needle in err and "Traceback" not in err
+    assert {p: p.read_bytes() for p in run_folder.rglob("*") if p.is_file()} == before
+
+
+def test_generate_may_still_add_a_new_file_beside_a_run(run_folder, capsys):
+    new = run_folder / "prompts.jsonl"
+    assert main(["generate", "quickstart", "--n", "1", "--family", "stark.localization.range", "--prompts-only",
+                 "-o", str(new), "--quiet"]) == 0
+    assert new.read_text().count("\n") == 1
+    new.unlink()
+
+
+@pytest.mark.parametrize("cmd", [["run", "quickstart"], ["generate", "quickstart"],
+                                 ["export", "quickstart", "--format", "jsonl", "-o", "x"],
+                                 ["fidelity", "quickstart", "--data", "x"]])
+def test_a_huge_n_is_bad_input_not_a_memory_error(capsys, cmd):
+    """`stsim run quickstart --n 99999999999999999999` made a list of every task key first:
+    a MemoryError traceback, or the machine's OOM killer (exit 137)."""
+    with pytest.raises(SystemExit) as exc:
+        main([*cmd, "--n", "99999999999999999999"])
+    assert exc.value.code == 2
+    assert "must be at most 1,000,000 tasks per family" in capsys.readouterr().err
+
+
+def test_task_keys_are_counted_and_walked_without_a_list():
+    """Memory does not grow with --n: the total is counted, the keys are walked one by one."""
+    import tracemalloc
+    from stsim.benchmarks.suites import get_suite
+    suite = get_suite("stark")
+    n = 100_000
+    assert suite.count_tasks(3) == len(suite.task_keys(3)) == sum(
+        1 for _ in suite.iter_task_keys(3))
+    next(suite.tasks(n=1))  # imports outside the traced part
+    tracemalloc.start()
+    try:
+        total = suite.count_tasks(n)
+        first = next(suite.tasks(n=n))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert total == 30 * n  # 30 generated STARK families, none exhaustive (capped)
+    assert first.id.endswith("/000000") and peak < 20e6, peak  # the list of 3e6 keys: ~300 MB

@@ -290,6 +290,23 @@ def test_rmse_of_huge_finite_errors_does_not_overflow():
     (["run", "quickstart", "--workers", "-2"], "argument --workers: must be at least 1, got -2"),
     (["audit", "t.jsonl", "--limit", "-1"], "argument --limit: must be at least 0, got -1"),
     (["run", "quickstart", "--workers", "two"], "argument --workers: expected an integer, got 'two'"),
+    # live-model options reached the requests: --temperature nan ran, every task 'crashed' (a
+    # ValueError from the JSON encoder), exit 0; the others failed only at the endpoint
+    (["run", "quickstart", "--solver", "openai:m", "--temperature", "nan"],
+     "argument --temperature: must be a finite number at least 0, got nan"),
+    (["run", "quickstart", "--solver", "openai:m", "--temperature", "-1"],
+     "argument --temperature: must be a finite number at least 0, got -1"),
+    (["run", "quickstart", "--solver", "openai:m", "--max-tokens", "0"], "argument --max-tokens: must be at least 1"),
+    (["run", "quickstart", "--solver", "openai:m", "--max-turns", "0"], "argument --max-turns: must be at least 1"),
+    (["run", "quickstart", "--solver", "openai:m", "--request-timeout", "-1"],
+     "argument --request-timeout: must be a finite number above 0 and at most 86400, got -1"),
+    (["run", "quickstart", "--solver", "openai:m", "--request-timeout", "inf"],
+     "argument --request-timeout: must be a finite number above 0 and at most 86400, got inf"),
+    # --workers 100000 started that many processes (or sandboxes of a code: solver)
+    (["run", "quickstart", "--workers", "100000"], "argument --workers: must be at most 256"),
+    (["run", "quickstart", "--workers", "200"], "--workers 200: --solver baseline runs each worker on this machine"),
+    (["run", "quickstart", "--workers", "200", "--solver", "code:x.py"],
+     "--workers 200: --solver code:x.py runs each worker on this machine"),
 ])
 def test_option_ranges(tmp_path, capsys, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
@@ -449,9 +466,11 @@ def test_scoring_a_prompts_only_file_or_bad_answers_says_so_and_writes_nothing(t
     assert not out.exists()
 
 
-def test_an_infinite_answer_gives_an_infinite_median_without_warnings(tmp_path, capsys):
+def test_an_infinite_answer_is_a_format_failure_without_warnings(tmp_path, capsys):
     """One answer `[Infinity, 2]` (JSON's non-standard Infinity, or 1e400) made the median
-    inf - inf = NaN: the table printed '-' under a RuntimeWarning; now inf."""
+    inf - inf = NaN: the table printed '-' under a RuntimeWarning; then inf (an infinite
+    error).  Now it is a format failure, as the same numbers in a reply's text are (the
+    metrics' own handling of inf is tested above)."""
     import warnings
     from stsim.records import read_tasks
     tasks_path = _tasks_file(tmp_path, n=1)
@@ -464,7 +483,9 @@ def test_an_infinite_answer_gives_an_infinite_median_without_warnings(tmp_path, 
         assert main(["score", str(tasks_path), str(answers), "--out", str(out)]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines()
                if line.startswith("stark.localization.range "))
-    assert row.split()[1:6] == ["1", "eucl", "inf", "inf", "inf"]  # n, measure, trim, RMS, median
+    assert row.split()[1:7] == ["1", "eucl", "-", "-", "-", "1"]  # n, measure, trim, RMS, median, failed
+    (score,) = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
+    assert score["extra"]["outcome"] == "format_failure" and "non-finite" in score["extra"]["detail"]
 
 
 @pytest.mark.parametrize("line, message", [

@@ -198,3 +198,52 @@ def test_unreadable_program_in_a_folder_crashes_only_its_task(tmp_path):
     assert first[0].detail == (f"{d / program_name(tasks[0].id)}: cannot read the program "
                                "(not UTF-8 text: byte 0xff at offset 39)")
     assert [(a.status, a.value) for a in second] == [("ok", [1.0, 2.0])]
+
+
+@pytest.mark.parametrize("kind", ["dir", "jsonl"])
+def test_programs_for_no_task_of_the_run_are_bad_input_like_answers_of_another_suite(tmp_path, capsys, kind):
+    """`code:DIR` (or PROGRAMS.jsonl) none of whose programs is for a task of the run exited 0
+    with every answer 'missing', while an answers file none of whose lines is for a task of the
+    tasks file exits 2: now exit 2 too, naming the expected program names (the run is written)."""
+    src = "def solver():\n    return [1.0, 2.0]\n"
+    if kind == "dir":
+        path = tmp_path / "progs"
+        path.mkdir()
+        (path / program_name("cardinal/cardinal.large/000000")).write_text(src)
+        expected = "'quickstart__stark.localization.range__000000.py'"
+    else:
+        path = tmp_path / "progs.jsonl"
+        path.write_text(json.dumps({"task_id": "cardinal/cardinal.large/000000", "code": src}) + "\n")
+        expected = "'quickstart/stark.localization.range/000000'"
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--family", "stark.localization.range", "--n", "1", "--quiet",
+                 "--solver", f"code:{path}", "--out", str(out), "--isolation", "process"]) == 2
+    err = capsys.readouterr().err
+    assert f"stsim: error: code:{path}: none of its 1 program(s) is for a task of this run" in err
+    assert f"names like {expected} expected" in err and "Traceback" not in err
+    assert [json.loads(line)["status"] for line in (out / "answers.jsonl").read_text().splitlines()] == ["missing"]
+
+
+def test_an_empty_folder_of_programs_is_bad_input_before_anything_is_written(tmp_path, capsys):
+    (tmp_path / "progs").mkdir()
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--family", "stark.localization.range", "--n", "1", "--quiet",
+                 "--solver", f"code:{tmp_path / 'progs'}", "--out", str(out), "--isolation", "process"]) == 2
+    assert "holds no programs (no .py file" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_programs_for_no_task_beside_used_ones_are_a_warning(tmp_path, capsys):
+    tasks = list(get_suite("quickstart").tasks(n=1, seed=0, only="stark.localization.range"))
+    d = tmp_path / "progs"
+    d.mkdir()
+    src = "def solver():\n    return [1.0, 2.0]\n"
+    (d / program_name(tasks[0].id)).write_text(src)
+    (d / "quickstart__stark.localization.range__000007.py").write_text(src)  # --n 8 was meant
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--family", "stark.localization.range", "--n", "1", "--quiet",
+                 "--solver", f"code:{d}", "--out", str(out), "--isolation", "process"]) == 0
+    warning = (f"code:{d}: 1 of its 2 program(s) are for no task of this run: "
+               "quickstart__stark.localization.range__000007.py")
+    assert f"stsim: warning: {warning}" in capsys.readouterr().err
+    assert json.loads((out / "summary.json").read_text())["warnings"] == [warning]

@@ -146,6 +146,34 @@ def test_variant_run_names_the_families_it_did_not_serve(tmp_path, capsys):
     assert "has no variant" not in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("kind", ["score", "own"])
+def test_run_into_a_folder_of_files_no_run_wrote_is_refused(tmp_path, capsys, kind):
+    """`stsim run --out D` where D holds `stsim score --out D`'s scores.jsonl and summary.json
+    (or one's own summary.json) overwrote them, exit 0: a summary.json naming no suite was not
+    taken for anything. Now exit 2, nothing touched; a folder of other files still takes a run."""
+    out = tmp_path / "d"
+    if kind == "score":
+        run = tmp_path / "run"
+        assert main(["run", "cardinal", "--n", "1", "--out", str(run), "--quiet"]) == 0
+        assert main(["score", str(run / "tasks.jsonl"), str(run / "answers.jsonl"), "--out", str(out)]) == 0
+        names = "scores.jsonl, summary.json"
+    else:
+        out.mkdir()
+        (out / "summary.json").write_text('{"precious": 1}\n')
+        names = "summary.json"
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert main(["run", "cardinal", "--n", "1", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"stsim: error: --out {out}: holds {names} that no `stsim run` wrote there" in err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    (out / "summary.json").unlink()
+    (out / "scores.jsonl").unlink(missing_ok=True)
+    (out / "notes.txt").write_text("mine\n")
+    assert main(["run", "cardinal", "--n", "1", "--out", str(out), "--quiet"]) == 0
+    assert (out / "notes.txt").read_text() == "mine\n"
+
+
 def test_run_into_the_folder_of_another_run_is_refused(tmp_path, capsys):
     """`stsim run cardinal --out D` then `stsim run cardinal --solver random --out D` silently
     replaced the first run's answers, scores and summary. Now exit 2, nothing touched; the

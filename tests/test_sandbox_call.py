@@ -104,3 +104,57 @@ def test_cli_without_args_says_how_to_pass_inputs(tmp_path, capsys):
     assert "pass them with --args '{\"inputs\": {...}}' or --args FILE.json" in err
     assert main(["sandbox", "run", str(prog), "--args", '{"inputs": {"x": 3}}']) == 0
     assert json.loads(capsys.readouterr().out)["value"] == 3
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--timeout", "inf"], "--timeout must be at most 604800, got inf"),     # was an OverflowError traceback
+    (["--timeout", "1e12"], "--timeout must be at most 604800"),
+    (["--cpu", "inf"], "--cpu must be at most 604800, got inf"),
+    (["--memory", "99999999999999"], "--memory must be at most 4194304"),    # was 'crashed', exit 1
+    (["--timeout", "nan"], "--timeout must be positive, got nan"),
+    (["--memory", "0"], "--memory must be positive, got 0"),
+])
+def test_cli_out_of_range_limits_are_bad_input_naming_the_option(tmp_path, capsys, extra, message):
+    prog = tmp_path / "p.py"
+    prog.write_text("def solver():\n    return 1\n")
+    assert main(["sandbox", "run", str(prog), *extra]) == 2
+    cap = capsys.readouterr()
+    assert f"stsim: error: {message}" in cap.err and cap.out == "" and "Traceback" not in cap.err
+
+
+def test_every_limit_has_a_maximum_that_the_sandbox_accepts():
+    from stsim.sandbox.isolation import LIMIT_MAXIMA, Limits, Sandbox
+    assert set(LIMIT_MAXIMA) == set(Limits.__dataclass_fields__)
+    # the maxima themselves run (RLIMIT_NOFILE above this process's hard limit was 'crashed')
+    with Sandbox(Limits(**LIMIT_MAXIMA), reuse=False) as sb:
+        res = sb.run("def solver():\n    return [1, 2]\n", None)
+    assert (res.status, res.value) == ("ok", [1, 2]), res.detail
+    for field, top in LIMIT_MAXIMA.items():
+        with pytest.raises(ValueError, match=f"sandbox limit {field} must be at most"):
+            Limits(**{field: top * 2})
+        with pytest.raises(ValueError, match=f"sandbox limit {field} must be at most"):
+            Limits(**{field: float("inf")})
+
+
+@pytest.mark.parametrize("depth, message", [
+    (100_000, "JSON nested too deeply; expected a JSON object"),   # RecursionError decoding it
+    (300, "nested more than 100 levels deep"),  # ~990 decoded but was a RecursionError sending it
+])
+def test_cli_args_nested_too_deeply_are_bad_input(tmp_path, capsys, depth, message):
+    prog = tmp_path / "p.py"
+    prog.write_text(SOLVER1)
+    args = tmp_path / "args.json"
+    args.write_text('{"inputs": ' + "[" * depth + "]" * depth + "}")
+    assert main(["sandbox", "run", str(prog), "--args", str(args)]) == 2
+    cap = capsys.readouterr()
+    assert f"stsim: error: --args {args}: " in cap.err and message in cap.err and "Traceback" not in cap.err
+
+
+def test_call_arguments_nest_at_most_max_depth():
+    from stsim.sandbox.call import MAX_DEPTH
+    deep = 0
+    for _ in range(MAX_DEPTH - 2):
+        deep = [deep]
+    check_call_args({"inputs": {"x": deep}})  # object + object + MAX_DEPTH - 2 arrays: MAX_DEPTH
+    with pytest.raises(ValueError, match=f"nested more than {MAX_DEPTH} levels deep"):
+        check_call_args({"inputs": {"x": [deep]}})

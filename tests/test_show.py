@@ -139,3 +139,34 @@ def test_show_bad_input(tmp_path, tasks_file, capsys):
     assert main(["show", task.id, "--tasks", str(tasks_file), "--png", str(tmp_path / "x.png")]) == 2
     assert "no picture for family stark.knowledge.poi" in capsys.readouterr().err
     assert main(["show", task.id, "--tasks", str(tasks_file), "--png", str(tmp_path / "no" / "x.png")]) == 2
+
+
+@pytest.mark.parametrize("family, edit, message", [
+    # readings that are not numbers reached matplotlib: a ConversionError traceback
+    ("stark.localization.range", lambda t: t["inputs"].update(readings=["a", "b", None, True]),
+     "reading 'a' is not a number"),
+    ("stark.localization.range", lambda t: t["inputs"].pop("sensors"), "inputs.sensors is missing"),
+])
+def test_show_checks_the_task_as_score_and_audit_do(tmp_path, tasks_file, capsys, family, edit, message):
+    task = next(json.loads(line) for line in tasks_file.read_text().splitlines()
+                if json.loads(line)["family"] == family)
+    edit(task)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(task) + "\n")
+    assert main(["show", task["id"], "--tasks", str(bad), "--png", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert f"stsim: error: task {task['id']}" in err and message in err and "Traceback" not in err
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_show_answers_file_without_a_reply_to_this_task(tmp_path, tasks_file, capsys):
+    """An answers file answering other tasks of the file, not this one, was refused as
+    'answers of another suite, seed or --n?' (exit 2): it is the task that has no reply."""
+    tasks = read_tasks(tasks_file)
+    task, other = _task(tasks_file, "stark.localization.range"), tasks[-1]
+    assert other.id != task.id
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(json.dumps({"task_id": other.id, "step": None if not other.steps else other.steps[0].index,
+                                   "text": "no idea"}) + "\n")
+    assert main(["show", task.id, "--tasks", str(tasks_file), "--answers", str(answers)]) == 0
+    assert "reply: no answer for this task" in capsys.readouterr().out

@@ -366,7 +366,7 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     else:
         (out / "run.json").write_text(json.dumps({**identity, "stsim_version": __version__}, indent=2,
                                                  sort_keys=True) + "\n")
-    total = len(suite.task_keys(n, only)) if suite.loader is None else None
+    total = suite.count_tasks(n, only) if suite.loader is None else None
     all_scores: list[Score] = []
     analysed: tuple[list[Task], list[Answer]] = ([], [])  # kept for benchmark analyses
     summary: dict[str, Any] = {"suite": suite_name, "seed": seed, "solver": solver_spec,
@@ -383,6 +383,9 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     stark_items = []  # STARK's own per-item convention (stark_metric), one per STARK instance
     lenient: dict[str, int] = {}  # format failures a lenient reader would have read (model text)
     interrupted = False
+    # a collection of programs (code:DIR, code:PROGRAMS.jsonl): which of them this run used
+    programs = solver.program_names() if callable(getattr(solver, "program_names", None)) else None
+    used_programs: set[str] = set()
     started = time.perf_counter()
     stream = None
     with stack, JsonlWriter(out / "tasks.jsonl") as tw, JsonlWriter(out / "answers.jsonl") as aw, \
@@ -448,6 +451,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                     categorical.append(task)
                 if variant is not None and solver.applies_to(task.family):
                     variant_families.add(task.family)
+                if programs is not None:
+                    used_programs.add(solver.name_of(task.id))
                 n_tasks += 1
                 bar.update(1)
         except KeyboardInterrupt:
@@ -480,6 +485,11 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                 summary["analyses"] = run_analyses(*analysed, out_dir=out)
             for fam, ref in random_reference(categorical, steps).items():
                 summary["families"].setdefault(fam, {}).update(ref)
+            unused = sorted(programs - used_programs) if programs and not interrupted else []
+            if unused:
+                summary["warnings"] = [f"{solver.name}: {len(unused)} of its {len(programs)} program(s) are for "
+                                       f"no task of this run: {', '.join(unused[:3])}" + (", ..." if len(unused) > 3
+                                                                                        else "")]
             (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     summary["out_dir"] = str(out)
     if resume and not interrupted:
@@ -489,6 +499,11 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     if stream is not None and stream.failed:
         from .cluster import ChunkFailed
         raise ChunkFailed(stream.failed, stream.errors, str(out))
+    if programs and n_tasks and not programs & used_programs:  # as an answers file of another suite
+        example = solver.name_of(first.id)
+        raise SolverError(f"{solver.name}: none of its {len(programs)} program(s) is for a task of this run "
+                          f"(names like {example!r} expected; it has e.g. {sorted(programs)[0]!r}): programs "
+                          f"of another suite, --n or --family? {out} holds the run, every answer 'missing'")
     return summary
 
 

@@ -86,7 +86,7 @@ def describe(task: Task, answers: list[Answer] | None = None, max_steps_shown: i
         out.append(f"gold     {_short(task.answer)}")
     base = baseline_answers(task)
     out.append(_answers_block("baseline", task, base, score_answers([task], base, max_steps=None), None))
-    if answers:
+    if answers is not None:
         mine = [a for a in answers if a.task_id == task.id]
         scores = score_answers([task], mine, max_steps=None)
         out.append(_answers_block("reply", task, mine, scores, RUBRICS.get(rubric)))

@@ -48,18 +48,30 @@ class Suite:
             return None
         return [f for f in names if only is None or fnmatch(f, only)]
 
-    def task_keys(self, n: int | None = None, only: str | None = None) -> list[tuple[str, int]]:
-        """(family, index) of every task, in suite order; ``n`` overrides each family's count
-        (capped at the size of an exhaustive family); ``only`` keeps families matching a glob
-        pattern (e.g. ``'stark.localization.*'``)."""
-        keys = []
+    def _counts(self, n: int | None, only: str | None) -> Iterator[tuple[str, int]]:
+        """(family, number of its tasks) in suite order (see :meth:`task_keys`)."""
         for f, k in self.families.items():
             if only is not None and not fnmatch(f, only):
                 continue
             count = k if n is None else n
             size = family_size(get_family(f))
-            keys.extend((f, i) for i in range(count if size is None else min(count, size)))
-        return keys
+            yield f, count if size is None else min(count, size)
+
+    def iter_task_keys(self, n: int | None = None, only: str | None = None) -> Iterator[tuple[str, int]]:
+        """:meth:`task_keys` one at a time (no list: memory does not grow with ``n``)."""
+        for f, count in self._counts(n, only):
+            for i in range(count):
+                yield f, i
+
+    def task_keys(self, n: int | None = None, only: str | None = None) -> list[tuple[str, int]]:
+        """(family, index) of every task, in suite order; ``n`` overrides each family's count
+        (capped at the size of an exhaustive family); ``only`` keeps families matching a glob
+        pattern (e.g. ``'stark.localization.*'``)."""
+        return list(self.iter_task_keys(n, only))
+
+    def count_tasks(self, n: int | None = None, only: str | None = None) -> int:
+        """``len(task_keys(n, only))`` without making the list."""
+        return sum(count for _, count in self._counts(n, only))
 
     def tasks(self, n: int | None = None, seed: int = 0, data: str | Path | None = None,
               options: dict[str, Any] | None = None, only: str | None = None) -> Iterator[Task]:
@@ -81,9 +93,9 @@ class Suite:
             readers = sorted(name for name, su in SUITES.items() if su.loader is not None)
             raise SuiteError(f"suite {self.name!r} generates its tasks and reads no --data (it would "
                              f"be ignored); the suites that read data: {', '.join(readers)}")
-        if only is not None and not self.task_keys(1, only):
+        if only is not None and not self.count_tasks(1, only):
             raise SuiteError(f"no family of suite {self.name!r} matches {only!r}")
-        for fam, i in self.task_keys(n, only):
+        for fam, i in self.iter_task_keys(n, only):
             yield generate_task(fam, i, suite=self.name, suite_seed=seed)
 
 

@@ -41,12 +41,28 @@ def _number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
+#: the deepest nesting of call arguments (arrays and objects inside each other): Python's json
+#: module recurses per level, and the arguments are sent to the sandbox as JSON
+MAX_DEPTH = 100
+
+
+def _depth(value: Any) -> int:
+    """How deeply arrays and objects nest in ``value`` (0 for a number or string); iterative."""
+    deepest, todo = 0, [(value, 0)]
+    while todo:
+        v, d = todo.pop()
+        if isinstance(v, (list, tuple, dict)):
+            deepest = max(deepest, d + 1)
+            todo.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return deepest
+
+
 def check_call_args(args: Any) -> None:
     """Check call arguments against the three call forms (module docstring).
 
     Raises:
-        ValueError: not a JSON object, an unknown key, an incomplete tracking triple, or a
-            tracking array of the wrong shape (``readings`` rows vs ``timestamp`` length,
+        ValueError: not a JSON object, an unknown key, nesting deeper than :data:`MAX_DEPTH`,
+            an incomplete tracking triple, or a tracking array of the wrong shape (``readings`` rows vs ``timestamp`` length,
             entries per row vs number of sensors); the message names the key.
     """
     if not isinstance(args, dict):
@@ -55,6 +71,9 @@ def check_call_args(args: Any) -> None:
     if unknown:
         raise ValueError(f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
                          f"expected {CALL_FORMS}")
+    if _depth(args) > MAX_DEPTH:
+        raise ValueError(f"the arguments are nested more than {MAX_DEPTH} levels deep (arrays or objects "
+                         "inside each other); they are sent to the sandbox as JSON, which cannot go that deep")
     given = [k for k in TRACKING_KEYS if k in args]
     if not given:
         return

@@ -119,8 +119,30 @@ class Limits:
 
     def __post_init__(self) -> None:
         for k, v in asdict(self).items():
-            if not v > 0:
+            if not v > 0:  # also false for NaN
                 raise ValueError(f"sandbox limit {k} must be positive, got {v!r}")
+            if not v <= LIMIT_MAXIMA[k]:  # also false for inf
+                raise ValueError(f"sandbox limit {k} must be at most {LIMIT_MAXIMA[k]:.0f}, got {v!r}")
+
+
+def _hard_rlimit(name: str, cap: int) -> int:
+    """This process's hard ``resource.RLIMIT_<name>`` (which the sandbox cannot raise), at most ``cap``."""
+    import resource
+    try:
+        hard = resource.getrlimit(getattr(resource, f"RLIMIT_{name}"))[1]
+    except (AttributeError, OSError, ValueError):
+        return cap
+    return cap if hard == resource.RLIM_INFINITY or hard <= 0 else min(cap, int(hard))
+
+
+#: the largest value of each :class:`Limits` field: a week of wall and CPU time (socket
+#: timeouts overflow near 9.2e9 s), 4 TiB of memory and of file size (RLIMIT_AS / RLIMIT_FSIZE
+#: in bytes must fit the kernel's rlim_t), 1 GiB of kept output, and no more processes and
+#: file descriptors than this process's hard RLIMIT_NPROC / RLIMIT_NOFILE (at most 2**22 and
+#: 2**20), which the sandbox cannot raise
+LIMIT_MAXIMA = {"wall_s": 7 * 86400.0, "cpu_s": 7 * 86400.0, "memory_mb": 2 ** 22, "output_bytes": 2 ** 30,
+                "processes": _hard_rlimit("NPROC", 2 ** 22), "open_files": _hard_rlimit("NOFILE", 2 ** 20),
+                "file_mb": 2 ** 22}
 
 
 @dataclass

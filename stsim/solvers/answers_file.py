@@ -25,30 +25,22 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..answers import LEGACY_RUBRICS, ParseError, RUBRICS, get_format, parse_answer
+from ..answers import LEGACY_RUBRICS, ParseError, RUBRICS, check_value, get_format, parse_answer
 from ..records import ANSWER_STATUSES, Answer, RecordError, Score, Task, iter_jsonl
 
 OUTCOMES = ("correct", "wrong", "scored", "format_failure", "refusal", "missing", "no_answer")
 
 
 def _typed(task: Task, value: Any) -> Any:
-    """Normalise a typed value in the task's format; raise ParseError/TypeError/... if it does not fit."""
+    """Normalise a typed value in the task's format; raise ParseError (or TypeError, ...) if it
+    does not fit: the rules of gold answers (:func:`stsim.answers.check_value`), so ``true`` in
+    a point, a number given as the string ``"1.5"`` inside a list, or a NaN / infinite number
+    (JSON ``NaN``, ``Infinity``, ``1e400``) is a format failure, never a score."""
     fmt = get_format(task.answer_format)
     spec = task.meta.get("answer_spec")
     if isinstance(value, str):  # a typed answer given as text, e.g. "north" or "[1, 2]"
         return fmt.normalise(fmt.parse(value, spec), spec)
-    if task.answer_format in ("relation", "direction", "cell", "geometry"):
-        raise ParseError(f"a {task.answer_format} answer must be a string, got {type(value).__name__}")
-    if task.answer_format in ("relation_set", "entity_set"):
-        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-            raise ParseError(f"a {task.answer_format} answer must be a list of strings")
-        return fmt.normalise(fmt.parse(", ".join(value), spec), spec)
-    if task.answer_format == "point" and (not isinstance(value, (list, tuple)) or len(value) != 2):
-        raise ParseError(f"a point needs 2 numbers, got {value!r:.60}")
-    if task.answer_format == "vector" and spec and spec.get("length") is not None \
-            and len(value) != int(spec["length"]):
-        raise ParseError(f"a vector of length {spec['length']} expected, got {len(value)}")
-    return fmt.normalise(value, spec)
+    return check_value(task.answer_format, value, spec, what="answer")
 
 
 def _step_problem(task: Task, step: int | None) -> str | None:

@@ -159,6 +159,11 @@ class CodeSolver:
                               "programs or a .jsonl file of {\"task_id\", \"code\"})")
         elif not self.path.is_dir():
             raise SolverError(f"code solver: {self.path} is neither a .py file, a .jsonl file nor a folder")
+        names = self.program_names()
+        if names is not None and not names:
+            raise SolverError(f"code:{self.path}: holds no programs (" + (
+                "no line" if self._programs is not None else
+                "no .py file; one per task, named <task id with '/' replaced by '__'>.py") + ")")
         try:
             require_isolation(sandbox_options.get("isolation", "bwrap"))
         except (SandboxError, ValueError) as exc:
@@ -174,6 +179,19 @@ class CodeSolver:
     #: the work happens in sandboxes: the runner solves tasks in threads sharing this solver
     #: (one zygote per worker thread, ``warm``) instead of one solver per worker process
     threaded = True
+
+    def program_names(self) -> set[str] | None:
+        """The names of a collection's programs: a folder's ``.py`` file names, a JSONL's task
+        ids; ``None`` for one ``FILE.py`` (it serves every task)."""
+        if self._single is not None:
+            return None
+        if self._programs is not None:
+            return set(self._programs)
+        return {p.name for p in self.path.glob("*.py")}
+
+    def name_of(self, task_id: str) -> str:
+        """The name of ``task_id``'s program among :meth:`program_names`."""
+        return task_id if self._programs is not None else program_name(task_id)
 
     def program_for(self, task: Task) -> str | None:
         if self._single is not None:
