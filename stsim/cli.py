@@ -958,8 +958,9 @@ def _cmd_score(args) -> int:
     from .scoring.score import run_analyses, score_answers, summarise
     from .records import read_tasks, write_jsonl
     from .registry import validate_task
-    if args.tolerance is not None and not args.tolerance >= 0:
-        raise CLIError(f"--tolerance must be non-negative, got {args.tolerance}")
+    if args.tolerance is not None and not 0 <= args.tolerance < float("inf"):
+        raise CLIError(f"--tolerance must be a finite non-negative number, got {args.tolerance} "
+                       "(inf would count every readable answer as correct)")
     if args.cluster is not None:
         from .benchmarks.cluster import check_cluster_spec
         check_cluster_spec(args.cluster)  # before anything is read or written

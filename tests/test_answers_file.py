@@ -166,6 +166,10 @@ def test_cli_score_tracking_answers_outcomes_and_summary(tmp_path, capsys):
     n_items = sum(f["n"] for f in summary["families"].values())
     assert summary["outcomes"]["missing"] == n_items - 11
     assert main(["score", str(tasks), str(tmp_path / "nope.jsonl")]) == 2
+    capsys.readouterr()
+    for bad in ("inf", "nan", "-0.1"):  # inf made every readable item 'correct'
+        assert main(["score", str(tasks), str(answers), "--tolerance", bad]) == 2
+        assert "--tolerance must be a finite non-negative number" in capsys.readouterr().err
 
 
 def test_answers_of_another_suite_are_bad_input(tmp_path, capsys):
