@@ -334,7 +334,7 @@ class SMCResult:
     structure's posterior weight after the step and ``struct_pos`` (n, G, 2) its posterior
     mean position (NaN where its weight is 0; structures in :func:`structures` order: the
     diagnostics of a run that disagrees with another); ``revived`` structures restarted
-    after every other one failed (``revive``).
+    after every other one failed (``revive``)."""
     pos: np.ndarray
     emit: np.ndarray | None
     pos_var: np.ndarray
