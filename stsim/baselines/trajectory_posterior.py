@@ -552,6 +552,22 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
             ``t - b`` and run over steps ``t-b+1..t`` at once (cheaper and nearer the target
             than the prior; off by default: not measured enough to be the reference).
         ess_keep: fraction of a structure's effective sample size each tolerance level keeps.
+        gn_moves, gn_points: add to each sweep a random walk with the Gauss-Newton
+            covariance (:func:`gauss_newton_chol`, :func:`metric_proposal`) of one of
+            ``gn_points`` population members drawn per structure and level: long along the
+            tube of parameters that keep every reading within its bound, short across it.
+        revive: when every structure left has been abandoned or none reached tolerance 0
+            within the level budget, restart the structures pruned or abandoned earlier, once
+            per step: each from its last saved posterior, then (if that stalls) from the
+            prior; a revived structure is not abandoned once within one noise bound of the
+            readings (it runs to tolerance 0 or the level budget).  Counted in
+            :attr:`SMCResult.revived`; a run that would not have been lost is unchanged.
+        broad_sd, broad_max: more particles where the posterior is broad, since the
+            Monte-Carlo error of a posterior mean grows with the posterior's spread: step 0
+            with ``broad_max`` times ``n_particles`` (and restarts with as many more), each
+            later step with ``clip(sd / broad_sd, 1, broad_max)`` times, ``sd`` the posterior
+            standard deviation (plane units) of the step before; None: ``n_particles``
+            throughout.
     Returns: :class:`SMCResult` (``ess``: the effective sample size of the combined weights).
     Raises: :class:`NotConverged` when no structure reaches tolerance 0 within ``max_levels``
         levels (structures that do not, while others do, are dropped and bounded in
@@ -989,10 +1005,15 @@ def task_posterior(task, n_steps: int = 10, n_particles: int = 2000, n_moves: in
     """:func:`smc_posterior` of a generated tier-1 tracking task, with the prior read from the
     family config the task was generated with (``task.meta["config"]``: ``n_steps``,
     ``duration``, ``max_components``, ``emit_time_range``, ``motion_ranges``: the parameter
-    table, :data:`stsim.sim.motion.MOTION_RANGES`); ``kw`` go to :func:`smc_posterior`."""
+    table, :data:`stsim.sim.motion.MOTION_RANGES`); ``kw`` go to :func:`smc_posterior`.
+    The reference settings are on unless ``kw`` says otherwise: ``revive=True`` (a run is
+    lost only when the pruned and abandoned structures fail again) and ``broad_sd=0.3``
+    (up to 4x the particles on steps whose posterior is broad)."""
     from ..sim.motion import MOTION_RANGES
     cfg = task.meta["config"]
     kw.setdefault("ranges", MOTION_RANGES[cfg.get("motion_ranges", "stark_release")])
+    kw.setdefault("revive", True)
+    kw.setdefault("broad_sd", 0.3)
     t_rel = np.linspace(0.0, float(cfg["duration"]), int(cfg["n_steps"]))
     emit = tuple(cfg["emit_time_range"]) if task.inputs["modality"] == "toa" else None
     return smc_posterior(task_readings(task), t_rel, min(n_steps, len(t_rel)),
