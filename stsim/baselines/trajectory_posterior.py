@@ -1026,13 +1026,16 @@ def task_posterior(task, n_steps: int = 10, n_particles: int = 2000, n_moves: in
     ``duration``, ``max_components``, ``emit_time_range``, ``motion_ranges``: the parameter
     table, :data:`stsim.sim.motion.MOTION_RANGES`); ``kw`` go to :func:`smc_posterior`.
     The reference settings are on unless ``kw`` says otherwise: ``revive=True`` (a run is
-    lost only when the pruned and abandoned structures fail again) and ``broad_sd=0.3``
-    (up to 4x the particles on steps whose posterior is broad)."""
+    lost only when the pruned and abandoned structures fail again; it changes nothing in a
+    run that converges) and, for range and range+bearing readings (the families it was
+    measured on, docs/stark-tier1.md), ``broad_sd=0.3`` (up to 4x the particles on steps
+    whose posterior is broad)."""
     from ..sim.motion import MOTION_RANGES
     cfg = task.meta["config"]
     kw.setdefault("ranges", MOTION_RANGES[cfg.get("motion_ranges", "stark_release")])
     kw.setdefault("revive", True)
-    kw.setdefault("broad_sd", 0.3)
+    if task.inputs["modality"] in ("range", "range_bearing"):
+        kw.setdefault("broad_sd", 0.3)
     t_rel = np.linspace(0.0, float(cfg["duration"]), int(cfg["n_steps"]))
     emit = tuple(cfg["emit_time_range"]) if task.inputs["modality"] == "toa" else None
     return smc_posterior(task_readings(task), t_rel, min(n_steps, len(t_rel)),
