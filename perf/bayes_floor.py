@@ -172,6 +172,7 @@ def _track_task(args):
             "runs_ok": len(ok), "ess": float(r0.ess.min()), "index": i, "errors": errors,
             "abandoned": sum(r.abandoned for r in runs if r is not None),
             "restarts": sum(r.restarts for r in runs if r is not None), "crlb": crlb,
+            "revived": sum(getattr(r, "revived", 0) for r in runs if r is not None),
             "abandoned_eps": min(r.abandoned_eps for r in runs if r is not None),
             "limit2": ok[1] if len(ok) == 2 else None, "var": np.broadcast_to(var, (len(golds),)).tolist(),
             "ess_steps": r0.ess.tolist(), "c_limit": c_lim,
@@ -229,6 +230,7 @@ def tracking_row(fam: str, n: int, seed: int, steps: int, particles: int, moves:
             "crlb": (float(np.sqrt(np.mean([r["crlb"] for r in done])))
                      if done and all(r["crlb"] is not None for r in done) else None),
             "restarts": sum(r["restarts"] for r in done),
+            "revived": sum(r["revived"] for r in done),
             "abandoned_eps": min((r["abandoned_eps"] for r in done), default=float("inf")),
             "c_limit": float(np.mean([r["c_limit"] for r in res])),
             "runs_lost": sum(2 - r["runs_ok"] for r in done),
@@ -281,6 +283,9 @@ def main(argv=None) -> int:
     ap.add_argument("--ess-keep", type=float, default=0.3,
                     help="fraction of a structure's ESS each tolerance level keeps")
     ap.add_argument("--max-sweeps", type=int, default=8, help="MH sweeps per level at most")
+    ap.add_argument("--sampler-options", metavar="JSON", default="{}",
+                    help="extra keyword arguments of smc_posterior as a JSON object, e.g. "
+                         "'{\"gn_moves\": false}' (to measure a sampler setting against the default)")
     ap.add_argument("--stonesoup", action="store_true",
                     help="also run Stone Soup's EKF, UKF and particle filter (perf/vs_stonesoup.py) "
                          "on the range, bearing and range+bearing tasks")
@@ -293,6 +298,12 @@ def main(argv=None) -> int:
                          "CRLB, gold answers and the default baseline's answers as JSON (rewritten "
                          "after each family), for trackers to compare against without re-running")
     args = ap.parse_args(argv)
+    try:
+        sampler_options = json.loads(args.sampler_options)
+        if not isinstance(sampler_options, dict):
+            raise ValueError("not a JSON object")
+    except ValueError as e:
+        ap.error(f"--sampler-options: {e}")
     t_start = time.perf_counter()
     saved = {"meta": {"seed": args.seed, "n": args.n, "steps": args.steps, "particles": args.particles,
                       "suite": "stark-tier1", "argv": sys.argv[1:] if argv is None else list(argv),
@@ -315,7 +326,8 @@ def main(argv=None) -> int:
             row = tracking_row(fam, args.n, args.seed, args.steps, args.particles, args.moves,
                                args.max_levels, args.workers,
                                {"ess_keep": args.ess_keep, "max_sweeps": args.max_sweeps,
-                                "stonesoup": args.stonesoup, "variant": args.variant})
+                                "stonesoup": args.stonesoup, "variant": args.variant,
+                                **sampler_options})
         ratio = row["ours"] / row["limit"] if row["limit"] > 0 else float("nan")
         f = lambda v, w, p=4: f"{v:{w}.{p}f}" if v is not None else f"{'-':>{w}s}"  # noqa: E731
         print(f"{fam:34s} {row['n']:3d} {row['lost']:4d} {row['limit']:7.4f} {row['ours']:7.4f} "
@@ -337,7 +349,8 @@ def main(argv=None) -> int:
                   f"removed: {row['limit_rmse_mc']:.4f}), posterior CRLB "
                   f"{f(row['crlb'], 6)} (indicative), agree worst task {row['agree_max']:.3g}, "
                   f"CPU s/task lim {row['c_limit']:.1f}", flush=True)
-            print(f"{'':34s} runs lost {row['runs_lost']}, structures restarted {row['restarts']}, "
+            print(f"{'':34s} runs lost {row['runs_lost']}, structures restarted {row['restarts']} "
+                  f"(revived when all others failed: {row['revived']}), "
                   f"abandoned {row['abandoned']} (closest at {row['abandoned_eps']:.3g} noise bounds), "
                   f"largest weight bound of a structure cut at the level budget {row['dropped']:.3g} "
                   f"({row['partial']} task(s) above 1 %)", flush=True)
