@@ -55,15 +55,10 @@ from __future__ import annotations
 import numpy as np
 
 from .geometry import DOMAIN
-from .prior_motion import (ROUNDING, MotionLibrary, adaptive_tolerance, library_cache,  # noqa: F401
-                           motion_library, on_step_grid, reflect, start_graph, start_grid,
-                           first_position_prior, task_schedule)
+from .prior_motion import (ROUNDING, MotionLibrary, adaptive_tolerance, first_position_prior,
+                           library_cache, on_step_grid, reflect, start_graph,
+                           start_grid, task_schedule)
 from .resampling import systematic_resample
-
-#: the names the shared parts had here before :mod:`stsim.baselines.prior_motion` (kept for
-#: callers outside the package)
-_schedule, _reflect, _grid, _lib_cache = task_schedule, reflect, start_grid, library_cache
-_start_prior, _start_graph, _tolerance, _on_step_grid = first_position_prior, start_graph, adaptive_tolerance, on_step_grid
 
 #: a step whose readings need the noise bound widened this many times over (for the particles
 #: to stay alive) means the shot schedule ``t_start + t_rel[k]`` does not hold for the task.
@@ -166,7 +161,7 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
 
     Args:
         model: the readings (:class:`_Model`).
-        lib: prior trajectories (:func:`motion_library`) of at least ``n_steps`` steps.
+        lib: prior trajectories (:func:`~stsim.baselines.prior_motion.motion_library`) of at least ``n_steps`` steps.
         n_particles: particles; min_ess: effective sample size kept by widening a step's bound.
         cells: grid cells per axis of the step-0 posterior; knn: library neighbours per particle.
         start_prior: when > 0, the step-0 prior is the histogram of the library's first
