@@ -295,6 +295,21 @@ def _event_tracking(task: Task, solver: str, **kw) -> list[Answer]:
     return _per_step(task, _event_values(task, pos, t0), solver)
 
 
+def solve_tracking_posterior(task: Task, solver: str = "baseline:posterior") -> list[Answer]:
+    """Any tracking family (range, bearing, range+bearing, proximity, ToA position / time /
+    both) by the tracker that learns the trajectory prior's parameters: the limit's SMC
+    sampler at a smaller budget, step by step
+    (:func:`stsim.baselines.posterior_tracking.posterior_track`, budget
+    :data:`~stsim.baselines.posterior_tracking.DEFAULT_BUDGET`; seconds per task; issue 20).
+
+    Raises ``ValueError`` for Gaussian noise (the sampler needs bounded noise)."""
+    from .posterior_tracking import posterior_track
+    r = posterior_track(task)
+    if task.inputs["modality"] == "toa":
+        return _per_step(task, _event_values(task, r.pos, r.emit), solver)
+    return _per_step(task, [[float(a), float(b)] for a, b in r.pos], solver)
+
+
 #: family -> (default baseline, {alternative name: solver})
 BASELINES: dict[str, Callable[[Task], list[Answer]]] = {}
 ALTERNATIVES: dict[str, dict[str, Callable[[Task], list[Answer]]]] = {
@@ -311,6 +326,10 @@ for _f in ("stark.localization.event", "stark.temporal_localization.event", "sta
     ALTERNATIVES[_f] = {"ls": solve_event_localization_ls}
 for _f in ("stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
     ALTERNATIVES[_f] = {"ls": solve_event_tracking_ls, "filter": solve_event_tracking_filter}
+for _f in ("stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",
+           "stark.tracking.proximity", "stark.tracking.event", "stark.temporal_tracking.event",
+           "stark.tracking.event_xyt"):
+    ALTERNATIVES[_f]["posterior"] = solve_tracking_posterior
 for _m in ("range", "bearing", "range_bearing", "proximity"):
     BASELINES[f"stark.localization.{_m}"] = solve_localization
     BASELINES[f"stark.tracking.{_m}"] = solve_tracking

@@ -533,7 +533,8 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                   restarts: bool = True, stall_window: int = 3, stall_drop: float = 0.1,
                   restart_share: float = 0.125, backtrack: tuple[int, ...] = (),
                   gn_moves: bool = False, gn_points: int = 8, revive: bool = False,
-                  broad_sd: float | None = None, broad_max: float = 4.0) -> SMCResult:
+                  broad_sd: float | None = None, broad_max: float = 4.0,
+                  min_per_structure: int = 20, on_step=None) -> SMCResult:
     """Posterior means of steps ``0..n_steps_scored-1`` (see the module docstring).
 
     One SMC sampler per prior structure (set of active kinds), run side by side in one array
@@ -587,6 +588,11 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
             later step with ``clip(sd / broad_sd, 1, broad_max)`` times, ``sd`` the posterior
             standard deviation (plane units) of the step before; None: ``n_particles``
             throughout.
+        min_per_structure: least particles per structure at the start and after each step's
+            share-out (the limit's 20; a budgeted tracker may go lower).
+        on_step: called after each step ``t`` as ``on_step(t, pos (2,), pos_var, emit, emit_var)``
+            (``emit``/``emit_var`` None without ``emit_range``): the answers of the steps done
+            before a later step raises (a tracker keeps them and answers the rest otherwise).
     Returns: :class:`SMCResult` (``ess``: the effective sample size of the combined weights).
     Raises: :class:`NotConverged` when no structure reaches tolerance 0 within ``max_levels``
         levels (structures that do not, while others do, are dropped and bounded in
@@ -597,7 +603,7 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
     nk = len(lay.kinds)
     S = structures(nk, max_components)
     G = len(S)
-    ng = max(n_particles // G, 20)
+    ng = max(n_particles // G, min_per_structure)
     # more particles where the step's posterior is broad (its Monte-Carlo error is largest
     # there): step 0 with ``broad_max`` times the particles, later steps in proportion to the
     # posterior standard deviation of the step before (``broad_sd`` plane units = 1x)
@@ -948,6 +954,10 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
             e = lay.physical(u)[:, -1] + t_rel[t]
             out_emit[t] = float(w @ e)
             out_evar[t] = float(w @ (e - out_emit[t]) ** 2)
+        if on_step is not None:
+            on_step(t, out_pos[t].copy(), float(out_var[t]),
+                    None if out_emit is None else float(out_emit[t]),
+                    None if out_evar is None else float(out_evar[t]))
         # share the particles out again, in proportion to each structure's posterior weight
         # (at least ``ng`` each, so a structure of small weight can still grow): resampled
         # within the structure, then moved on this step's exact posterior; the total stays
