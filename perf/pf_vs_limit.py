@@ -1,30 +1,28 @@
 """The proximity / ToA particle filters against the limit, step by step and over filter seeds
-(issue 20): the limit (:func:`stsim.baselines.trajectory_posterior.task_posterior`, the
-settings of ``perf/bayes_floor.py``: 1000 particles, 2 MH sweeps, 40 levels, one run, seed 0)
-is computed once per task and kept in a cache file, so filter settings can be compared against
-it in seconds.  Prints, for the default (for ToA with the parametric refit,
+(issue 20): the limit is read from a ``perf/bayes_floor.py --save PATH`` file (``--limits
+PATH``: per task the mean of two sampler runs, 1000 particles; its suite seed and scored steps
+come from the file), never recomputed here, so filter settings can be compared against it in
+seconds.  Prints, for the default (for ToA with the parametric refit,
 ``refit=REFIT_SETTINGS["toa"]``) and for ``--against`` settings (JSON keyword arguments of
 :func:`stsim.baselines.particle_tracking.track_task` over the default's; ``{"refit": null}``:
 the filter alone), the Euclidean trimmed RMSE (absolute
 time error for the temporal family) over the first 10 and over all of the limit's steps on the
 tasks whose limit converged, the ratio to the limit, and the per-step RMS of both.
 
-Run:  python perf/pf_vs_limit.py --family stark.tracking.proximity --n 40 --steps 20
-          [--seeds 3] [--against '{"extent": 0, "terminal": 0}'] [--cache perf/.limits]
-The limit takes 5-60 s per task (minutes for 50 ToA steps): run it in the background.
+Run:  python perf/pf_vs_limit.py --limits limits.json --family stark.tracking.proximity
+          [--n 20] [--seeds 3] [--against '{"extent": 0, "terminal": 0}']
+Exit 2 when the limits file is absent or holds no per-task limits of the family.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import pickle
 import sys
 
 import numpy as np
 
 from stsim.baselines.particle_tracking import track_task
-from stsim.baselines.trajectory_posterior import NotConverged, task_posterior
 from stsim.baselines.trajectory_refit import REFIT_SETTINGS
 from stsim.registry import generate_task
 from stsim.scoring.metrics import trimmed_rmse
@@ -47,24 +45,24 @@ def _errors(task, est, m):
     return np.abs(d) if d.ndim == 1 else np.hypot(d[:, 0], d[:, 1])   # x-y-t: its position
 
 
-def limits(fam: str, n: int, steps: int, seed: int, cache: str) -> dict:
-    """Per task index the limit's answers (steps,) or None (the sampler did not converge)."""
-    path = os.path.join(cache, f"{fam}-seed{seed}-steps{steps}.pkl")
-    got = pickle.load(open(path, "rb")) if os.path.exists(path) else {}
-    for i in range(n):
-        if i in got:
-            continue
-        task = generate_task(fam, i, suite="stark-tier1", suite_seed=seed)
-        try:
-            r = task_posterior(task, n_steps=steps, n_particles=1000, n_moves=2, seed=0,
-                               max_levels=40, ess_keep=0.3, max_sweeps=8)
-            got[i] = _answers(task, r.pos, r.emit)
-        except (NotConverged, ValueError):
-            got[i] = None
-        print(f"limit {fam} task {i}: {'lost' if got[i] is None else 'ok'}", file=sys.stderr, flush=True)
-        os.makedirs(cache, exist_ok=True)
-        pickle.dump(got, open(path, "wb"))
-    return got
+def limits(path: str, fam: str, n: int) -> tuple[dict, int, int]:
+    """``({task index: the limit's answers (steps,) or (steps, d), or None when lost}, suite
+    seed, steps)`` of the first ``n`` tasks of ``fam`` in a ``bayes_floor.py --save`` file.
+
+    Raises SystemExit(2) with a message when the file or the family's tasks are absent."""
+    if not path or not os.path.exists(path):
+        print(f"stsim: error: limits file {path!r} not found: produce it once with "
+              "`python perf/bayes_floor.py --save PATH` and pass --limits PATH", file=sys.stderr)
+        raise SystemExit(2)
+    with open(path) as fh:
+        data = json.load(fh)
+    tasks = data.get("families", {}).get(fam, {}).get("tasks")
+    if not tasks:
+        print(f"stsim: error: {path}: no per-task limits of {fam}", file=sys.stderr)
+        raise SystemExit(2)
+    got = {r["index"]: (None if r["lost"] or r["limit"] is None else np.asarray(r["limit"], float))
+           for r in tasks[:n]}
+    return got, int(data["meta"]["seed"]), int(data["meta"]["steps"])
 
 
 def score(fam: str, lim: dict, steps: int, seed: int, seeds: int, kw: dict) -> dict:
@@ -89,21 +87,20 @@ def score(fam: str, lim: dict, steps: int, seed: int, seeds: int, kw: dict) -> d
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--limits", metavar="PATH", required=True,
+                    help="perf/bayes_floor.py --save JSON (per-task limits; its seed and steps are used)")
     ap.add_argument("--family", choices=FAMILIES, required=True)
-    ap.add_argument("--n", type=int, default=20, help="tasks")
-    ap.add_argument("--steps", type=int, default=10, help="steps of the limit (tracking steps scored)")
-    ap.add_argument("--seed", type=int, default=7, help="suite seed")
+    ap.add_argument("--n", type=int, default=20, help="tasks (the first n of the file)")
     ap.add_argument("--seeds", type=int, default=3, help="filter seeds per task")
     ap.add_argument("--against", default=None, help="JSON track_task settings to compare (e.g. the previous default)")
-    ap.add_argument("--cache", default=os.path.join(os.path.dirname(__file__), ".limits"))
     args = ap.parse_args(argv)
-    lim = limits(args.family, args.n, args.steps, args.seed, args.cache)
+    lim, seed, steps = limits(args.limits, args.family, args.n)
     lost = sum(v is None for v in lim.values())
-    print(f"{args.family}: {args.n} tasks of suite seed {args.seed}, limit lost on {lost}; "
-          f"{args.seeds} filter seeds; trimmed RMSE first 10 / all {args.steps} steps")
+    print(f"{args.family}: {len(lim)} tasks of suite seed {seed} ({args.limits}), limit lost on {lost}; "
+          f"{args.seeds} filter seeds; trimmed RMSE first 10 / all {steps} steps")
     rows = [("default", {})] + ([("against", json.loads(args.against))] if args.against else [])
     for name, kw in rows:
-        r = score(args.family, lim, args.steps, args.seed, args.seeds, kw)
+        r = score(args.family, lim, steps, seed, args.seeds, kw)
         print(f"{name:8s} {r['ours10']:.4f} ({r['ours10'] / r['lim10']:.2f}x limit {r['lim10']:.4f}) / "
               f"{r['ours']:.4f} ({r['ours'] / r['lim']:.2f}x limit {r['lim']:.4f})  {kw or ''}")
         print(f"{'':8s} per step RMS ours  {np.round(r['step_ours'], 3).tolist()}")
