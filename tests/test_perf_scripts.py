@@ -74,3 +74,41 @@ def test_stonesoup_range_model_and_settings():
     for kind in ("ekf", "ukf", "pf"):
         assert set(vs.TUNED[kind]) == set(vs.FAMILIES)
         assert vs.OLD[kind] == vs.Config()
+
+
+def _limits_file(tmp_path):
+    import json
+    data = {"meta": {"seed": 7, "steps": 2, "n": 2},
+            "families": {"stark.tracking.event": {"summary": {}, "tasks": [
+                {"index": 0, "id": "a", "lost": False, "gold": [[1.0, 1.0], [2.0, 2.0]],
+                 "limit": [[1.0, 1.5], [2.0, 2.0]]},
+                {"index": 1, "id": "b", "lost": True, "gold": None, "limit": None}]}}}
+    path = tmp_path / "limits.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_pf_vs_limit_reads_a_bayes_floor_save_file(tmp_path, capsys):
+    mod = _load("pf_vs_limit")
+    lim, seed, steps = mod.limits(str(_limits_file(tmp_path)), "stark.tracking.event", 5)
+    assert (seed, steps) == (7, 2) and lim[1] is None
+    np.testing.assert_array_equal(lim[0], [[1.0, 1.5], [2.0, 2.0]])
+    for path, fam in ((tmp_path / "absent.json", "stark.tracking.event"),
+                      (_limits_file(tmp_path), "stark.tracking.proximity")):
+        with pytest.raises(SystemExit) as e:
+            mod.limits(str(path), fam, 5)
+        assert e.value.code == 2
+    assert "stsim: error:" in capsys.readouterr().err
+
+
+def test_limit_frontier_refuses_a_missing_limits_file_and_scores_like_bayes_floor(tmp_path, capsys):
+    mod = _load("limit_frontier")
+    with pytest.raises(SystemExit) as e:
+        mod.load_limits(str(tmp_path / "absent.json"))
+    assert e.value.code == 2 and "never recomputes" in capsys.readouterr().err
+    assert mod.load_limits(str(_limits_file(tmp_path)))["meta"]["seed"] == 7
+    # per-item errors: Euclidean for points, |dt| for times, the [x, y, t] norm for x-y-t
+    assert mod._errs([[3.0, 4.0]], [[0.0, 0.0]]) == [5.0]
+    assert mod._errs([1.5, 2.0], [1.0, 2.5]) == [0.5, 0.5]
+    assert mod._errs([[1.0, 2.0, 2.0]], [[0.0, 0.0, 0.0]]) == [3.0]
+    assert mod._errs([[np.nan, 0.0]], [[0.0, 0.0]]) == [float("inf")]   # a missing answer
