@@ -21,7 +21,7 @@ budget meets both targets, 2 on bad input (a missing limits file).
 
 Run:  python perf/limit_frontier.py --limits /work/tmp/limits_n20.json [--n 20]
           [--family stark.tracking.range ...] [--budgets tiny small medium] [--ss-n 3]
-          [--png perf/limit_frontier.png] [--json out.json]
+          [--png docs/img/limit-frontier.png] [--json out.json]
 """
 from __future__ import annotations
 
@@ -165,7 +165,9 @@ def main(argv=None) -> int:
     ap.add_argument("--ss-n", type=int, default=3, help="tasks for Stone Soup's particle filter cost")
     ap.add_argument("--target", type=float, default=5.0, help="required speed-up over Stone Soup's PF")
     ap.add_argument("--tolerance", type=float, default=0.10, help="allowed excess over the limit")
-    ap.add_argument("--png", default=os.path.join(os.path.dirname(__file__), "limit_frontier.png"))
+    ap.add_argument("--png", default=os.path.join(os.path.dirname(__file__), "..", "docs", "img",
+                                                  "limit-frontier.png"),
+                    help="figure path (default docs/img/limit-frontier.png, the one docs/stark-tier1.md shows)")
     ap.add_argument("--json", default=None, help="also write the table as JSON")
     args = ap.parse_args(argv)
     data = load_limits(args.limits)
