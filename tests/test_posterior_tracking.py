@@ -130,3 +130,19 @@ def test_variant_answers_every_step(fam):
     assert all(a.status == "ok" and a.solver == "baseline:posterior" for a in ans)
     gold = [st.answer for st in task.steps]
     assert all(np.shape(a.value) == np.shape(g) for a, g in zip(ans, gold))
+
+
+@pytest.mark.slow
+def test_answers_never_read_a_later_step():
+    # the task asks for the current position given the readings so far: changing every
+    # reading after step 5 (proximity detections flipped) leaves the answers of steps 0-5
+    # bit-identical (same seed), and changes later ones
+    import copy
+    task = generate_task("stark.tracking.proximity", 1, suite="stark-tier1", suite_seed=11)
+    other = copy.deepcopy(task)
+    for k, step in enumerate(other.inputs["readings"]):
+        if k > 5:
+            other.inputs["readings"][k] = [1 - v for v in step]
+    a, b = pt.posterior_track(task, "tiny"), pt.posterior_track(other, "tiny")
+    np.testing.assert_array_equal(a.pos[:6], b.pos[:6])
+    assert np.abs(a.pos[6:] - b.pos[6:]).max() > 0.1
