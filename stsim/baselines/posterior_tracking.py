@@ -15,7 +15,7 @@ structures, with a floor per structure), tolerance levels per step, MH sweeps pe
 the share of effective sample size a tolerance level keeps; ``"limit"`` is the setting of
 ``perf/bayes_floor.py``.  When the sampler fails at a step (no structure reaches the exact
 posterior within the level budget, or every particle dies), the steps from there on are
-answered by the family's default particle filter, which never fails; the number of such steps
+answered by the family's default tracker (particle filter and parametric refit), which never fails; the number of such steps
 is returned.  Cost: seconds per task (``perf/limit_frontier.py`` measures the frontier of
 error ratio against CPU time): a reference-grade variant, not a fast default.
 """
@@ -71,7 +71,7 @@ class PosteriorTrack:
     None (no ToA), ``pos_var`` (k,) posterior variance of the position (units^2; NaN on the
     fallback steps), ``cpu`` (k,) process CPU seconds from the call's start until each step's
     answer was ready (the cost of answering the first ``i + 1`` steps), ``fallback`` how many
-    (final) steps the default filter answered, ``error`` the sampler's message when it failed."""
+    (final) steps the default tracker answered, ``error`` the sampler's message when it failed."""
     pos: np.ndarray
     emit: np.ndarray | None
     pos_var: np.ndarray
@@ -81,12 +81,17 @@ class PosteriorTrack:
 
 
 def _default_filter(task):
-    """The family's default particle filter: ``(pos (k, 2), emit (k,) or None)``."""
-    if task.inputs["modality"] in ("proximity", "toa"):
+    """The family's default tracker: the particle filter, for range, bearing, range+bearing
+    and ToA with the parametric refit of :mod:`stsim.baselines.trajectory_refit` from step 8
+    on (as :mod:`stsim.baselines.stark_tier1` runs it).  Returns ``(pos (k, 2), emit (k,) or
+    None)``."""
+    from .trajectory_refit import REFIT_SETTINGS
+    m = task.inputs["modality"]
+    if m in ("proximity", "toa"):
         from .particle_tracking import track_task
-        return track_task(task)
+        return track_task(task, **({"refit": REFIT_SETTINGS["toa"]} if m == "toa" else {}))
     from .sensor_particle_tracking import track_sensor_task
-    return track_sensor_task(task), None
+    return track_sensor_task(task, refit=REFIT_SETTINGS[m]), None
 
 
 def posterior_track(task, budget: str | dict = DEFAULT_BUDGET, seed: int = 0,
@@ -102,7 +107,7 @@ def posterior_track(task, budget: str | dict = DEFAULT_BUDGET, seed: int = 0,
     When the sampler fails at step ``t`` (:class:`NotConverged`, or every particle died) and
     ``escalate`` is set, it is run once more from step 0 at the next larger named budget
     (:data:`_LADDER`, seed + 1) and answers the steps from ``t`` on (the steps answered
-    already keep their answers); when that fails too, the default particle filter answers
+    already keep their answers); when that fails too, the default tracker answers
     the rest.  ``cpu`` counts every run.
 
     Raises: ValueError for Gaussian noise (the sampler needs bounded noise), an unknown
