@@ -138,19 +138,19 @@ def plot(results: dict, budgets: list[str], tol: float, path: str) -> None:
         xs10 = [r[b]["ms10"] for b in bs]
         xs = [r[b]["ms_all"] for b in bs]
         ys = [r[b]["ratio"] for b in bs]
-        ax.plot(xs10, ys, "o-", color="tab:blue", label="learning tracker, first 10 steps")
-        ax.plot(xs, ys, "s--", color="tab:blue", alpha=0.5, label="learning tracker, all steps")
+        ax.plot(xs10, ys, "o-", color="tab:blue", label="learning tracker at its cost over 10 steps")
+        ax.plot(xs, ys, "s--", color="tab:blue", alpha=0.5, label="learning tracker at its cost over 50 steps")
         for b, x, y in zip(bs, xs, ys):
             ax.annotate(b, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
         ax.plot([r["default"]["ms_all"]], [r["default"]["ratio"]], "D", color="tab:orange",
-                label="default tracker (all steps)")
+                label="default tracker at its cost over 50 steps")
         ax.axhline(1 + tol, color="green", lw=1, label=f"{1 + tol:.2f} x limit")
         if r.get("target_ms"):
             ax.axvline(r["target_ms"], color="red", lw=1, label="Stone Soup PF / 5")
         ax.set_xscale("log")
         ax.set_title(fam.replace("stark.", ""), fontsize=9)
         ax.set_xlabel("CPU ms / task")
-        ax.set_ylabel("trimmed error / limit")
+        ax.set_ylabel("trimmed error / limit, first 10 steps")
     for ax in axes.ravel()[len(fams):]:
         ax.axis("off")
     axes.ravel()[0].legend(fontsize=6)
