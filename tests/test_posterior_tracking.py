@@ -9,6 +9,7 @@ import pytest
 
 from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.baselines import posterior_tracking as pt
+from stsim.baselines.prior_motion import prior_config
 from stsim.baselines.trajectory_posterior import NotConverged
 from stsim.registry import generate_task, load_families
 
@@ -27,8 +28,8 @@ def test_variant_is_registered_on_every_tracking_family():
 def test_prior_config_of_a_task_read_from_a_file_is_the_family_default():
     load_families()
     task = generate_task("stark.tracking.proximity", 0, suite="stark-tier1", suite_seed=11)
-    generated = pt.prior_config(task)
-    read = pt.prior_config(dataclasses.replace(task, meta={}))   # a released task: no config
+    generated = prior_config(task)
+    read = prior_config(dataclasses.replace(task, meta={}))   # a released task: no config
     assert read == generated
     assert (read["n_steps"], read["motion_ranges"]) == (20, "default")
 

@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 
+from .prior_motion import prior_config
 from .trajectory_posterior import NotConverged, smc_posterior, task_readings
 
 #: name -> :func:`smc_posterior` keyword arguments.  ``"limit"`` = ``perf/bayes_floor.py``'s
@@ -44,25 +45,6 @@ BUDGETS: dict[str, dict] = {
 _LADDER = ("tiny", "small", "medium", "limit")
 #: the budget of ``baseline:posterior`` (chosen on seed-11 tasks, ``perf/limit_frontier.py``).
 DEFAULT_BUDGET = "small"
-
-
-def prior_config(task) -> dict:
-    """The trajectory prior a task was drawn from: ``n_steps``, ``duration``,
-    ``max_components``, ``motion_ranges`` and ``emit_time_range`` (event families), from
-    ``task.meta["config"]`` (a generated task) or else the family's defaults (a task read
-    from a file, e.g. STARK's release)."""
-    from ..registry import get_family
-    cfg = dict((task.meta or {}).get("config") or {})
-    if not cfg:
-        try:
-            cfg = dict(get_family(task.family).defaults)
-        except (KeyError, ValueError):
-            cfg = {}
-    return {"n_steps": int(cfg.get("n_steps", len(task.steps) if task.steps else 50)),
-            "duration": float(cfg.get("duration", 10.0)),
-            "max_components": int(cfg.get("max_components", 3)),
-            "motion_ranges": str(cfg.get("motion_ranges", "stark_release")),
-            "emit_time_range": tuple(cfg.get("emit_time_range", (0.0, 10.0)))}
 
 
 @dataclasses.dataclass

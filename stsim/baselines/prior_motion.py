@@ -68,10 +68,11 @@ def motion_library(n_steps: int, duration: float, max_components: int = 3,
     return MotionLibrary(pos, vel, acc, np.diff(acc, axis=1))
 
 
-def task_schedule(task) -> tuple[int, float, int, str]:
-    """``(n_steps, duration, max_components, motion_ranges)`` of the trajectory prior a task was
-    drawn from: its ``meta.config`` when present (a generated task), else the family's defaults
-    (a task read from a file)."""
+def prior_config(task) -> dict:
+    """The trajectory prior a task was drawn from: ``n_steps``, ``duration`` (s),
+    ``max_components``, ``motion_ranges`` and ``emit_time_range`` (s; event families), from
+    ``task.meta["config"]`` (a generated task) or else the family's defaults (a task read from a
+    file, e.g. STARK's release)."""
     from ..registry import get_family
     cfg = dict((task.meta or {}).get("config") or {})
     if not cfg:
@@ -79,9 +80,17 @@ def task_schedule(task) -> tuple[int, float, int, str]:
             cfg = dict(get_family(task.family).defaults)
         except (KeyError, ValueError):
             cfg = {}
-    n = int(cfg.get("n_steps", len(task.steps) if task.steps else 50))
-    return (n, float(cfg.get("duration", 10.0)), int(cfg.get("max_components", 3)),
-            str(cfg.get("motion_ranges", "stark_release")))
+    return {"n_steps": int(cfg.get("n_steps", len(task.steps) if task.steps else 50)),
+            "duration": float(cfg.get("duration", 10.0)),
+            "max_components": int(cfg.get("max_components", 3)),
+            "motion_ranges": str(cfg.get("motion_ranges", "stark_release")),
+            "emit_time_range": tuple(cfg.get("emit_time_range", (0.0, 10.0)))}
+
+
+def task_schedule(task) -> tuple[int, float, int, str]:
+    """``(n_steps, duration, max_components, motion_ranges)`` of :func:`prior_config`."""
+    c = prior_config(task)
+    return c["n_steps"], c["duration"], c["max_components"], c["motion_ranges"]
 
 
 def reflect(p: np.ndarray, v: np.ndarray, lo: float, hi: float) -> None:

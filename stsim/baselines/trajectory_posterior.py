@@ -448,6 +448,29 @@ def _next_eps(w: np.ndarray, v: np.ndarray, eps: float, keep: float = 0.5) -> fl
     return float(new)
 
 
+def reading_jacobians(r: Readings, dx: np.ndarray, dy: np.ndarray, d: np.ndarray) -> list:
+    """The linearised readings of one step at positions ``(dx, dy)`` (N, m) from its m sensors
+    (plane units), ``d`` (N, m) their distances: a list of ``(dh/dpos (N, m, 2), dh/d(emission
+    time), variance (N, m))``, one per reading kind of ``r.modality``.  Variance of bounded
+    uniform noise of half-width ``a`` plus the print rounding ``h``: ``(a^2 + h^2) / 3`` (the
+    Gaussian of equal variance); range relative (``a = sigma d``), bearing in radians, ToA in
+    seconds (``dh/dpos = unit vector / speed``, ``dh/demit = 1``); proximity (no reading to
+    differentiate): the distance to each sensor with sd 1 % of the disk radius.  Used by
+    :func:`gauss_newton_chol` and :func:`posterior_crlb` (which refuses proximity)."""
+    parts = []
+    if r.modality in ("range", "range_bearing"):
+        parts.append((np.stack([dx / d, dy / d], -1), 0.0, ((r.range_sigma * d) ** 2 + ROUNDING ** 2) / 3))
+    if r.modality in ("bearing", "range_bearing"):
+        parts.append((np.stack([-dy / d ** 2, dx / d ** 2], -1), 0.0,
+                      np.full(d.shape, (r.bearing_half ** 2 + np.radians(ROUNDING) ** 2) / 3)))
+    if r.modality == "toa":
+        parts.append((np.stack([dx / d, dy / d], -1) / r.speed, 1.0,
+                      np.full(d.shape, (r.toa_half ** 2 + ROUNDING ** 2) / 3)))
+    if r.modality == "proximity":
+        parts.append((np.stack([dx / d, dy / d], -1), 0.0, np.full(d.shape, (0.01 * r.radius) ** 2)))
+    return parts
+
+
 def gauss_newton_chol(r: Readings, lay: PriorLayout, u: np.ndarray, mask: np.ndarray,
                       t_rel: np.ndarray, dims: np.ndarray, widen: np.ndarray, domain=(0.0, 10.0),
                       delta: float = 1e-5, prior_precision: float = 12.0) -> np.ndarray:
@@ -487,19 +510,7 @@ def gauss_newton_chol(r: Readings, lay: PriorLayout, u: np.ndarray, mask: np.nda
         dx = pos[:, k, None, 0] - s[None, ok, 0]
         dy = pos[:, k, None, 1] - s[None, ok, 1]
         d = np.maximum(np.hypot(dx, dy), 1e-9)
-        parts = []                        # (d reading / d pos (R, m, 2), d / d emit, variance)
-        if r.modality in ("range", "range_bearing"):
-            parts.append((np.stack([dx / d, dy / d], -1), 0.0,
-                          ((r.range_sigma * d) ** 2 + ROUNDING ** 2) / 3))
-        if r.modality in ("bearing", "range_bearing"):
-            parts.append((np.stack([-dy / d ** 2, dx / d ** 2], -1), 0.0,
-                          np.full(d.shape, (r.bearing_half ** 2 + np.radians(ROUNDING) ** 2) / 3)))
-        if r.modality == "toa":
-            parts.append((np.stack([dx / d, dy / d], -1) / r.speed, 1.0,
-                          np.full(d.shape, (r.toa_half ** 2 + ROUNDING ** 2) / 3)))
-        if r.modality == "proximity":
-            parts.append((np.stack([dx / d, dy / d], -1), 0.0, np.full(d.shape, (0.01 * r.radius) ** 2)))
-        for jp, je, var in parts:
+        for jp, je, var in reading_jacobians(r, dx, dy, d):
             H = np.einsum("rmc,rcp->rmp", jp, D[:, k]) + je * dE
             info += np.einsum("rmp,rmq,rm->rpq", H, H, 1.0 / (var * widen[k] ** 2))
     cov = np.linalg.inv(info)
@@ -1131,17 +1142,7 @@ def posterior_crlb(task, n_steps: int = 10, n_draws: int = 200, seed: int = 0, d
             dx = pos[:, k, None, 0] - s[None, ok, 0]
             dy = pos[:, k, None, 1] - s[None, ok, 1]
             d = np.maximum(np.hypot(dx, dy), 1e-9)
-            parts = []                                   # (d h / d pos (N, m, 2), d h / d emit, R)
-            if r.modality in ("range", "range_bearing"):
-                parts.append((np.stack([dx / d, dy / d], -1), 0.0,
-                              ((r.range_sigma * d) ** 2 + ROUNDING ** 2) / 3))
-            if r.modality in ("bearing", "range_bearing"):
-                parts.append((np.stack([-dy / d ** 2, dx / d ** 2], -1), 0.0,
-                              np.full(d.shape, (r.bearing_half ** 2 + np.radians(ROUNDING) ** 2) / 3)))
-            if r.modality == "toa":
-                parts.append((np.stack([dx / d, dy / d], -1) / r.speed, 1.0,
-                              np.full(d.shape, (r.toa_half ** 2 + ROUNDING ** 2) / 3)))
-            for jp, je, R in parts:
+            for jp, je, R in reading_jacobians(r, dx, dy, d):
                 H = np.einsum("nmc,ncp->nmp", jp, D[:, k]) + je * dE[:, None, :]
                 info += np.einsum("nmp,nmq,nm->npq", H, H, 1.0 / R)
         if task.answer_format == "time":
