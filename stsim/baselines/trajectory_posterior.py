@@ -684,6 +684,18 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                 a[acc] = True
             moved[a & real] += 1
             return a
+
+        def scaled_move(prop, scale, acc, count):
+            """MH on the proposals ``prop`` that stay in the unit cube; the step size
+            ``js[scale]`` adapted towards an acceptance rate of 0.15-0.3."""
+            inside = np.all((prop >= 0) & (prop <= 1), axis=1) & np.any(prop != u, axis=1)
+            a = mh(prop, inside, True)
+            if inside.any():
+                rate = a[inside].mean()
+                js[scale] = float(np.clip(js[scale] * (1.2 if rate > 0.3 else (0.8 if rate < 0.15 else 1.0)),
+                                          0.01, 3.0))
+                js[acc] += rate
+                js[count] += 1
         gnL = {}
         if gn_moves:
             for g in keys:
@@ -706,14 +718,7 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                 step = rng.normal(size=(sel.sum(), len(dims))) @ L.T
                 prop[np.ix_(sel, dims)] += js["joint"] * 2.38 / np.sqrt(len(dims)) * mult * step
             prop[:, periodic] %= 1.0   # angles: a random walk on the circle (still symmetric)
-            inside = np.all((prop >= 0) & (prop <= 1), axis=1) & np.any(prop != u, axis=1)
-            a = mh(prop, inside, True)
-            if inside.any():
-                rate = a[inside].mean()
-                js["joint"] = float(np.clip(js["joint"] * (1.2 if rate > 0.3 else (0.8 if rate < 0.15 else 1.0)),
-                                            0.01, 3.0))
-                js["acc"] += rate
-                js["n"] += 1
+            scaled_move(prop, "joint", "acc", "n")
             if gn_moves:
                 # random walk with the Gauss-Newton covariance of one of a few population
                 # members (fixed during the sweep: a mixture of symmetric proposals)
@@ -726,14 +731,7 @@ def smc_posterior(r: Readings, t_rel: np.ndarray, n_steps_scored: int, *, ranges
                     prop[np.ix_(rows_g, dims)] = metric_proposal(
                         u[np.ix_(rows_g, dims)], Ls, js["gn"] * 2.38 / np.sqrt(len(dims)), periodic[dims], rng)
                 prop[:, periodic] %= 1.0
-                inside = np.all((prop >= 0) & (prop <= 1), axis=1) & np.any(prop != u, axis=1)
-                a = mh(prop, inside, True)
-                if inside.any():
-                    rate = a[inside].mean()
-                    js["gn"] = float(np.clip(js["gn"] * (1.2 if rate > 0.3 else (0.8 if rate < 0.15 else 1.0)),
-                                             0.01, 3.0))
-                    js["gacc"] += rate
-                    js["gn_n"] += 1
+                scaled_move(prop, "gn", "gacc", "gn_n")
             for bi, b in enumerate(blocks):
                 act = mask[:, block_kind[bi]] if block_kind[bi] is not None else np.ones(n, bool)
                 if not act.any():
