@@ -72,7 +72,8 @@ SCHEDULE_BREAK = 20.0
 #: four edges); a library of 16,000 prior trajectories, 800 particles.  30 tasks of suite seed
 #: 7, filter seeds 0 / 1 / 2 pooled: trimmed RMSE 1.288 over the first 10 steps and 1.298 over all
 #: 20, against 1.367 / 1.484 for the settings before (no extent, 4,000 trajectories, 1200
-#: particles) and 1.597 / 1.793 for the grid Bayes filter; docs/stark-tier1.md.
+#: particles) and 1.597 / 1.793 for the grid Bayes filter (the sweep of 2026-12-01, in the issue-20
+#: notes; the current default's figures with their commands: docs/stark-tier1.md).
 PROXIMITY_SETTINGS = {"motion": "knn", "n_particles": 800, "knn": 8, "knn_query": "cell",
                       "extent": 0.5, "terminal": 0.3, "lib_size": 16000}
 
