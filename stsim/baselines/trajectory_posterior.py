@@ -1051,8 +1051,9 @@ def task_posterior(task, n_steps: int = 10, n_particles: int = 2000, n_moves: in
     whose posterior is broad); for range+bearing also ``gn_moves=True`` (measured there:
     fewer lost runs and closer runs at 1.4x the cost; not measured on range over 20 tasks)."""
     from ..sim.motion import MOTION_RANGES
-    cfg = task.meta["config"]
-    kw.setdefault("ranges", MOTION_RANGES[cfg.get("motion_ranges", "stark_release")])
+    from .prior_motion import prior_config
+    cfg = prior_config(task)
+    kw.setdefault("ranges", MOTION_RANGES[cfg["motion_ranges"]])
     kw.setdefault("revive", True)
     if task.inputs["modality"] in ("range", "range_bearing"):
         kw.setdefault("broad_sd", 0.3)
@@ -1097,8 +1098,9 @@ def posterior_crlb(task, n_steps: int = 10, n_draws: int = 200, seed: int = 0, d
     squared Euclidean position error, squared time, or their sum for x-y-t).
     """
     from ..sim.motion import MOTION_RANGES
-    cfg = task.meta["config"]
-    ranges = MOTION_RANGES[cfg.get("motion_ranges", "stark_release")]
+    from .prior_motion import prior_config
+    cfg = prior_config(task)
+    ranges = MOTION_RANGES[cfg["motion_ranges"]]
     t_rel = np.linspace(0.0, float(cfg["duration"]), int(cfg["n_steps"]))
     r = task_readings(task)
     if r.modality == "proximity":

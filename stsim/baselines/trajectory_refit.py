@@ -38,7 +38,7 @@ import numpy as np
 
 from ..sim.motion import MOTION_RANGES
 from .geometry import wrap_pi
-from .prior_motion import ROUNDING, task_schedule
+from .prior_motion import ROUNDING, prior_config
 from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, trajectories
 
 
@@ -401,20 +401,11 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
 
 def task_prior(task) -> tuple[int, float, int, str, tuple | None]:
     """``(n_steps, duration, max_components, motion_ranges, emit_time_range)`` of the prior a
-    tracking task was drawn from (:func:`~stsim.baselines.prior_motion.task_schedule`; the
-    emission range, ToA only, from ``meta.config`` or the family's defaults, else None)."""
-    from ..registry import get_family
-    n, duration, kmax, table = task_schedule(task)
-    if task.inputs.get("modality") != "toa":
-        return n, duration, kmax, table, None
-    cfg = dict((task.meta or {}).get("config") or {})
-    if "emit_time_range" not in cfg:
-        try:
-            cfg = dict(get_family(task.family).defaults)
-        except (KeyError, ValueError):
-            cfg = {}
-    rng = cfg.get("emit_time_range")
-    return n, duration, kmax, table, None if rng is None else (float(rng[0]), float(rng[1]))
+    tracking task was drawn from (:func:`~stsim.baselines.prior_motion.prior_config`; the
+    emission range for ToA readings only, else None)."""
+    c = prior_config(task)
+    emit = tuple(float(v) for v in c["emit_time_range"]) if task.inputs.get("modality") == "toa" else None
+    return c["n_steps"], c["duration"], c["max_components"], c["motion_ranges"], emit
 
 
 def refit_task(task, readings: Readings, path: np.ndarray, emit: np.ndarray | None = None,
