@@ -114,7 +114,6 @@ def reflect(p: np.ndarray, v: np.ndarray, lo: float, hi: float) -> None:
         np.clip(p, lo, hi, out=p)
 
 
-_STARTS: dict = {}
 _GRIDS: dict = {}
 _LIBS: dict = {}
 
@@ -151,17 +150,16 @@ def first_position_prior(lib: MotionLibrary, g: np.ndarray, smooth: float) -> np
     """(len(g)^2,) prior weight of each cell of the grid ``g`` x ``g`` (x fastest) for the
     first position: histogram of the library's first points, Gaussian-smoothed by ``smooth``
     cells (reflecting at the domain's edge), mixed with 10 % uniform; cached."""
-    key = (id(lib), len(g), float(g[0]), float(g[-1]), smooth)
-    if key not in _STARTS:
+    cache = library_cache(lib)   # keyed by the library itself: an id reused after eviction cannot hit
+    key = ("start_prior", len(g), float(g[0]), float(g[-1]), smooth)
+    if key not in cache:
         from scipy.ndimage import gaussian_filter
         cell = g[1] - g[0]
         edges = np.concatenate([g - cell / 2, [g[-1] + cell / 2]])
         h = np.histogram2d(lib.pos[:, 0, 0], lib.pos[:, 0, 1], bins=[edges, edges])[0].T
         h = gaussian_filter(h, smooth, mode="reflect")
-        if len(_STARTS) > 64:
-            _STARTS.clear()
-        _STARTS[key] = (0.9 * h / h.sum() + 0.1 / h.size).ravel()
-    return _STARTS[key]
+        cache[key] = (0.9 * h / h.sum() + 0.1 / h.size).ravel()
+    return cache[key]
 
 
 def start_graph(lib: MotionLibrary, knn: int) -> np.ndarray:
