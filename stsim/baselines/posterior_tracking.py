@@ -12,8 +12,8 @@ down.  Step ``t``'s answer is the posterior mean given the readings of steps ``0
 
 Budgets (:data:`BUDGETS`) set the sampler's particles (shared over the prior's 25
 structures, with a floor per structure), tolerance levels per step, MH sweeps per level and
-the share of effective sample size a tolerance level keeps; ``"limit"`` is the setting of
-``perf/bayes_floor.py``.  When the sampler fails at a step (no structure reaches the exact
+the share of effective sample size a tolerance level keeps; ``"limit"`` is the particle and
+level budget of ``perf/bayes_floor.py`` (without its reference options).  When the sampler fails at a step (no structure reaches the exact
 posterior within the level budget, or every particle dies), the steps from there on are
 answered by the family's default tracker (particle filter and parametric refit), which never fails; the number of such steps
 is returned.  Cost: seconds per task (``perf/limit_frontier.py`` measures the frontier of
@@ -30,7 +30,9 @@ from .prior_motion import prior_config
 from .trajectory_posterior import NotConverged, smc_posterior, task_readings
 
 #: name -> :func:`smc_posterior` keyword arguments.  ``"limit"`` = ``perf/bayes_floor.py``'s
-#: setting (1000 particles, 40 levels, 2-8 sweeps, ESS share 0.3).
+#: particle and level budget (1000 particles, 40 levels, 2-8 sweeps, ESS share 0.3), without the
+#: reference options :func:`~stsim.baselines.trajectory_posterior.task_posterior` adds
+#: (``revive``, ``broad_sd``, ``gn_moves``): not the limit itself.
 BUDGETS: dict[str, dict] = {
     "tiny": {"n_particles": 100, "min_per_structure": 4, "max_levels": 30, "n_moves": 1,
              "max_sweeps": 2, "ess_keep": 0.2, "prune_nats": 15.0},
