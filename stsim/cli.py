@@ -123,7 +123,7 @@ def _out_dir(path: Path, flag: str = "--out") -> Path:
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--n", type=_int_at_least(None, MAX_N_PER_FAMILY, _N_WHY), default=None, metavar="N",
+    p.add_argument("--n", type=_int_at_least(1, MAX_N_PER_FAMILY, _N_WHY), default=None, metavar="N",
                    help="tasks per family (default: the suite's own count)")
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="suite seed (default 0; non-negative)")
     p.add_argument("--family", default=None, metavar="GLOB",
@@ -647,8 +647,6 @@ def _cmd_run(args) -> int:
     if args.resume is not None:
         _resume_options(args)
     max_steps = None if args.max_steps == 0 else args.max_steps
-    if args.n is not None and args.n < 1:
-        raise CLIError("--n must be at least 1")
     options: dict = {}
     _check_agentic(args)
     _geoqa_conditions_apply(args)
@@ -773,9 +771,6 @@ def _open_output(path: Path):
 
 def _cmd_generate(args) -> int:
     from .benchmarks.suites import get_suite
-    from .records import dumps
-    if args.n is not None and args.n < 1:
-        raise CLIError("--n must be at least 1")
     suite = get_suite(args.suite)
     if args.step_budget is not None and not (args.prompts_only and args.mode == "agentic"):
         raise CLIError("--step-budget names the agentic tier's budget in the prompt: use it with "
@@ -884,8 +879,6 @@ def _write_tasks(args, tasks, stream, steps, total: int | None = None) -> int:
 def _cmd_export(args) -> int:
     from .benchmarks import export
     from .benchmarks.suites import get_suite
-    if args.n is not None and args.n < 1:
-        raise CLIError("--n must be at least 1")
     suite = get_suite(args.suite)
     steps = suite.max_steps if args.max_steps == -1 else (args.max_steps or None)
     tasks = suite.tasks(n=args.n, seed=args.seed, data=args.data, only=args.family)
