@@ -39,7 +39,20 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=7, help="suite seed")
     ap.add_argument("--limits", default=None, help="saved limits (perf/bayes_floor.py --save)")
     args = ap.parse_args(argv)
-    lim = json.load(open(args.limits))["families"] if args.limits else {}
+    lim = {}
+    if args.limits:
+        try:
+            with open(args.limits) as fh:
+                data = json.load(fh)
+            lim, seed = data["families"], int(data["meta"]["seed"])
+        except (OSError, ValueError, KeyError) as exc:
+            print(f"stsim: error: --limits {args.limits}: not a readable bayes_floor --save file ({exc})",
+                  file=sys.stderr)
+            return 2
+        if seed != args.seed:   # the ratios would compare different tasks
+            print(f"stsim: error: --limits {args.limits} holds suite seed {seed}'s tasks; pass --seed {seed}",
+                  file=sys.stderr)
+            return 2
     print(f"suite seed {args.seed}, {args.n} tasks per family; trimmed RMSE first 10 / all steps; CPU ms/task")
     for fam in args.family:
         tasks = [generate_task(fam, i, suite="stark-tier1", suite_seed=args.seed) for i in range(args.n)]
@@ -55,6 +68,10 @@ def main(argv=None) -> int:
                   f"  {ms:7.1f} ms/task", flush=True)
         if fam in lim:
             tl = [t for t in lim[fam]["tasks"] if not t["lost"] and t["index"] < args.n]
+            wrong = [t["id"] for t in tl if t["id"] != tasks[t["index"]].id]
+            if wrong:
+                print(f"stsim: error: --limits {args.limits}: tasks {wrong[:3]} are not this run's", file=sys.stderr)
+                return 2
             k = len(tl[0]["gold"]) if tl else 0
             L = np.array([np.linalg.norm(np.atleast_2d(np.asarray(t["limit"], float) - np.asarray(t["gold"], float))
                                          .reshape(k, -1), axis=1) for t in tl])

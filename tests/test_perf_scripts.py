@@ -112,3 +112,18 @@ def test_limit_frontier_refuses_a_missing_limits_file_and_scores_like_bayes_floo
     assert mod._errs([1.5, 2.0], [1.0, 2.5]) == [0.5, 0.5]
     assert mod._errs([[1.0, 2.0, 2.0]], [[0.0, 0.0, 0.0]]) == [3.0]
     assert mod._errs([[np.nan, 0.0]], [[0.0, 0.0]]) == [float("inf")]   # a missing answer
+
+
+def test_refit_accuracy_refuses_limits_of_another_seed(tmp_path, capsys):
+    """The ratio to the limit compares the same tasks only: a limits file of suite seed 7 with
+    --seed 11 (the default was 7 whatever the file held) is exit 2, naming the seed to pass;
+    a file that is not a bayes_floor --save file is exit 2 too."""
+    import json
+    mod = _load("refit_accuracy")
+    path = tmp_path / "limits.json"
+    path.write_text(json.dumps({"meta": {"seed": 7, "steps": 10}, "families": {}}))
+    assert mod.main(["--family", "stark.tracking.range", "--n", "1", "--seed", "11", "--limits", str(path)]) == 2
+    assert "holds suite seed 7's tasks; pass --seed 7" in capsys.readouterr().err
+    path.write_text("{}")
+    assert mod.main(["--family", "stark.tracking.range", "--n", "1", "--limits", str(path)]) == 2
+    assert "not a readable bayes_floor --save file" in capsys.readouterr().err
