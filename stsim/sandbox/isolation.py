@@ -192,6 +192,18 @@ def _python_roots() -> list[str]:
     return sorted(r for r in roots if r and os.path.isdir(r))
 
 
+def _python_lib_roots() -> list[str]:
+    """Where a guarded in-process program may read Python modules from (``--isolation
+    process``): the standard library and the site-packages of this interpreter (sysconfig's
+    ``stdlib``, ``platstdlib``, ``purelib``, ``platlib`` and :func:`site.getsitepackages`), not
+    the whole venv folder, which may hold the checkout itself (a clone made inside the venv)."""
+    import site
+    import sysconfig
+    paths = sysconfig.get_paths()
+    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")} | set(site.getsitepackages())
+    return sorted(r for r in roots if r and os.path.isdir(r))
+
+
 def _inner_root(path: str) -> str:
     """Where a host path of the Python install is mounted inside the sandbox.
 
@@ -698,7 +710,7 @@ class Sandbox:
         self.use_cgroup = use_cgroup
         self.extra_paths: list[str] = []
         inner = self.isolation == "bwrap"
-        self.read_roots = [_inner_root(r) if inner else r for r in _python_roots()]
+        self.read_roots = [_inner_root(r) for r in _python_roots()] if inner else _python_lib_roots()
         if share_stsim:
             pkg = Path(__file__).resolve().parents[1]
             self.extra_paths.append(_INNER_LIB if inner else str(pkg.parent))
