@@ -352,3 +352,16 @@ def test_no_nested_user_namespaces():
                   "    p = subprocess.run(['unshare', '--user', 'true'], capture_output=True, text=True)\n"
                   "    print(p.stderr)\n    return p.returncode\n")
     assert r.status == "ok" and r.value != 0 and "unshare failed" in r.stdout, (r.value, r.stdout)
+
+
+def test_process_mode_reads_modules_only_not_the_venv_folder():
+    """--isolation process may read the standard library and site-packages, never the venv
+    folder as a whole: a checkout cloned inside the venv folder (mktemp venv, clone in it) was
+    readable by model code ('read the checkout' returned ok)."""
+    import sys
+    import sysconfig
+    from stsim.sandbox.isolation import _python_lib_roots
+    roots = _python_lib_roots()
+    assert sys.prefix not in roots and sys.base_prefix not in roots
+    assert sysconfig.get_paths()["purelib"] in roots and sysconfig.get_paths()["stdlib"] in roots
+    assert all(r.startswith((sys.prefix + os.sep, sys.base_prefix + os.sep)) for r in roots)
