@@ -65,16 +65,10 @@ def _int_at_least(low: int | None, high: int | None = None, why: str = ""):
     return parse
 
 
-#: the largest ``--workers``: requests in flight to a live model; solvers that run here (in
-#: processes, or sandboxes of a ``code:`` solver, each an interpreter of its own) get at most
-#: :func:`_local_workers_max` (``--workers 1000`` started 1000 of them)
+#: the largest ``--workers``: requests in flight to a live model (``stsim.benchmarks.runner``'s
+#: ``MAX_WORKERS``, not imported at start-up); solvers that run here get at most 4 per core,
+#: checked by the runner (``check_run_options``), for the API as for the CLI
 MAX_WORKERS = 256
-
-
-def _local_workers_max() -> int:
-    """The largest ``--workers`` for a solver that runs on this machine: 4 per core (at least 8)."""
-    import os
-    return max(8, 4 * (os.cpu_count() or 1))
 
 
 #: the largest ``--n`` (tasks per family): far above every benchmark's size (STARK: 50), far
@@ -650,10 +644,12 @@ def _cmd_run(args) -> int:
     options: dict = {}
     _check_agentic(args)
     _geoqa_conditions_apply(args)
-    live = args.solver.startswith("openai") and args.mode == "da"  # ci / agentic run code here too
-    if not live and args.workers > _local_workers_max():
-        raise CLIError(f"--workers {args.workers}: --solver {args.solver} runs each worker on this machine "
-                       f"(a process or a sandbox); at most {_local_workers_max()} here (4 per core)")
+    from .benchmarks.runner import RunError, check_run_options
+    try:  # before any folder is touched: --workers above 4 per core for a solver that runs here
+        check_run_options(seed=args.seed, trim=args.trim, workers=args.workers, max_steps=max_steps,
+                          solver_spec=args.solver, solver_options={"mode": args.mode})
+    except RunError as exc:
+        raise CLIError(str(exc)) from None
     if args.solver.startswith("openai"):
         options.update(base_url=args.base_url, mode=args.mode, api_key_env=args.api_key_env,
                        temperature=args.temperature, seed=args.model_seed, max_tokens=args.max_tokens,
