@@ -673,8 +673,10 @@ _SET_FORMATS = ("relation_set", "entity_set")
 def _bad_json_value(value: Any, top_bool_ok: bool) -> str | None:
     """What in ``value`` (a JSON-decoded gold or typed answer, nested lists allowed) makes it no
     answer of any format: ``true`` / ``false`` where a number or name is expected (anywhere but
-    the top of a yes/no answer), or a NaN or infinite number (JSON ``NaN``, ``Infinity``, or a
-    literal too large for a float, e.g. ``1e400``).  ``None`` when neither occurs."""
+    the top of a yes/no answer), a NaN or infinite number (JSON ``NaN``, ``Infinity``, a
+    literal too large for a float, e.g. ``1e400``; from the API also a NumPy or ``Decimal``
+    one), or an integer too large for a float (a JSON literal of 310 digits).  ``None`` when
+    none occurs."""
     if isinstance(value, bool) and top_bool_ok:
         return None
     todo = [value]  # a stack, not recursion: a value may be nested deeper than Python recurses
@@ -682,10 +684,16 @@ def _bad_json_value(value: Any, top_bool_ok: bool) -> str | None:
         v = todo.pop()
         if isinstance(v, bool):
             return f"{json.dumps(v)} (a JSON boolean, not a number or a name)"
-        if isinstance(v, float) and not math.isfinite(v):
-            return f"the non-finite number {v!r}"
         if isinstance(v, (list, tuple)):
             todo.extend(reversed(v))
+        elif not isinstance(v, str) and hasattr(v, "__float__"):   # int, float, numpy, Decimal
+            try:
+                if not math.isfinite(float(v)):
+                    return f"the non-finite number {float(v)!r}"
+            except OverflowError:
+                return "a number too large for a float (above 1.8e308)"
+            except (TypeError, ValueError):   # __float__ refused: the format's check says why
+                pass
     return None
 
 
@@ -719,8 +727,8 @@ def check_value(format_name: str, value: Any, spec: dict[str, Any] | None = None
         except (TypeError, ValueError, IndexError, KeyError, AttributeError, OverflowError) as exc:
             raise ParseError(f"{what} {value!r:.60} does not fit format {format_name} ({exc})") from None
     if fmt.numeric or format_name == "binary":
-        if isinstance(value, str) or (isinstance(value, (list, tuple))
-                                      and any(isinstance(v, (str, bool)) or v is None for v in value)):
+        if isinstance(value, str) or (isinstance(value, (list, tuple))   # (booleans: refused above)
+                                      and any(isinstance(v, str) or v is None for v in value)):
             raise ParseError(f"a {format_name} {what} must be numbers, got {value!r:.60}")
         if format_name == "point" and (not isinstance(value, (list, tuple)) or len(value) != 2):
             raise ParseError(f"a point {what} needs 2 numbers, got {value!r:.60}")
@@ -735,13 +743,9 @@ def check_value(format_name: str, value: Any, spec: dict[str, Any] | None = None
         raise
     except (TypeError, ValueError, IndexError, KeyError, AttributeError, OverflowError) as exc:
         raise ParseError(f"{what} {value!r:.60} does not fit format {format_name} ({exc})") from None
-    if fmt.numeric:
-        flat = norm if isinstance(norm, list) else [norm]
-        if not all(math.isfinite(v) for v in flat):
-            raise ParseError(f"{what} {value!r:.60} has a non-finite number")
-        length = (spec or {}).get("length")
-        if format_name == "vector" and length is not None and len(flat) != int(length):
-            raise ParseError(f"a vector {what} of length {length} expected, got {len(flat)}")
+    length = (spec or {}).get("length")   # every number is finite: _bad_json_value refused the rest
+    if format_name == "vector" and length is not None and len(norm) != int(length):
+        raise ParseError(f"a vector {what} of length {length} expected, got {len(norm)}")
     return norm
 
 

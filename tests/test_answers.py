@@ -1,9 +1,11 @@
 """Answer parsing per the STARK rubric, and the answer formats."""
 import math
+from decimal import Decimal
 
+import numpy as np
 import pytest
 
-from stsim.answers import FORMATS, numbers_in, parse_answer, stark_rubric
+from stsim.answers import FORMATS, ParseError, check_value, numbers_in, parse_answer, stark_rubric
 
 
 @pytest.mark.parametrize("text, body", [
@@ -72,3 +74,30 @@ def test_words_among_numbers_are_a_format_failure(body):
 def test_scientific_notation_is_not_a_word():
     a = parse_answer("[RESULTS_START] [1.5e-1, 2E+0] [RESULTS_END]", task_id="t", step=None, answer_format="point")
     assert a.status == "ok" and a.value == [0.15, 2.0]
+
+
+# check_value refused a JSON boolean inside a list twice (the second check could not fire) and
+# caught a non-finite number a second time after normalising (reachable only with a non-float
+# number, which the first check missed): one check now covers every number kind, and an integer
+# too large for a float (a JSON literal of 400 digits) is refused for every format, where a
+# geo gold raised OverflowError (a traceback) and a point answer said "does not fit".
+@pytest.mark.parametrize("fmt,value,needle", [
+    ("point", [np.float32("inf"), 1.0], "non-finite number inf"),
+    ("time", Decimal("-Infinity"), "non-finite number"),
+    ("vector", [1.0, np.float64("nan")], "non-finite number nan"),
+    ("point", [10 ** 400, 1], "too large for a float"),
+    ("geo_distance", 10 ** 400, "too large for a float"),
+    ("geo_point", [10 ** 400, 1.0], "too large for a float"),
+], ids=["float32-inf", "decimal-inf", "float64-nan", "point-huge-int", "geo_distance-huge-int",
+        "geo_point-huge-int"])
+@pytest.mark.parametrize("what", ["gold", "answer"])
+def test_check_value_refuses_every_kind_of_non_finite_or_huge_number(fmt, value, needle, what):
+    with pytest.raises(ParseError, match=needle):
+        check_value(fmt, value, what=what)
+
+
+def test_check_value_keeps_finite_numpy_and_decimal_numbers():
+    assert check_value("point", [np.float32(1.5), Decimal("2.25")]) == [1.5, 2.25]
+    assert check_value("scalar", 10 ** 300) == 1e300
+    with pytest.raises(ParseError, match="a vector gold of length 3 expected, got 2"):
+        check_value("vector", [1.0, 2.0], {"length": 3})
