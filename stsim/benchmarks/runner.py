@@ -244,9 +244,20 @@ def previous_answers(out: Path, tasks: Iterable[Task]) -> dict[str, list[Answer]
     return final
 
 
+#: the files a run writes into its folder (a ``--resume`` given one of them is told the folder)
+_RUN_FOLDER_FILES = ("run.json", "tasks.jsonl", "answers.jsonl", "answers.previous.jsonl", "scores.jsonl",
+                     "summary.json")
+
+
 def _check_resume(out: Path, identity: dict[str, Any]) -> None:
     """Raise :class:`RunError` unless ``out`` holds a run with the same identity."""
     path = out / "run.json"
+    if out.exists() and not out.is_dir():
+        hint = (f"; give its folder: --resume {out.parent}"
+                if out.name in _RUN_FOLDER_FILES and (out.parent / "run.json").is_file() else "")
+        raise RunError(f"--resume {out}: is a file, not a folder; --resume takes the folder of the "
+                       "interrupted run (its --out folder, holding run.json, tasks.jsonl and answers.jsonl)"
+                       + hint)
     if not out.is_dir():
         raise RunError(f"--resume {out}: no such folder")
     if not path.exists():
