@@ -16,6 +16,7 @@ is an :class:`~stsim.records.Answer` with status ``format_failure`` (or ``refusa
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import json
 import re
@@ -759,13 +760,33 @@ def check_gold(format_name: str, value: Any, spec: dict[str, Any] | None = None)
     return check_value(format_name, value, spec, what="gold")
 
 
+#: The longest reply text the rubrics, the refusal reader and the lenient reader scan: a longer
+#: reply is read from its last ``MAX_REPLY_CHARS`` characters only (every rubric takes the answer
+#: at the end: the last block, the last answer line), and its answer's ``detail`` says so.  A
+#: million characters is about 250,000 tokens, above any model's output limit; a 50 MB reply took
+#: ~10 s of regular-expression scans (``perf/long_reply.py``).  ``stark-legacy`` (STARK's own
+#: reader: the *first* block) reads the whole reply.
+MAX_REPLY_CHARS = 1_000_000
+
+
+def reply_tail(text: str) -> tuple[str, str | None]:
+    """``(the part of text the readers scan, a note when it was cut)``: the whole ``text`` and
+    ``None``, or its last :data:`MAX_REPLY_CHARS` characters and a note naming both lengths."""
+    if len(text) <= MAX_REPLY_CHARS:
+        return text, None
+    return text[-MAX_REPLY_CHARS:], (f"a reply of {len(text):,} characters: only its last {MAX_REPLY_CHARS:,} "
+                                     "were read (stsim.answers.MAX_REPLY_CHARS)")
+
+
 def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: str,
                  rubric: str = "stark", spec: dict[str, Any] | None = None,
                  solver: str | None = None) -> Answer:
     """Read a model reply into an :class:`Answer`; never raises on arbitrary text.
 
     Returns status ``ok`` with a typed value, ``refusal`` when no answer is found and the text
-    reads as a refusal, or ``format_failure`` with ``detail`` saying what was wrong.
+    reads as a refusal, or ``format_failure`` with ``detail`` saying what was wrong.  A reply
+    longer than :data:`MAX_REPLY_CHARS` is read from its end only (:func:`reply_tail`; the
+    ``detail`` says so; ``text`` stays whole), except by ``stark-legacy``.
     """
     if not isinstance(text, str):
         return Answer(task_id, step, "format_failure", text=None if text is None else str(text),
@@ -773,6 +794,18 @@ def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: st
     if rubric == "stark-legacy":
         return _parse_stark_legacy(text, task_id=task_id, step=step, answer_format=answer_format,
                                    spec=spec, solver=solver)
+    scan, cut = reply_tail(text)
+    if cut is None:
+        return _parse_text(text, task_id=task_id, step=step, answer_format=answer_format, rubric=rubric,
+                           spec=spec, solver=solver)
+    got = _parse_text(scan, task_id=task_id, step=step, answer_format=answer_format, rubric=rubric,
+                      spec=spec, solver=solver)
+    return dataclasses.replace(got, text=text, detail=cut if got.detail is None else f"{got.detail}; {cut}")
+
+
+def _parse_text(text: str, *, task_id: str, step: int | None, answer_format: str, rubric: str,
+                spec: dict[str, Any] | None, solver: str | None) -> Answer:
+    """:func:`parse_answer` of a reply of at most :data:`MAX_REPLY_CHARS` characters."""
     if rubric == "qstrbench-published":
         names = qstrbench_published_relations(text)
         if not names:
@@ -855,7 +888,7 @@ _BRACKETED = re.compile(r"\[[^\[\]]*\]")
 def lenient_read(text: Any, answer_format: str, spec: dict[str, Any] | None = None) -> Any:
     """What a lenient reader would make of a reply our strict reader rejects; ``None`` if
     nothing.  Used only to *count* what strictness costs (``stsim score`` prints the count);
-    never to score.
+    never to score.  A reply longer than :data:`MAX_REPLY_CHARS` is read from its end only.
 
     The block's body (or, without a block, the last bracketed group, else the whole reply) with
     every word dropped: "4.49 s", "x = 9.2, y = 1.6", "approximately [0.43, 1.46] units" are read
@@ -865,6 +898,7 @@ def lenient_read(text: Any, answer_format: str, spec: dict[str, Any] | None = No
     if not isinstance(text, str) or answer_format not in ("point", "time", "scalar", "vector"):
         return None
     n = {"point": 2, "time": 1, "scalar": 1}.get(answer_format) or (spec or {}).get("length")
+    text = reply_tail(text)[0]
     body = stark_rubric(text)
     if body is None:
         groups = _BRACKETED.findall(normalise_typography(text))
