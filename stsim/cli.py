@@ -203,6 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "models: requests in flight across the whole cluster")
     _add_cluster(r)
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--explain", action="store_true",
+                   help="print the full legend under the table (every column, convention and source), not the short one")
     r.add_argument("--context", choices=("none", "triples-raw", "triples-json", "triples-prose"), default="none",
                    help="geoqa evaluation condition: the gold triples before each question as N-Triples, "
                         "JSON or prose (default none; docs/geoqa.md)")
@@ -302,6 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-steps", type=_int_at_least(0), default=10, metavar="K",
                    help="tracking steps scored per task (default 10; 0 = all)")
     s.add_argument("--trim", type=_trim_fraction, default=0.10, help="trim fraction each side (default 0.10)")
+    s.add_argument("--explain", action="store_true",
+                   help="print the full legend under the table (every column, convention and source), not the short one")
     s.add_argument("--tolerance", type=float, default=None, metavar="X",
                    help="numeric items count as correct when their error is at most X")
     s.add_argument("--rubric", choices=("default", "stark-legacy", "qstrbench-published"), default="default",
@@ -636,7 +640,7 @@ def _geoqa_conditions_apply(args) -> None:
 
 
 def _cmd_run(args) -> int:
-    from .scoring.report import format_table, legend
+    from .scoring.report import format_table, legend, short_legend
     from .benchmarks.runner import run
     if args.resume is not None:
         _resume_options(args)
@@ -715,7 +719,8 @@ def _cmd_run(args) -> int:
               f"{'y' if len(dead) == 1 else 'ies'} ({', '.join(dead[:4])}{', ...' if len(dead) > 4 else ''}); "
               "the reason of each is in answers.jsonl ('detail').")
     if not own_table:
-        print(f"\n{legend(summary['families'])}")
+        print("\n" + (legend(summary["families"]) if args.explain else
+                      short_legend(summary["families"], f"add --explain (stsim run {args.suite} --explain)")))
     if "solver_variant_families" in summary:
         used = set(summary["solver_variant_families"])
         others = sorted(f for f in summary["families"] if f not in used)
@@ -943,7 +948,7 @@ def _cmd_show(args) -> int:
 def _cmd_score(args) -> int:
     from .solvers.answers_file import format_outcomes, outcome_counts, read_answers, tag_outcomes
     from .solvers.random_guess import random_reference
-    from .scoring.report import format_table, legend
+    from .scoring.report import format_table, legend, short_legend
     from .scoring.score import run_analyses, score_answers, summarise
     from .records import read_tasks, write_jsonl
     from .registry import validate_task
@@ -1028,7 +1033,7 @@ def _cmd_score(args) -> int:
         print(f"\nstrictness: a lenient reader (words dropped: '4.49 s', 'x = 9.2, y = 1.6', 'approximately "
               f"[0.43, 1.46] units') would have read {sum(lenient.values())} of the {fails} format failure(s) "
               "with reply text (per family: 'lenient_recoverable' in summary.json); they stay failures.")
-    print("\n" + legend(fams))
+    print("\n" + (legend(fams) if args.explain else short_legend(fams, "add --explain (stsim score TASKS ANSWERS --explain)")))
     if args.out is not None:
         print(f"Wrote {args.out}/ ({', '.join(_written(args.out))})")
     return 0
