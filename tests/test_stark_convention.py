@@ -75,6 +75,9 @@ def test_huge_and_tiny_finite_answers_give_finite_non_zero_stark_values():
     # the field items of the test above, x 1e200: relative errors unchanged, the near-zero rule too
     assert stark_item_error("spatiotemporal_forecast", [3e200, 5e200], [3e200, 4e200]) == pytest.approx(1 / 5)
     assert stark_item_error("spatiotemporal_impute", [2e200, 0.0, 0.0, 0.0], [0.0] * 4) == pytest.approx(1e200)
+    # their mean (the family's 'STARK trim') is finite too: (1e308 + 1.5e308) / 2, not an overflow
+    assert stark_trimmed_mean([1e308, 1.5e308], trim=0.0) == pytest.approx(1.25e308)
+    assert stark_trimmed_mean([1.0, math.inf], trim=0.0) == math.inf
     # an infinite error stays infinite; ordinary values are computed as before, bit for bit
     assert stark_item_error("loc_range", [1.7e308, 0.0], [-1.7e308, 0.0]) == math.inf
     assert stark_item_error("loc_range", [0.1, 0.7], [0.3, 0.2]) == math.sqrt(((0.1 - 0.3) ** 2 + (0.7 - 0.2) ** 2) / 2)

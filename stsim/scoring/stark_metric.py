@@ -261,9 +261,17 @@ def stark_item(task: Task, answers: Iterable[Answer], max_steps: int | None = TS
 
 def stark_trimmed_mean(values: Sequence[float], trim: float = 0.10) -> float:
     """Mean of the values without the ``floor(trim * n)`` smallest and largest (§4.1);
-    NaN when empty."""
+    NaN when empty.  Finite values whose sum overflows (per-item values near 1e308) are
+    averaged scaled by the largest magnitude: the mean of finite values is finite."""
     kept = trimmed(values, trim)
-    return float(np.mean(kept)) if len(kept) else math.nan
+    if not len(kept):
+        return math.nan
+    with np.errstate(over="ignore"):
+        mean = float(np.mean(kept))
+    if math.isinf(mean) and np.all(np.isfinite(kept)):
+        top = float(np.max(np.abs(kept)))
+        mean = top * float(np.mean(kept / top))
+    return mean
 
 
 def summarise_stark(items: Iterable[StarkItem], trim: float = 0.10) -> dict[str, dict[str, Any]]:
