@@ -38,6 +38,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
+from _common import STONESOUP_FAMILIES, TRACKING, answer_values, item_errors
+
 from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.baselines.posterior import toa_marginal
 from stsim.baselines.stark_tier1 import _readings, position_loglik
@@ -47,13 +49,11 @@ from stsim.scoring.metrics import trimmed_rmse
 from stsim.scoring.stark_metric import (STARK_DATASETS, stark_item_error, stark_track_error,
                                         stark_trimmed_mean)
 
+#: the localisation families with a grid posterior (proximity: the default is the exact
+#: posterior mean; x-y-t: no grid over time here)
 LOCALISATION = ["stark.localization.range", "stark.localization.bearing",
                 "stark.localization.range_bearing", "stark.localization.event",
                 "stark.temporal_localization.event"]
-STONESOUP_FAMILIES = ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing"]
-TRACKING = ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",
-            "stark.tracking.proximity", "stark.tracking.event", "stark.temporal_tracking.event",
-            "stark.tracking.event_xyt"]
 
 
 def stark_value(fam: str, pred: np.ndarray, gold: np.ndarray) -> float:
@@ -65,8 +65,9 @@ def stark_value(fam: str, pred: np.ndarray, gold: np.ndarray) -> float:
     return float(stark_item_error(ds, pred, gold))
 
 
-def _err(pred, gold) -> float:
-    return float(np.linalg.norm(np.atleast_1d(np.asarray(pred, float) - np.asarray(gold, float))))
+def _err(fmt: str, pred, gold) -> float:
+    """One item's error in the answer format ``fmt`` (``perf/_common.py``'s :func:`item_errors`)."""
+    return float(item_errors(fmt, [pred], [gold])[0])
 
 
 def localisation_row(fam: str, n: int, seed: int) -> dict:
@@ -96,8 +97,8 @@ def localisation_row(fam: str, n: int, seed: int) -> dict:
             mean = w @ grid / w.sum()
         t_lim += time.perf_counter() - t
         gold = np.asarray(task.answer, float)
-        ours.append(_err(est, gold))
-        lim.append(_err(mean, gold))
+        ours.append(_err(task.answer_format, est, gold))
+        lim.append(_err(task.answer_format, mean, gold))
         s_ours.append(stark_value(fam, est, gold))
         s_lim.append(stark_value(fam, mean, gold))
     return {"family": fam, "n": n, "lost": 0, "limit": trimmed_rmse(lim), "ours": trimmed_rmse(ours),
@@ -125,7 +126,7 @@ def _track_task(args):
         for kind in ("ekf", "ukf", "pf"):
             t = time.perf_counter()
             est = stonesoup_track(task, kind)[:steps]
-            ss[kind] = (np.hypot(*(est - golds).T).tolist(), time.perf_counter() - t)
+            ss[kind] = (item_errors(task.answer_format, est, golds).tolist(), time.perf_counter() - t)
     t = time.perf_counter()
     ans = BASELINES[fam](task)[:steps]
     t_ours = time.perf_counter() - t
@@ -152,22 +153,16 @@ def _track_task(args):
     except ValueError:   # proximity: binary detections, no Fisher information
         crlb = None
 
-    def values(r):
-        if task.answer_format == "time":
-            return r.emit
-        if task.answer_format == "vector":
-            return np.column_stack([r.pos, r.emit])
-        return r.pos
-    vals = [None if r is None else values(r) for r in runs]
+    vals = [None if r is None else answer_values(task, r.pos, r.emit) for r in runs]
     ok = [v for v in vals if v is not None]
     if not ok:
-        return {"lost": True, "id": task_id, "t_ours": t_ours, "t_limit": t_lim, "c_limit": c_lim, "index": i, "ss": ss,
+        return {"lost": True, "id": task_id, "format": task.answer_format, "t_ours": t_ours, "t_limit": t_lim, "c_limit": c_lim, "index": i, "ss": ss,
                 "errors": errors}
     r0 = next(r for r in runs if r is not None)
     var = r0.emit_var if task.answer_format == "time" else r0.pos_var + (
         r0.emit_var if task.answer_format == "vector" else 0.0)
     # the limit: the mean of the two runs' posterior means (half the Monte-Carlo variance of one)
-    return {"lost": False, "ours": ours, "limit": np.mean(ok, axis=0), "run1": ok[0], "gold": golds, "id": task_id,
+    return {"lost": False, "format": task.answer_format, "ours": ours, "limit": np.mean(ok, axis=0), "run1": ok[0], "gold": golds, "id": task_id,
             "agree": _rms_diff(ok[0], ok[1]) if len(ok) == 2 else float("nan"),
             "runs_ok": len(ok), "ess": float(r0.ess.min()), "index": i, "errors": errors,
             "abandoned": sum(r.abandoned for r in runs if r is not None),
@@ -207,12 +202,12 @@ def tracking_row(fam: str, n: int, seed: int, steps: int, particles: int, moves:
     done = [r for r in res if not r["lost"]]
     e_ours, e_lim, s_ours, s_lim = [], [], [], []
     for r in done:
-        e_ours += [_err(p, g) if np.all(np.isfinite(p)) else np.inf for p, g in zip(r["ours"], r["gold"])]
-        e_lim += [_err(p, g) for p, g in zip(r["limit"], r["gold"])]
+        e_ours += item_errors(r["format"], r["ours"], r["gold"]).tolist()
+        e_lim += item_errors(r["format"], r["limit"], r["gold"]).tolist()
         s_ours.append(stark_value(fam, r["ours"], r["gold"]))
         s_lim.append(stark_value(fam, r["limit"], r["gold"]))
-    e_var = [_err(p, g) if np.all(np.isfinite(p)) else np.inf
-             for r in done if r["variant"] is not None for p, g in zip(r["variant"], r["gold"])]
+    e_var = [e for r in done if r["variant"] is not None
+             for e in item_errors(r["format"], r["variant"], r["gold"]).tolist()]
     return {"family": fam, "n": len(done), "lost": len(res) - len(done), "tasks": res,
             "variant": trimmed_rmse(e_var) if e_var else None,
             "t_variant": float(np.mean([r.get("t_variant", 0.0) for r in res])),

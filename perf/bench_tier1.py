@@ -39,6 +39,8 @@ import os
 import time
 
 import numpy as np
+from _common import LOCALISATION as FAMILIES
+from _common import TRACKING, timed_each
 from scipy.optimize import least_squares
 
 from stsim.answers import get_format
@@ -47,14 +49,6 @@ from stsim.baselines.geometry import proximity_grid_search, wrap_pi
 from stsim.scoring.metrics import trimmed_rmse
 from stsim.registry import generate_task
 from stsim.sim.readings import readings_to_array
-
-TRACKING = ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",
-            "stark.tracking.proximity", "stark.tracking.event", "stark.temporal_tracking.event",
-            "stark.tracking.event_xyt"]
-FAMILIES = ["stark.localization.range", "stark.localization.bearing",
-            "stark.localization.range_bearing", "stark.localization.proximity",
-            "stark.localization.event", "stark.temporal_localization.event",
-            "stark.localization.event_xyt"]
 
 
 def naive(task) -> object:
@@ -109,14 +103,8 @@ def _others(before, after) -> tuple[float, float]:
 
 def per_task_costs(fam: str, tasks) -> np.ndarray:
     """CPU seconds (``time.process_time``) of ``BASELINES[fam]`` on each task, after one untimed
-    warm-up call (lazy imports, cached tables)."""
-    BASELINES[fam](tasks[0])
-    each = np.empty(len(tasks))
-    for k, task in enumerate(tasks):
-        t = time.process_time()
-        BASELINES[fam](task)
-        each[k] = time.process_time() - t
-    return each
+    warm-up call (lazy imports, cached tables): ``perf/_common.py``'s :func:`timed_each`."""
+    return timed_each(BASELINES[fam], tasks)[1]
 
 
 def growth(each: np.ndarray, small: int) -> tuple[float, float]:

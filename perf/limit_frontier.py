@@ -3,8 +3,9 @@
 budget of :data:`~stsim.baselines.posterior_tracking.BUDGETS`, against the SAVED limits of
 ``perf/bayes_floor.py --save PATH`` (never recomputed here).
 
-Per family and budget: the ratio of the tracker's trimmed error (Euclidean per item; absolute
-time error for the temporal family; [x, y, t] norm for x-y-t, as ``bayes_floor.py``) to the
+Per family and budget: the ratio of the tracker's trimmed error (the answer format's per-item
+error, ``perf/_common.py``: Euclidean; absolute time error for the temporal family; [x, y, t]
+norm for x-y-t, as ``bayes_floor.py``) to the
 limit's, over the first ``steps`` steps the limits file holds, on the tasks whose limit
 converged; the CPU ms per task to answer those first steps and to answer all of the task's
 steps (one run per task: the time at which each step's answer was ready; the sampler never
@@ -32,42 +33,17 @@ import sys
 import time
 
 import numpy as np
+from _common import STONESOUP_FAMILIES as SS_FAMILIES
+from _common import answer_values, check_task_ids, cpu_ms_per_task, item_errors, load_limits
 
 from stsim.baselines import BASELINES
 from stsim.baselines.posterior_tracking import BUDGETS, posterior_track
 from stsim.registry import generate_task
 from stsim.scoring.metrics import trimmed_rmse
 
-SS_FAMILIES = ("stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing")
 
-
-def _values(task, pos, emit) -> np.ndarray:
-    if task.answer_format == "time":
-        return np.asarray(emit, float)
-    if task.answer_format == "vector":
-        return np.column_stack([pos, emit])
-    return np.asarray(pos, float)
-
-
-def _errs(est, gold) -> list[float]:
-    d = np.asarray(est, float) - np.asarray(gold, float)
-    e = np.abs(d) if d.ndim == 1 else np.linalg.norm(d, axis=1)
-    return [float(x) if np.isfinite(x) else float("inf") for x in e]
-
-
-def load_limits(path: str | None) -> dict:
-    """The ``perf/bayes_floor.py --save`` JSON; exits 2 with a clear message when absent."""
-    if not path or not os.path.exists(path):
-        print(f"stsim: error: limits file {path!r} not found: produce it once with "
-              "`python perf/bayes_floor.py --n 20 --save PATH` (hours of CPU) and pass "
-              "--limits PATH; this script never recomputes the limit", file=sys.stderr)
-        sys.exit(2)
-    with open(path) as fh:
-        data = json.load(fh)
-    if "families" not in data or "meta" not in data:
-        print(f"stsim: error: {path}: not a bayes_floor --save file (no 'meta'/'families')", file=sys.stderr)
-        sys.exit(2)
-    return data
+def _errs(fmt: str, est, gold) -> list[float]:
+    return item_errors(fmt, est, gold).tolist()
 
 
 def stonesoup_ms(fam: str, seed: int, n: int) -> float | None:
@@ -80,14 +56,11 @@ def stonesoup_ms(fam: str, seed: int, n: int) -> float | None:
     ref = fam if fam in SS_FAMILIES else "stark.tracking.range"
     tasks = [generate_task(ref, i, suite="stark-tier1", suite_seed=seed) for i in range(n)]
     cfg = TUNED["pf"][ref]
-    stonesoup_track(tasks[0], "pf", cfg)   # warm-up
-    c = time.process_time()
-    for t in tasks:
-        stonesoup_track(t, "pf", cfg)
-    return 1000 * (time.process_time() - c) / n
+    return cpu_ms_per_task(lambda t: stonesoup_track(t, "pf", cfg), tasks)
 
 
-def family_rows(fam: str, fam_data: dict, seed: int, steps: int, n: int, budgets: list[str]) -> dict:
+def family_rows(fam: str, fam_data: dict, seed: int, steps: int, n: int, budgets: list[str],
+                path: str = "--limits") -> dict:
     tasks = [r for r in fam_data["tasks"] if not r["lost"]][:n]
     out = {"default": {"e": [], "ms_all": []}, **{b: {"e": [], "ms10": [], "ms_all": [], "fallback": 0}
                                                   for b in budgets}}
@@ -96,20 +69,19 @@ def family_rows(fam: str, fam_data: dict, seed: int, steps: int, n: int, budgets
         BASELINES[fam](generate_task(fam, tasks[0]["index"], suite="stark-tier1", suite_seed=seed))
     for rec in tasks:
         task = generate_task(fam, rec["index"], suite="stark-tier1", suite_seed=seed)
-        if task.id != rec["id"]:
-            raise SystemExit(f"stsim: error: {fam} task {rec['index']} is {task.id}, the limits file "
-                             f"has {rec['id']} (another generator version?)")
+        check_task_ids([rec], {rec["index"]: task}, path)
+        fmt = task.answer_format
         gold = np.asarray(rec["gold"], float)
-        e_lim += _errs(rec["limit"], gold)
+        e_lim += _errs(fmt, rec["limit"], gold)
         c = time.process_time()
         ans = BASELINES[fam](task)
         out["default"]["ms_all"].append(1000 * (time.process_time() - c))
         dv = np.array([a.value if a.status == "ok" else np.full(gold.shape[1:], np.nan)
                        for a in ans[:steps]], float)
-        out["default"]["e"] += _errs(dv, gold)
+        out["default"]["e"] += _errs(fmt, dv, gold)
         for b in budgets:
             r = posterior_track(task, b)
-            out[b]["e"] += _errs(_values(task, r.pos, r.emit)[:steps], gold)
+            out[b]["e"] += _errs(fmt, answer_values(task, r.pos, r.emit)[:steps], gold)
             out[b]["ms10"].append(1000 * r.cpu[min(steps, len(r.cpu)) - 1])
             out[b]["ms_all"].append(1000 * r.cpu[-1])
             out[b]["fallback"] += r.fallback
@@ -186,7 +158,7 @@ def main(argv=None) -> int:
     print(f"{'family':32s} {'tracker':9s} {'ratio':>6s} {'ms 10 st':>9s} {'ms all':>8s} "
           f"{'fallback':>8s} {'SS PF ms':>8s} {'target':>7s} {'meets':>5s}")
     for fam in fams:
-        r = family_rows(fam, data["families"][fam], seed, steps, args.n, args.budgets)
+        r = family_rows(fam, data["families"][fam], seed, steps, args.n, args.budgets, args.limits)
         ss = stonesoup_ms(fam, seed, args.ss_n)
         r["ss_ms"], r["target_ms"] = ss, (ss / args.target if ss else None)
         results[fam] = r

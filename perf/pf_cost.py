@@ -26,21 +26,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
+
+from _common import PF_FAMILIES as FAMILIES
+from _common import cpu_ms_per_task as _ms_per_task   # after a warm-up: lazy imports, cached priors
 
 from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.registry import generate_task
-
-FAMILIES = ["stark.tracking.proximity", "stark.tracking.event", "stark.temporal_tracking.event",
-            "stark.tracking.event_xyt"]
-
-
-def _ms_per_task(fn, tasks) -> float:
-    fn(tasks[0])  # warm-up: lazy imports, cached prior library
-    t = time.process_time()
-    for task in tasks:
-        fn(task)
-    return 1000 * (time.process_time() - t) / len(tasks)
 
 
 def main(argv=None) -> int:

@@ -5,9 +5,12 @@ come from the file), never recomputed here, so filter settings can be compared a
 seconds.  Prints, for the default (for ToA with the parametric refit,
 ``refit=REFIT_SETTINGS["toa"]``) and for ``--against`` settings (JSON keyword arguments of
 :func:`stsim.baselines.particle_tracking.track_task` over the default's; ``{"refit": null}``:
-the filter alone), the Euclidean trimmed RMSE (absolute
-time error for the temporal family) over the first 10 and over all of the limit's steps on the
-tasks whose limit converged, the ratio to the limit, and the per-step RMS of both.
+the filter alone), the trimmed RMSE of the per-item error over the first 10 and over all of the
+limit's steps on the tasks whose limit converged, the ratio to the limit, and the per-step RMS of
+both.  The per-item error is the answer format's, as ``perf/bayes_floor.py`` scores it
+(``perf/_common.py``): Euclidean for positions, absolute for times, and for x-y-t the norm of
+``(dx, dy, dt)`` (position and time together; before 2026-12-01 this script scored x-y-t by
+its position only).
 
 Run:  python perf/pf_vs_limit.py --limits limits.json --family stark.tracking.proximity
           [--n 20] [--seeds 3] [--against '{"extent": 0, "terminal": 0}']
@@ -17,49 +20,31 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 import numpy as np
+from _common import PF_FAMILIES as FAMILIES
+from _common import answer_values, family_limits, item_errors, load_limits
 
 from stsim.baselines.particle_tracking import track_task
 from stsim.baselines.trajectory_refit import REFIT_SETTINGS
 from stsim.registry import generate_task
 from stsim.scoring.metrics import trimmed_rmse
 
-FAMILIES = ["stark.tracking.proximity", "stark.tracking.event", "stark.temporal_tracking.event",
-            "stark.tracking.event_xyt"]
-
-
-def _answers(task, pos, emit):
-    if task.answer_format == "time":
-        return np.asarray(emit, float)
-    if task.answer_format == "vector":
-        return np.column_stack([pos, emit])
-    return np.asarray(pos, float)
-
 
 def _errors(task, est, m):
     gold = np.array([s.answer for s in task.steps[:m]], float)
-    d = np.asarray(est, float)[:m] - gold
-    return np.abs(d) if d.ndim == 1 else np.hypot(d[:, 0], d[:, 1])   # x-y-t: its position
+    return item_errors(task.answer_format, np.asarray(est, float)[:m], gold)
 
 
 def limits(path: str, fam: str, n: int) -> tuple[dict, int, int]:
     """``({task index: the limit's answers (steps,) or (steps, d), or None when lost}, suite
     seed, steps)`` of the first ``n`` tasks of ``fam`` in a ``bayes_floor.py --save`` file.
 
-    Raises SystemExit(2) with a message when the file or the family's tasks are absent."""
-    if not path or not os.path.exists(path):
-        print(f"stsim: error: limits file {path!r} not found: produce it once with "
-              "`python perf/bayes_floor.py --save PATH` and pass --limits PATH", file=sys.stderr)
-        raise SystemExit(2)
-    with open(path) as fh:
-        data = json.load(fh)
-    tasks = data.get("families", {}).get(fam, {}).get("tasks")
-    if not tasks:
-        print(f"stsim: error: {path}: no per-task limits of {fam}", file=sys.stderr)
-        raise SystemExit(2)
+    Raises SystemExit(2) with a message when the file or the family's tasks are absent
+    (:func:`_common.load_limits`, :func:`_common.family_limits`)."""
+    data = load_limits(path)
+    tasks = family_limits(data, fam, path)
     got = {r["index"]: (None if r["lost"] or r["limit"] is None else np.asarray(r["limit"], float))
            for r in tasks[:n]}
     return got, int(data["meta"]["seed"]), int(data["meta"]["steps"])
@@ -76,7 +61,7 @@ def score(fam: str, lim: dict, steps: int, seed: int, seeds: int, kw: dict) -> d
             # the family's default: the filter, and for ToA the parametric refit after it
             full = {**({"refit": REFIT_SETTINGS["toa"]} if task.inputs["modality"] == "toa" else {}), **kw}
             pos, emit = track_task(task, seed=s, **full)
-            ours.append(_errors(task, _answers(task, pos, emit), m))
+            ours.append(_errors(task, answer_values(task, pos, emit), m))
             ref.append(_errors(task, lv, m))
     o, r = np.array(ours), np.array(ref)
     return {"tasks": len(o) // seeds, "ours10": trimmed_rmse(o[:, :10].ravel()),

@@ -1,7 +1,8 @@
 """The parametric refit (:mod:`stsim.baselines.trajectory_refit`) against the particle filter
 alone on the same generated tasks (issue 20, item 2): the default (filter and refit) against
-``baseline:filter``; trimmed RMSE (Euclidean norm of
-the answer's error: position, time, or x-y-t together as ``perf/bayes_floor.py`` scores it) over
+``baseline:filter``; trimmed RMSE (the answer format's per-item error, ``perf/_common.py``:
+Euclidean for positions, absolute for times, the norm of (dx, dy, dt) for x-y-t, as
+``perf/bayes_floor.py`` scores it) over
 the first 10 steps and over all steps, CPU ms per task of each, and the share of steps the
 refit answered; with ``--limits FILE`` (the JSON ``perf/bayes_floor.py --save`` writes) also
 both against the saved limit over its steps, on the tasks whose limit converged.
@@ -12,24 +13,20 @@ Run:  python perf/refit_accuracy.py --family stark.tracking.range [--n 20] [--se
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
 
 import numpy as np
+from _common import REFIT_FAMILIES as FAMILIES
+from _common import check_task_ids, item_errors, load_limits, timed_each
 
 from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.registry import generate_task
 from stsim.scoring.metrics import trimmed_rmse
 
-FAMILIES = ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",
-            "stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"]
-
 
 def _errors(task, answers) -> np.ndarray:
-    gold = [s.answer for s in task.steps]
-    return np.array([np.linalg.norm(np.atleast_1d(np.asarray(a.value, float) - np.asarray(g, float)))
-                     for a, g in zip(answers, gold)])
+    return item_errors(task.answer_format, [a.value if a.status == "ok" else None for a in answers],
+                       [s.answer for s in task.steps])
 
 
 def main(argv=None) -> int:
@@ -42,39 +39,29 @@ def main(argv=None) -> int:
     lim = {}
     if args.limits:
         try:
-            with open(args.limits) as fh:
-                data = json.load(fh)
-            lim, seed = data["families"], int(data["meta"]["seed"])
-        except (OSError, ValueError, KeyError) as exc:
-            print(f"stsim: error: --limits {args.limits}: not a readable bayes_floor --save file ({exc})",
-                  file=sys.stderr)
-            return 2
-        if seed != args.seed:   # the ratios would compare different tasks
-            print(f"stsim: error: --limits {args.limits} holds suite seed {seed}'s tasks; pass --seed {seed}",
-                  file=sys.stderr)
-            return 2
+            lim = load_limits(args.limits, seed=args.seed)["families"]
+        except SystemExit as exc:   # the message is printed
+            return exc.code
     print(f"suite seed {args.seed}, {args.n} tasks per family; trimmed RMSE first 10 / all steps; CPU ms/task")
     for fam in args.family:
         tasks = [generate_task(fam, i, suite="stark-tier1", suite_seed=args.seed) for i in range(args.n)]
         rows = {}
         for name, solve in (("default", BASELINES[fam]), ("filter", ALTERNATIVES[fam]["filter"])):
-            solve(tasks[0])                                     # warm-up: caches, imports
-            t0 = time.process_time()
-            errs = [_errors(t, solve(t)) for t in tasks]
-            ms = 1000 * (time.process_time() - t0) / len(tasks)
-            E = np.array(errs)
+            answers, each = timed_each(solve, tasks)           # after a warm-up: caches, imports
+            ms = 1000 * float(np.mean(each))
+            E = np.array([_errors(t, a) for t, a in zip(tasks, answers)])
             rows[name] = E
             print(f"{fam:30s} {name:8s} {trimmed_rmse(E[:, :10].ravel()):.4f} / {trimmed_rmse(E.ravel()):.4f}"
                   f"  {ms:7.1f} ms/task", flush=True)
         if fam in lim:
             tl = [t for t in lim[fam]["tasks"] if not t["lost"] and t["index"] < args.n]
-            wrong = [t["id"] for t in tl if t["id"] != tasks[t["index"]].id]
-            if wrong:
-                print(f"stsim: error: --limits {args.limits}: tasks {wrong[:3]} are not this run's", file=sys.stderr)
-                return 2
+            try:
+                check_task_ids(tl, dict(enumerate(tasks)), args.limits)
+            except SystemExit as exc:   # the message is printed
+                return exc.code
             k = len(tl[0]["gold"]) if tl else 0
-            L = np.array([np.linalg.norm(np.atleast_2d(np.asarray(t["limit"], float) - np.asarray(t["gold"], float))
-                                         .reshape(k, -1), axis=1) for t in tl])
+            fmt = tasks[0].answer_format
+            L = np.array([item_errors(fmt, t["limit"], t["gold"]) for t in tl])
             lt = trimmed_rmse(L.ravel())
             parts = []
             for name, E in rows.items():

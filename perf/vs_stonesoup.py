@@ -62,7 +62,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -88,6 +87,9 @@ try:
 except ImportError:  # pragma: no cover
     sys.exit("stsim: error: perf/vs_stonesoup.py needs Stone Soup: pip install 'stsim[perf]'")
 
+from _common import STONESOUP_FAMILIES as FAMILIES
+from _common import item_errors, timed_each
+
 from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.baselines.stark_tier1 import _noise_levels, _readings, solve_localization
 from stsim.records import Task
@@ -95,7 +97,6 @@ from stsim.registry import generate_task
 from stsim.scoring.metrics import trimmed_rmse
 from stsim.scoring.stark_metric import STARK_DATASETS, stark_track_error, stark_trimmed_mean
 
-FAMILIES = ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing"]
 T0 = datetime(2000, 1, 1)
 
 
@@ -282,18 +283,15 @@ def _score(tasks, solve) -> tuple[float, float, float, float]:
     """(trimmed RMSE over the first 10 steps, over all steps, STARK's convention over 10 steps,
     CPU ms per task) of ``solve(index, task) -> (k, 2) estimates``; one untimed warm-up call on
     the first task (lazy imports, cached tables)."""
-    solve(0, tasks[0])
-    e10, eall, st, dt = [], [], [], 0.0
-    for i, task in enumerate(tasks):
+    ests, each = timed_each(lambda it: np.asarray(solve(*it), float), list(enumerate(tasks)))
+    e10, eall, st = [], [], []
+    for task, est in zip(tasks, ests):
         gold = np.array([s.answer for s in task.steps], float)
-        t = time.process_time()
-        est = np.asarray(solve(i, task), float)
-        dt += time.process_time() - t
-        e = np.hypot(*(est - gold).T)
+        e = item_errors(task.answer_format, est, gold)
         e10 += e[:10].tolist()
         eall += e.tolist()
         st.append(stark_track_error(STARK_DATASETS[task.family], list(est[:10]), list(gold[:10])))
-    return trimmed_rmse(e10), trimmed_rmse(eall), stark_trimmed_mean(st), 1000 * dt / len(tasks)
+    return trimmed_rmse(e10), trimmed_rmse(eall), stark_trimmed_mean(st), 1000 * float(np.mean(each))
 
 
 def tuning_grid(kind: str, best: Config | None = None, stage: int = 0) -> list[Config]:

@@ -16,6 +16,7 @@ is an :class:`~stsim.records.Answer` with status ``format_failure`` (or ``refusa
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import json
 import re
@@ -673,8 +674,10 @@ _SET_FORMATS = ("relation_set", "entity_set")
 def _bad_json_value(value: Any, top_bool_ok: bool) -> str | None:
     """What in ``value`` (a JSON-decoded gold or typed answer, nested lists allowed) makes it no
     answer of any format: ``true`` / ``false`` where a number or name is expected (anywhere but
-    the top of a yes/no answer), or a NaN or infinite number (JSON ``NaN``, ``Infinity``, or a
-    literal too large for a float, e.g. ``1e400``).  ``None`` when neither occurs."""
+    the top of a yes/no answer), a NaN or infinite number (JSON ``NaN``, ``Infinity``, a
+    literal too large for a float, e.g. ``1e400``; from the API also a NumPy or ``Decimal``
+    one), or an integer too large for a float (a JSON literal of 310 digits).  ``None`` when
+    none occurs."""
     if isinstance(value, bool) and top_bool_ok:
         return None
     todo = [value]  # a stack, not recursion: a value may be nested deeper than Python recurses
@@ -682,10 +685,16 @@ def _bad_json_value(value: Any, top_bool_ok: bool) -> str | None:
         v = todo.pop()
         if isinstance(v, bool):
             return f"{json.dumps(v)} (a JSON boolean, not a number or a name)"
-        if isinstance(v, float) and not math.isfinite(v):
-            return f"the non-finite number {v!r}"
         if isinstance(v, (list, tuple)):
             todo.extend(reversed(v))
+        elif not isinstance(v, str) and hasattr(v, "__float__"):   # int, float, numpy, Decimal
+            try:
+                if not math.isfinite(float(v)):
+                    return f"the non-finite number {float(v)!r}"
+            except OverflowError:
+                return "a number too large for a float (above 1.8e308)"
+            except (TypeError, ValueError):   # __float__ refused: the format's check says why
+                pass
     return None
 
 
@@ -719,8 +728,8 @@ def check_value(format_name: str, value: Any, spec: dict[str, Any] | None = None
         except (TypeError, ValueError, IndexError, KeyError, AttributeError, OverflowError) as exc:
             raise ParseError(f"{what} {value!r:.60} does not fit format {format_name} ({exc})") from None
     if fmt.numeric or format_name == "binary":
-        if isinstance(value, str) or (isinstance(value, (list, tuple))
-                                      and any(isinstance(v, (str, bool)) or v is None for v in value)):
+        if isinstance(value, str) or (isinstance(value, (list, tuple))   # (booleans: refused above)
+                                      and any(isinstance(v, str) or v is None for v in value)):
             raise ParseError(f"a {format_name} {what} must be numbers, got {value!r:.60}")
         if format_name == "point" and (not isinstance(value, (list, tuple)) or len(value) != 2):
             raise ParseError(f"a point {what} needs 2 numbers, got {value!r:.60}")
@@ -735,13 +744,9 @@ def check_value(format_name: str, value: Any, spec: dict[str, Any] | None = None
         raise
     except (TypeError, ValueError, IndexError, KeyError, AttributeError, OverflowError) as exc:
         raise ParseError(f"{what} {value!r:.60} does not fit format {format_name} ({exc})") from None
-    if fmt.numeric:
-        flat = norm if isinstance(norm, list) else [norm]
-        if not all(math.isfinite(v) for v in flat):
-            raise ParseError(f"{what} {value!r:.60} has a non-finite number")
-        length = (spec or {}).get("length")
-        if format_name == "vector" and length is not None and len(flat) != int(length):
-            raise ParseError(f"a vector {what} of length {length} expected, got {len(flat)}")
+    length = (spec or {}).get("length")   # every number is finite: _bad_json_value refused the rest
+    if format_name == "vector" and length is not None and len(norm) != int(length):
+        raise ParseError(f"a vector {what} of length {length} expected, got {len(norm)}")
     return norm
 
 
@@ -755,13 +760,33 @@ def check_gold(format_name: str, value: Any, spec: dict[str, Any] | None = None)
     return check_value(format_name, value, spec, what="gold")
 
 
+#: The longest reply text the rubrics, the refusal reader and the lenient reader scan: a longer
+#: reply is read from its last ``MAX_REPLY_CHARS`` characters only (every rubric takes the answer
+#: at the end: the last block, the last answer line), and its answer's ``detail`` says so.  A
+#: million characters is about 250,000 tokens, above any model's output limit; a 50 MB reply took
+#: ~10 s of regular-expression scans (``perf/long_reply.py``).  ``stark-legacy`` (STARK's own
+#: reader: the *first* block) reads the whole reply.
+MAX_REPLY_CHARS = 1_000_000
+
+
+def reply_tail(text: str) -> tuple[str, str | None]:
+    """``(the part of text the readers scan, a note when it was cut)``: the whole ``text`` and
+    ``None``, or its last :data:`MAX_REPLY_CHARS` characters and a note naming both lengths."""
+    if len(text) <= MAX_REPLY_CHARS:
+        return text, None
+    return text[-MAX_REPLY_CHARS:], (f"a reply of {len(text):,} characters: only its last {MAX_REPLY_CHARS:,} "
+                                     "were read (stsim.answers.MAX_REPLY_CHARS)")
+
+
 def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: str,
                  rubric: str = "stark", spec: dict[str, Any] | None = None,
                  solver: str | None = None) -> Answer:
     """Read a model reply into an :class:`Answer`; never raises on arbitrary text.
 
     Returns status ``ok`` with a typed value, ``refusal`` when no answer is found and the text
-    reads as a refusal, or ``format_failure`` with ``detail`` saying what was wrong.
+    reads as a refusal, or ``format_failure`` with ``detail`` saying what was wrong.  A reply
+    longer than :data:`MAX_REPLY_CHARS` is read from its end only (:func:`reply_tail`; the
+    ``detail`` says so; ``text`` stays whole), except by ``stark-legacy``.
     """
     if not isinstance(text, str):
         return Answer(task_id, step, "format_failure", text=None if text is None else str(text),
@@ -769,6 +794,18 @@ def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: st
     if rubric == "stark-legacy":
         return _parse_stark_legacy(text, task_id=task_id, step=step, answer_format=answer_format,
                                    spec=spec, solver=solver)
+    scan, cut = reply_tail(text)
+    if cut is None:
+        return _parse_text(text, task_id=task_id, step=step, answer_format=answer_format, rubric=rubric,
+                           spec=spec, solver=solver)
+    got = _parse_text(scan, task_id=task_id, step=step, answer_format=answer_format, rubric=rubric,
+                      spec=spec, solver=solver)
+    return dataclasses.replace(got, text=text, detail=cut if got.detail is None else f"{got.detail}; {cut}")
+
+
+def _parse_text(text: str, *, task_id: str, step: int | None, answer_format: str, rubric: str,
+                spec: dict[str, Any] | None, solver: str | None) -> Answer:
+    """:func:`parse_answer` of a reply of at most :data:`MAX_REPLY_CHARS` characters."""
     if rubric == "qstrbench-published":
         names = qstrbench_published_relations(text)
         if not names:
@@ -851,7 +888,7 @@ _BRACKETED = re.compile(r"\[[^\[\]]*\]")
 def lenient_read(text: Any, answer_format: str, spec: dict[str, Any] | None = None) -> Any:
     """What a lenient reader would make of a reply our strict reader rejects; ``None`` if
     nothing.  Used only to *count* what strictness costs (``stsim score`` prints the count);
-    never to score.
+    never to score.  A reply longer than :data:`MAX_REPLY_CHARS` is read from its end only.
 
     The block's body (or, without a block, the last bracketed group, else the whole reply) with
     every word dropped: "4.49 s", "x = 9.2, y = 1.6", "approximately [0.43, 1.46] units" are read
@@ -861,6 +898,7 @@ def lenient_read(text: Any, answer_format: str, spec: dict[str, Any] | None = No
     if not isinstance(text, str) or answer_format not in ("point", "time", "scalar", "vector"):
         return None
     n = {"point": 2, "time": 1, "scalar": 1}.get(answer_format) or (spec or {}).get("length")
+    text = reply_tail(text)[0]
     body = stark_rubric(text)
     if body is None:
         groups = _BRACKETED.findall(normalise_typography(text))

@@ -65,16 +65,10 @@ def _int_at_least(low: int | None, high: int | None = None, why: str = ""):
     return parse
 
 
-#: the largest ``--workers``: requests in flight to a live model; solvers that run here (in
-#: processes, or sandboxes of a ``code:`` solver, each an interpreter of its own) get at most
-#: :func:`_local_workers_max` (``--workers 1000`` started 1000 of them)
+#: the largest ``--workers``: requests in flight to a live model (``stsim.benchmarks.runner``'s
+#: ``MAX_WORKERS``, not imported at start-up); solvers that run here get at most 4 per core,
+#: checked by the runner (``check_run_options``), for the API as for the CLI
 MAX_WORKERS = 256
-
-
-def _local_workers_max() -> int:
-    """The largest ``--workers`` for a solver that runs on this machine: 4 per core (at least 8)."""
-    import os
-    return max(8, 4 * (os.cpu_count() or 1))
 
 
 #: the largest ``--n`` (tasks per family): far above every benchmark's size (STARK: 50), far
@@ -209,6 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "models: requests in flight across the whole cluster")
     _add_cluster(r)
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--explain", action="store_true",
+                   help="print the full legend under the table (every column, convention and source), not the short one")
     r.add_argument("--context", choices=("none", "triples-raw", "triples-json", "triples-prose"), default="none",
                    help="geoqa evaluation condition: the gold triples before each question as N-Triples, "
                         "JSON or prose (default none; docs/geoqa.md)")
@@ -308,6 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-steps", type=_int_at_least(0), default=10, metavar="K",
                    help="tracking steps scored per task (default 10; 0 = all)")
     s.add_argument("--trim", type=_trim_fraction, default=0.10, help="trim fraction each side (default 0.10)")
+    s.add_argument("--explain", action="store_true",
+                   help="print the full legend under the table (every column, convention and source), not the short one")
     s.add_argument("--tolerance", type=float, default=None, metavar="X",
                    help="numeric items count as correct when their error is at most X")
     s.add_argument("--rubric", choices=("default", "stark-legacy", "qstrbench-published"), default="default",
@@ -642,7 +640,7 @@ def _geoqa_conditions_apply(args) -> None:
 
 
 def _cmd_run(args) -> int:
-    from .scoring.report import format_table, legend
+    from .scoring.report import format_table, legend, short_legend
     from .benchmarks.runner import run
     if args.resume is not None:
         _resume_options(args)
@@ -650,10 +648,12 @@ def _cmd_run(args) -> int:
     options: dict = {}
     _check_agentic(args)
     _geoqa_conditions_apply(args)
-    live = args.solver.startswith("openai") and args.mode == "da"  # ci / agentic run code here too
-    if not live and args.workers > _local_workers_max():
-        raise CLIError(f"--workers {args.workers}: --solver {args.solver} runs each worker on this machine "
-                       f"(a process or a sandbox); at most {_local_workers_max()} here (4 per core)")
+    from .benchmarks.runner import RunError, check_run_options
+    try:  # before any folder is touched: --workers above 4 per core for a solver that runs here
+        check_run_options(seed=args.seed, trim=args.trim, workers=args.workers, max_steps=max_steps,
+                          solver_spec=args.solver, solver_options={"mode": args.mode})
+    except RunError as exc:
+        raise CLIError(str(exc)) from None
     if args.solver.startswith("openai"):
         options.update(base_url=args.base_url, mode=args.mode, api_key_env=args.api_key_env,
                        temperature=args.temperature, seed=args.model_seed, max_tokens=args.max_tokens,
@@ -719,7 +719,8 @@ def _cmd_run(args) -> int:
               f"{'y' if len(dead) == 1 else 'ies'} ({', '.join(dead[:4])}{', ...' if len(dead) > 4 else ''}); "
               "the reason of each is in answers.jsonl ('detail').")
     if not own_table:
-        print(f"\n{legend(summary['families'])}")
+        print("\n" + (legend(summary["families"]) if args.explain else
+                      short_legend(summary["families"], f"add --explain (stsim run {args.suite} --explain)")))
     if "solver_variant_families" in summary:
         used = set(summary["solver_variant_families"])
         others = sorted(f for f in summary["families"] if f not in used)
@@ -947,7 +948,7 @@ def _cmd_show(args) -> int:
 def _cmd_score(args) -> int:
     from .solvers.answers_file import format_outcomes, outcome_counts, read_answers, tag_outcomes
     from .solvers.random_guess import random_reference
-    from .scoring.report import format_table, legend
+    from .scoring.report import format_table, legend, short_legend
     from .scoring.score import run_analyses, score_answers, summarise
     from .records import read_tasks, write_jsonl
     from .registry import validate_task
@@ -1032,7 +1033,7 @@ def _cmd_score(args) -> int:
         print(f"\nstrictness: a lenient reader (words dropped: '4.49 s', 'x = 9.2, y = 1.6', 'approximately "
               f"[0.43, 1.46] units') would have read {sum(lenient.values())} of the {fails} format failure(s) "
               "with reply text (per family: 'lenient_recoverable' in summary.json); they stay failures.")
-    print("\n" + legend(fams))
+    print("\n" + (legend(fams) if args.explain else short_legend(fams, "add --explain (stsim score TASKS ANSWERS --explain)")))
     if args.out is not None:
         print(f"Wrote {args.out}/ ({', '.join(_written(args.out))})")
     return 0

@@ -151,6 +151,7 @@ class Task:
             if d.get(key) is not None and not isinstance(d[key], kind):
                 raise RecordError(f"{where}: {key!r} must be {want} (or absent), got {_json_kind(d[key])}")
         steps = []
+        seen: dict[int, int] = {}  # step index -> position of its step: one lookup per step, not a scan
         for i, s in enumerate(d.get("steps") or []):
             if not isinstance(s, dict):
                 raise RecordError(f"{where}: step {i} is malformed (expected an object, got {_json_kind(s)})")
@@ -158,10 +159,10 @@ class Task:
             problem = ("'index' must be an integer" if isinstance(index, bool) or not isinstance(index, int) else
                        "'prompt' must be a string" if not isinstance(prompt, str) else
                        "'inputs' must be an object" if inputs is not None and not isinstance(inputs, dict) else
-                       f"index {index} repeats step {next(j for j, t in enumerate(steps) if t.index == index)}"
-                       if any(t.index == index for t in steps) else None)
+                       f"index {index} repeats step {seen[index]}" if index in seen else None)
             if problem is not None:
                 raise RecordError(f"{where}: step {i} is malformed ({problem})")
+            seen[index] = i
             steps.append(Step(index=index, prompt=prompt, inputs=dict(inputs or {}), answer=s.get("answer")))
         return cls(id=d["id"], family=d["family"], prompt=d["prompt"],
                    inputs=d["inputs"], answer=d.get("answer"),

@@ -1,9 +1,12 @@
 """Answer parsing per the STARK rubric, and the answer formats."""
+import json
 import math
+from decimal import Decimal
 
+import numpy as np
 import pytest
 
-from stsim.answers import FORMATS, numbers_in, parse_answer, stark_rubric
+from stsim.answers import FORMATS, ParseError, check_value, numbers_in, parse_answer, stark_rubric
 
 
 @pytest.mark.parametrize("text, body", [
@@ -72,3 +75,64 @@ def test_words_among_numbers_are_a_format_failure(body):
 def test_scientific_notation_is_not_a_word():
     a = parse_answer("[RESULTS_START] [1.5e-1, 2E+0] [RESULTS_END]", task_id="t", step=None, answer_format="point")
     assert a.status == "ok" and a.value == [0.15, 2.0]
+
+
+# check_value refused a JSON boolean inside a list twice (the second check could not fire) and
+# caught a non-finite number a second time after normalising (reachable only with a non-float
+# number, which the first check missed): one check now covers every number kind, and an integer
+# too large for a float (a JSON literal of 400 digits) is refused for every format, where a
+# geo gold raised OverflowError (a traceback) and a point answer said "does not fit".
+@pytest.mark.parametrize("fmt,value,needle", [
+    ("point", [np.float32("inf"), 1.0], "non-finite number inf"),
+    ("time", Decimal("-Infinity"), "non-finite number"),
+    ("vector", [1.0, np.float64("nan")], "non-finite number nan"),
+    ("point", [10 ** 400, 1], "too large for a float"),
+    ("geo_distance", 10 ** 400, "too large for a float"),
+    ("geo_point", [10 ** 400, 1.0], "too large for a float"),
+], ids=["float32-inf", "decimal-inf", "float64-nan", "point-huge-int", "geo_distance-huge-int",
+        "geo_point-huge-int"])
+@pytest.mark.parametrize("what", ["gold", "answer"])
+def test_check_value_refuses_every_kind_of_non_finite_or_huge_number(fmt, value, needle, what):
+    with pytest.raises(ParseError, match=needle):
+        check_value(fmt, value, what=what)
+
+
+def test_check_value_keeps_finite_numpy_and_decimal_numbers():
+    assert check_value("point", [np.float32(1.5), Decimal("2.25")]) == [1.5, 2.25]
+    assert check_value("scalar", 10 ** 300) == 1e300
+    with pytest.raises(ParseError, match="a vector gold of length 3 expected, got 2"):
+        check_value("vector", [1.0, 2.0], {"length": 3})
+
+
+def test_a_reply_longer_than_the_scan_limit_is_read_from_its_end_and_says_so(tmp_path):
+    """A 50 MB reply took ~10 s of regular-expression scans (rubric, refusal and lenient
+    readers over the whole text): readers now scan the last MAX_REPLY_CHARS characters, where
+    the answer block is, and the answer's detail and read_answers' warning say so."""
+    from stsim.answers import MAX_REPLY_CHARS, lenient_read
+    from stsim.records import Task
+    from stsim.solvers.answers_file import read_answers
+    filler = "I reason about the sensors. " * (MAX_REPLY_CHARS // 28 + 1000)   # > the limit alone
+    reply = "[RESULTS_START] [1, 1] [RESULTS_END] " + filler + "[RESULTS_START] [3.5, 4.25] [RESULTS_END]"
+    a = parse_answer(reply, task_id="t", step=None, answer_format="point")
+    assert a.status == "ok" and a.value == [3.5, 4.25] and a.text == reply
+    assert a.detail == (f"a reply of {len(reply):,} characters: only its last {MAX_REPLY_CHARS:,} were read "
+                        "(stsim.answers.MAX_REPLY_CHARS)")
+    # the only block lies before the last MAX_REPLY_CHARS characters: not read, and the detail says why
+    early = "[RESULTS_START] [3.5, 4.25] [RESULTS_END] " + filler
+    b = parse_answer(early, task_id="t", step=None, answer_format="point")
+    assert b.status == "format_failure" and b.detail.startswith("no answer found by the 'stark' rubric; a reply of")
+    # STARK's own reader (the first block) still reads the whole reply
+    c = parse_answer(early, task_id="t", step=None, answer_format="point", rubric="stark-legacy")
+    assert c.status == "ok" and c.value == [3.5, 4.25]
+    assert lenient_read(filler + "[RESULTS_START] x = 3.5, y = 4.25 [RESULTS_END]", "point") == [3.5, 4.25]
+    # a reply within the limit: no note
+    assert parse_answer("[RESULTS_START] [1, 2] [RESULTS_END]", task_id="t", step=None,
+                        answer_format="point").detail is None
+    task = Task("t/x", "fam.point", "q", {}, [1.0, 2.0], "point")
+    path = tmp_path / "a.jsonl"
+    path.write_text(json.dumps({"task_id": "t/x", "text": reply}) + "\n")
+    (got,), warnings = read_answers(path, {"t/x": task})
+    assert got.value == [3.5, 4.25] and warnings == [
+        f"{path}: 1 reply longer than {MAX_REPLY_CHARS:,} characters (the first: task t/x, {len(reply):,}) "
+        f"read from the last {MAX_REPLY_CHARS:,} only, where the answer block is "
+        "(stsim.answers.MAX_REPLY_CHARS; each answer's detail says so)"]

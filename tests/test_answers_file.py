@@ -242,6 +242,20 @@ def test_task_fields_of_the_wrong_json_type_are_named(tmp_path, edit, message):
     assert str(exc.value) == f"{path}:1: {message}"
 
 
+def test_repeated_step_index_found_in_a_large_task_names_both_steps():
+    """The repeat check scanned every earlier step for each step (quadratic: 50,000 steps took
+    minutes); one lookup per step now.  Non-consecutive indices, the repeat at the end, naming
+    the first step of that index; the same task without the repeat loads with its steps in order."""
+    from stsim.records import Task
+    n = 50_000
+    steps = [{"index": 2 * k + 1, "prompt": f"p{k}"} for k in range(n)]
+    base = {"id": "t/x", "family": "fam.point", "prompt": "q", "inputs": {}, "answer_format": "point"}
+    task = Task.from_dict({**base, "steps": steps})
+    assert [s.index for s in task.steps] == list(range(1, 2 * n, 2)) and task.steps[-1].prompt == f"p{n - 1}"
+    with pytest.raises(RecordError, match=f"step {n} is malformed \\(index 20001 repeats step 10000\\)"):
+        Task.from_dict({**base, "steps": steps + [{"index": 20_001}]})
+
+
 def test_json_nested_too_deeply_is_named_not_a_recursion_error(tmp_path):
     """A line like [[[[...]]]] 100,000 deep was a RecursionError traceback from json."""
     task = Task("t/x", "fam.point", "q", {}, [1.0, 2.0], "point")

@@ -143,14 +143,35 @@ def test_run_input_errors_leave_no_run_folder(tmp_path, capsys, argv, message):
     ({"trim": 0.5}, "--trim must be in [0, 0.5), got 0.5"),
     ({"workers": 0}, "--workers must be at least 1, got 0"),
     ({"max_steps": -5}, "--max-steps must be 0 (all) or positive, got -5"),
+    ({"workers": 257}, "--workers must be at most 256 (requests in flight to a live model), got 257"),
+    # 2 cores here: 4 per core, at least 8 (the API started 9+ processes; only the CLI checked)
+    ({"workers": 9}, "--workers 9: --solver baseline runs each worker on this machine (a process or a "
+                     "sandbox); at most 8 here (4 per core)"),
 ])
-def test_run_api_checks_options_before_creating_the_folder(tmp_path, kwargs, message):
+def test_run_api_checks_options_before_creating_the_folder(tmp_path, monkeypatch, kwargs, message):
     from stsim.benchmarks.runner import RunError, run
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
     out = tmp_path / "run"
     with pytest.raises(RunError) as err:
         run("quickstart", n=1, out_dir=out, progress=False, **kwargs)
     assert message in str(err.value)
     assert not out.exists()
+
+
+def test_workers_cap_is_4_per_core_for_solvers_that_run_here_only(monkeypatch):
+    """A live model in da mode waits on requests (up to 256 in flight); every other solver, a
+    live model's ci / agentic code too, runs a process or sandbox per worker here."""
+    from stsim.benchmarks.runner import RunError, check_run_options, local_workers_max
+    monkeypatch.setattr("os.cpu_count", lambda: 3)
+    assert local_workers_max() == 12
+    ok = {"seed": 0, "trim": 0.1, "max_steps": -1}
+    check_run_options(workers=200, solver_spec="openai:m", solver_options={"mode": "da"}, **ok)
+    check_run_options(workers=200, solver_spec="openai:m", **ok)   # da is the default mode
+    check_run_options(workers=12, solver_spec="code:x.py", **ok)
+    for spec, options in (("openai:m", {"mode": "ci"}), ("openai:m", {"mode": "agentic"}),
+                          ("code:x.py", None), ("baseline:ekf", None)):
+        with pytest.raises(RunError, match=f"--workers 13: --solver {spec} runs each worker on this machine"):
+            check_run_options(workers=13, solver_spec=spec, solver_options=options, **ok)
 
 
 def _fake_release(tmp_path, name="data_final.tar.gz"):

@@ -53,3 +53,24 @@ def test_score_writes_its_files_before_printing(tmp_path, monkeypatch, capsys):
 def test_calculus_out_needs_gqr(tmp_path, capsys):
     assert main(["calculus", "show", "rcc8", "--out", str(tmp_path / "x")]) == 2
     assert "--format gqr" in capsys.readouterr().err
+
+
+def test_the_legend_is_short_by_default_and_whole_with_explain(tmp_path, capsys):
+    """The quickstart's legend was 8 paragraphs under its 14-column table: by default a few
+    lines saying what the columns are and how to get the rest; --explain prints every note, and
+    the table is the same either way."""
+    from stsim.scoring.report import legend
+    out = tmp_path / "run"
+    argv = ["run", "quickstart", "--n", "1", "--family", "stark.tracking.event*", "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    short = capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    assert main([*argv, "--resume", str(out), "--explain"]) == 0
+    full = capsys.readouterr().out
+    table = [ln for ln in short.splitlines() if ln.startswith(("family", "stark."))]
+    assert len(table) == 3 and table == [ln for ln in full.splitlines() if ln.startswith(("family", "stark."))]
+    notes = short[short.index(table[-1]) + len(table[-1]):short.index("'baseline' is")].strip().splitlines()
+    assert len(notes) == 4 and notes[-1].endswith("add --explain (stsim run quickstart --explain)")
+    assert notes[0].startswith("n: scored items") and "STARK trim / inst / fail" in notes[1]
+    assert legend(summary["families"]) in full and "STARK's own convention (its released" not in short
+    assert "'n' counts scored items" in full and "event_xyt families answer [x, y, t0]" in full

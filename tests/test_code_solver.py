@@ -247,3 +247,38 @@ def test_programs_for_no_task_beside_used_ones_are_a_warning(tmp_path, capsys):
                "quickstart__stark.localization.range__000007.py")
     assert f"stsim: warning: {warning}" in capsys.readouterr().err
     assert json.loads((out / "summary.json").read_text())["warnings"] == [warning]
+
+
+def test_a_solver_of_the_wrong_signature_is_no_result_naming_the_forms(tmp_path):
+    """solver(a, b) was `crashed` with the harness's traceback: the host reads a `def solver`
+    with ast and does not run it; what ast cannot see (a lambda, a keyword-only parameter) the
+    harness reports the same way, without a traceback.  solver(readings, coordinate, timestamp)
+    on a localisation task (no tracking triple offered) is the wrong signature too."""
+    tasks = list(get_suite("quickstart").tasks(n=1, seed=0))
+    trk = next(t for t in tasks if t.family == "stark.tracking.range")
+    loc = next(t for t in tasks if t.family == "stark.localization.range")
+    forms = "stsim calls solver(), solver(inputs) or solver(readings, coordinate, timestamp)"
+    two = tmp_path / "two.py"
+    two.write_text("def solver(a, b):\n    return [5, 5]\n")
+    solver = CodeSolver(two, LIMITS)
+    (a,) = solver.solve(loc)
+    assert a.status == "no_result" and a.detail == (
+        f"solver(a, b) takes 2 required positional arguments; {forms} (this task: solver() or "
+        "solver(inputs)); the program was not run")
+    ans = solver.solve(trk)
+    assert {x.status for x in ans} == {"no_result"} and len(ans) == len(trk.steps)
+    assert "(this task: solver() or solver(inputs) or solver(readings, coordinate, timestamp))" in ans[0].detail
+    solver.close()
+    triple = tmp_path / "triple.py"
+    triple.write_text("def solver(readings, coordinate, timestamp):\n    return [5, 5]\n")
+    (a,) = CodeSolver(triple, LIMITS).solve(loc)
+    assert a.status == "no_result" and a.detail.startswith("solver(readings, coordinate, timestamp) takes 3")
+    for source, shown in (("solver = lambda a, b: [5, 5]\n", "solver(a, b) requires 2 positional argument(s);"),
+                          ("def solver(*, k):\n    return [5, 5]\n",
+                           "solver(*, k) requires 0 positional argument(s) and the keyword-only k;")):
+        prog = tmp_path / "p.py"
+        prog.write_text(source)
+        (a,) = CodeSolver(prog, LIMITS).solve(loc)
+        assert a.status == "no_result" and a.detail.startswith(shown), a.detail
+        assert f"{forms} (this task: solver() or solver(inputs)); solver() was not called" in a.detail
+        assert "Traceback" not in a.detail

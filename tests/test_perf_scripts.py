@@ -16,6 +16,8 @@ PERF = Path(__file__).resolve().parent.parent / "perf"
 
 
 def _load(name: str):
+    if str(PERF) not in sys.path:   # the scripts import perf/_common.py as `python perf/X.py` does
+        sys.path.insert(0, str(PERF))
     spec = importlib.util.spec_from_file_location(f"perf_{name}", PERF / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # dataclasses look their module up there
@@ -108,10 +110,61 @@ def test_limit_frontier_refuses_a_missing_limits_file_and_scores_like_bayes_floo
     assert e.value.code == 2 and "never recomputes" in capsys.readouterr().err
     assert mod.load_limits(str(_limits_file(tmp_path)))["meta"]["seed"] == 7
     # per-item errors: Euclidean for points, |dt| for times, the [x, y, t] norm for x-y-t
-    assert mod._errs([[3.0, 4.0]], [[0.0, 0.0]]) == [5.0]
-    assert mod._errs([1.5, 2.0], [1.0, 2.5]) == [0.5, 0.5]
-    assert mod._errs([[1.0, 2.0, 2.0]], [[0.0, 0.0, 0.0]]) == [3.0]
-    assert mod._errs([[np.nan, 0.0]], [[0.0, 0.0]]) == [float("inf")]   # a missing answer
+    assert mod._errs("point", [[3.0, 4.0]], [[0.0, 0.0]]) == [5.0]
+    assert mod._errs("time", [1.5, 2.0], [1.0, 2.5]) == [0.5, 0.5]
+    assert mod._errs("vector", [[1.0, 2.0, 2.0]], [[0.0, 0.0, 0.0]]) == [3.0]
+    assert mod._errs("point", [[np.nan, 0.0]], [[0.0, 0.0]]) == [float("inf")]   # a missing answer
+
+
+def test_one_per_item_error_for_every_perf_script():
+    """x-y-t is scored with its time by every script (pf_vs_limit and pf_accuracy scored the
+    position only): an answer off by (dx, dy, dt) = (0, 3, 4) is 5 units off, not 3."""
+    common = _load("_common")
+    gold = [[1.0, 1.0, 2.0]]
+    np.testing.assert_array_equal(common.item_errors("vector", [[1.0, 4.0, 6.0]], gold), [5.0])
+    assert common.item_errors("point", [None, [4.0, 5.0]], [[0.0, 0.0], [1.0, 1.0]]).tolist() == [np.inf, 5.0]
+    assert common.item_errors("time", np.array([2.0, np.inf]), [2.5, 1.0]).tolist() == [0.5, np.inf]
+    with pytest.raises(ValueError, match="2 estimates against 1"):
+        common.item_errors("time", [1.0, 2.0], [1.0])
+    pf = _load("pf_vs_limit")
+
+    class Step:
+        def __init__(self, answer):
+            self.answer = answer
+
+    class Task:
+        answer_format = "vector"
+        steps = [Step([1.0, 1.0, 2.0]), Step([0.0, 0.0, 0.0])]
+    np.testing.assert_allclose(pf._errors(Task, [[1.0, 4.0, 6.0], [0.0, 0.0, 0.5]], 2), [5.0, 0.5])
+    bf = _load("bayes_floor")
+    assert bf._err("vector", [1.0, 4.0, 6.0], [1.0, 1.0, 2.0]) == 5.0
+
+
+def test_timed_each_warms_up_once_and_times_each_call():
+    common = _load("_common")
+    calls = []
+    out, each = common.timed_each(lambda x: calls.append(x) or 2 * x, [3, 4, 5])
+    assert out == [6, 8, 10] and calls == [3, 3, 4, 5]   # one untimed warm-up on the first
+    assert each.shape == (3,) and np.all(each >= 0)
+    calls.clear()
+    common.timed_each(calls.append, [1], warmup=False)
+    assert calls == [1]
+
+
+def test_the_limits_loader_refuses_absent_unreadable_and_other_seed_files(tmp_path, capsys):
+    common = _load("_common")
+    path = _limits_file(tmp_path)
+    assert common.load_limits(str(path), seed=7)["meta"]["steps"] == 2
+    for bad, kw, msg in ((tmp_path / "absent.json", {}, "never recomputes the limit"),
+                         (path, {"seed": 11}, "holds suite seed 7's tasks; pass --seed 7")):
+        with pytest.raises(SystemExit) as e:
+            common.load_limits(str(bad), **kw)
+        assert e.value.code == 2 and msg in capsys.readouterr().err
+    for text in ("{not json", '{"meta": {"seed": 7}, "families": {}}', '{"meta": {"seed": 7, "steps": 1}}'):
+        path.write_text(text)
+        with pytest.raises(SystemExit) as e:
+            common.load_limits(str(path))
+        assert e.value.code == 2 and "not a readable bayes_floor --save file" in capsys.readouterr().err
 
 
 def test_refit_accuracy_refuses_limits_of_another_seed(tmp_path, capsys):

@@ -275,3 +275,19 @@ def test_heavy_tailed_errors_are_explained_only_when_rms_dwarfs_the_trimmed_erro
     assert "RMS.err is over 3x trim.err for stark.tracking.range" in heavy
     calm = legend({"stark.tracking.range": {**row, "trimmed_rmse": 0.129, "rmse": 0.38}})  # 2.9x
     assert "RMS.err is over 3x" not in calm
+
+
+def test_short_legend_names_the_columns_of_the_table_and_this_runs_notes():
+    from stsim.scoring.report import short_legend
+    cat = {"stark.knowledge.poi": {"n": 3, "failures": 3, "accuracy": None}}
+    lines = short_legend(cat, "add --explain").splitlines()
+    assert lines == [
+        "accuracy / partial: correct / partial credit; random / rnd.part / chance: the random-guess "
+        "reference on the same tasks and its expectation.",
+        "failed: items with no usable answer, counted wrong in accuracy.",
+        "Full legend (and notes on this run: accuracy n/a for a family with no answer at all): add --explain"]
+    row = {"n": 100, "failures": 0, "median_error": 0.06, "trimmed_rmse": 0.129}
+    calm = short_legend({"stark.tracking.range": {**row, "rmse": 0.38}}, "X").splitlines()
+    assert len(calm) == 3 and calm[-1] == "Full legend: X" and "STARK trim" not in "".join(calm)
+    heavy = short_legend({"stark.tracking.range": {**row, "rmse": 0.756}}, "X")
+    assert heavy.endswith("(and notes on this run: RMS.err over 3x trim.err for stark.tracking.range): X")

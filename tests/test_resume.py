@@ -103,6 +103,15 @@ def test_resume_refuses_another_run(tmp_path, capsys):
     assert "differs in suite" in capsys.readouterr().err
     assert main(["run", "quickstart", "--resume", str(tmp_path / "none"), "--quiet"]) == 2
     assert "no such folder" in capsys.readouterr().err
+    # a file (here the run's own summary.json) was "no such folder": it is a file, and which folder
+    assert main(["run", "quickstart", "--resume", str(out / "summary.json"), "--quiet"]) == 2
+    assert (f"--resume {out / 'summary.json'}: is a file, not a folder; --resume takes the folder of the "
+            f"interrupted run (its --out folder, holding run.json, tasks.jsonl and answers.jsonl); give its "
+            f"folder: --resume {out}") in capsys.readouterr().err
+    (tmp_path / "notes.txt").write_text("x")
+    assert main(["run", "quickstart", "--resume", str(tmp_path / "notes.txt"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "notes.txt: is a file, not a folder" in err and "give its folder" not in err
     # a task changed on disk (another version): refused before anything is rewritten
     lines = (out / "tasks.jsonl").read_text().splitlines()
     t = json.loads(lines[0])

@@ -58,6 +58,31 @@ def test_field_vector_is_relative_l2_and_plain_rms_near_zero_gold():
     assert stark_item_error("temporal_impute", 11.0, 10.0) == pytest.approx(0.1)
 
 
+def test_huge_and_tiny_finite_answers_give_finite_non_zero_stark_values():
+    """Squares of errors above ~1.3e154 overflowed (an answer near 1e155 gave inf, a field item
+    inf / inf = NaN, 'unusable') and below ~1e-162 underflowed to 0: the values, hand-derived,
+    are those of the small-number formulas scaled up or down."""
+    # (3, 4) x 1e155 against (0, 0): sqrt(12.5) x 1e155 (the x-y point of the first test)
+    assert stark_item_error("loc_range", [3e155, 4e155], [0.0, 0.0]) == pytest.approx(math.sqrt(12.5) * 1e155)
+    assert stark_item_error("loc_range", [3e-170, 4e-170], [0.0, 0.0]) == pytest.approx(math.sqrt(12.5) * 1e-170)
+    assert stark_item_error("loc_event_temp", 2.5e200, 4e200) == pytest.approx(1.5e200)
+    assert stark_item_error("loc_event_spatio_temp", [1e160, 1e160, 3e160], [0.0, 0.0, 0.0]) == (
+        pytest.approx(1e160), pytest.approx(3e160))
+    # the track of test_ten_step_track_pools_steps_and_coordinates, every number x 1e160
+    golds = [[1e160 * k, 1e160 * (10.0 - k)] for k in range(10)]
+    preds = [[g[0] + (2e160 if k % 2 else 0.0), g[1]] for k, g in enumerate(golds)]
+    assert stark_track_error("track_range_online", preds, golds) == pytest.approx(1e160)
+    # the field items of the test above, x 1e200: relative errors unchanged, the near-zero rule too
+    assert stark_item_error("spatiotemporal_forecast", [3e200, 5e200], [3e200, 4e200]) == pytest.approx(1 / 5)
+    assert stark_item_error("spatiotemporal_impute", [2e200, 0.0, 0.0, 0.0], [0.0] * 4) == pytest.approx(1e200)
+    # their mean (the family's 'STARK trim') is finite too: (1e308 + 1.5e308) / 2, not an overflow
+    assert stark_trimmed_mean([1e308, 1.5e308], trim=0.0) == pytest.approx(1.25e308)
+    assert stark_trimmed_mean([1.0, math.inf], trim=0.0) == math.inf
+    # an infinite error stays infinite; ordinary values are computed as before, bit for bit
+    assert stark_item_error("loc_range", [1.7e308, 0.0], [-1.7e308, 0.0]) == math.inf
+    assert stark_item_error("loc_range", [0.1, 0.7], [0.3, 0.2]) == math.sqrt(((0.1 - 0.3) ** 2 + (0.7 - 0.2) ** 2) / 2)
+
+
 def test_trimmed_mean_drops_ten_percent_each_side_and_counts_failures():
     items = [StarkItem(f"t{i}", "stark.localization.range", float(i)) for i in range(1, 11)]
     items.append(StarkItem("bad", "stark.localization.range", None, reason="missing"))

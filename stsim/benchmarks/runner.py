@@ -147,16 +147,43 @@ def make_out_dir(out: Path, flag: str = "--out") -> None:
         raise RunError(f"{flag} {out}: folder is not writable")
 
 
-def check_run_options(*, seed: Any, trim: Any, workers: Any, max_steps: Any) -> None:
+#: the largest ``workers`` of a live model's run: requests in flight (``--workers``' range)
+MAX_WORKERS = 256
+
+
+def local_workers_max() -> int:
+    """The largest ``workers`` for a solver that runs on this machine (processes, or sandboxes
+    of a ``code:`` solver or of a live model's ``ci`` / ``agentic`` code, each an interpreter
+    of its own): 4 per core (``os.cpu_count()``), at least 8 (``--workers 1000`` started 1000
+    of them)."""
+    return max(8, 4 * (os.cpu_count() or 1))
+
+
+def runs_here(solver_spec: str, solver_options: dict[str, Any] | None = None) -> bool:
+    """Whether each worker of ``solver_spec`` runs on this machine: every solver but a live
+    model (``openai...``) in ``da`` mode (its default), whose workers are requests in flight."""
+    return not (solver_spec.startswith("openai") and (solver_options or {}).get("mode", "da") == "da")
+
+
+def check_run_options(*, seed: Any, trim: Any, workers: Any, max_steps: Any,
+                      solver_spec: str | None = None, solver_options: dict[str, Any] | None = None) -> None:
     """Raise :class:`RunError` naming the first out-of-range run option: ``seed`` a
-    non-negative integer, ``trim`` in [0, 0.5), ``workers`` >= 1, ``max_steps`` -1 (suite
+    non-negative integer, ``trim`` in [0, 0.5), ``workers`` >= 1 and at most
+    :data:`MAX_WORKERS`, and, for a solver that :func:`runs_here` (``solver_spec`` and its
+    ``solver_options``; when given), at most :func:`local_workers_max`; ``max_steps`` -1 (suite
     default), ``None`` (all) or >= 0."""
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise RunError(f"--seed must be a non-negative integer, got {seed!r}")
     if not isinstance(trim, (int, float)) or not 0.0 <= trim < 0.5:
         raise RunError(f"--trim must be in [0, 0.5), got {trim!r}")
-    if not isinstance(workers, int) or workers < 1:
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise RunError(f"--workers must be at least 1, got {workers!r}")
+    if workers > MAX_WORKERS:
+        raise RunError(f"--workers must be at most {MAX_WORKERS} (requests in flight to a live model), "
+                       f"got {workers}")
+    if solver_spec is not None and runs_here(solver_spec, solver_options) and workers > local_workers_max():
+        raise RunError(f"--workers {workers}: --solver {solver_spec} runs each worker on this machine "
+                       f"(a process or a sandbox); at most {local_workers_max()} here (4 per core)")
     if max_steps is not None and (not isinstance(max_steps, int) or max_steps < -1):
         raise RunError(f"--max-steps must be 0 (all) or positive, got {max_steps!r}")
 
@@ -217,9 +244,20 @@ def previous_answers(out: Path, tasks: Iterable[Task]) -> dict[str, list[Answer]
     return final
 
 
+#: the files a run writes into its folder (a ``--resume`` given one of them is told the folder)
+_RUN_FOLDER_FILES = ("run.json", "tasks.jsonl", "answers.jsonl", "answers.previous.jsonl", "scores.jsonl",
+                     "summary.json")
+
+
 def _check_resume(out: Path, identity: dict[str, Any]) -> None:
     """Raise :class:`RunError` unless ``out`` holds a run with the same identity."""
     path = out / "run.json"
+    if out.exists() and not out.is_dir():
+        hint = (f"; give its folder: --resume {out.parent}"
+                if out.name in _RUN_FOLDER_FILES and (out.parent / "run.json").is_file() else "")
+        raise RunError(f"--resume {out}: is a file, not a folder; --resume takes the folder of the "
+                       "interrupted run (its --out folder, holding run.json, tasks.jsonl and answers.jsonl)"
+                       + hint)
     if not out.is_dir():
         raise RunError(f"--resume {out}: no such folder")
     if not path.exists():
@@ -277,7 +315,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     Raises:
         SuiteError / SolverError: unknown suite or solver, a data suite without data or with
             bad data, or a family filter matching nothing.
-        RunError: an out-of-range option (seed, trim, workers, max_steps), an output
+        RunError: an out-of-range option (seed, trim, max_steps; workers above 4 per core
+            for a solver that runs here, :func:`check_run_options`), an output
             folder that cannot be created, ``cluster`` together with ``transform`` or
             ``resume`` (not supported yet), or (``resume``) a folder without a run of the same
             suite, solver, seed, ``n``, filter, ``max_steps``, data, mode, context, language
@@ -288,7 +327,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     Every input is checked before the output folder is created.
     """
     suite = get_suite(suite_name)
-    check_run_options(seed=seed, trim=trim, workers=workers, max_steps=max_steps)
+    check_run_options(seed=seed, trim=trim, workers=workers, max_steps=max_steps, solver_spec=solver_spec,
+                      solver_options=solver_options)
     steps = suite.max_steps if max_steps == -1 else max_steps
     if resume and out_dir is None:
         raise RunError("--resume needs the folder of the interrupted run")

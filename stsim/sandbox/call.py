@@ -140,3 +140,22 @@ def check_solver_form(source: str, args: dict[str, Any] | None) -> None:
                 if args else "no arguments were given")
         raise ValueError(f"solver({', '.join(params)}) is called with the arguments "
                          f"{', '.join(map(repr, needed))}; {have}")
+
+
+#: the call forms of ``solver``, for messages
+SOLVER_FORMS = "solver(), solver(inputs) or solver(readings, coordinate, timestamp)"
+
+
+def signature_problem(params: list[str], args: dict[str, Any]) -> str | None:
+    """Why ``solver`` with the required positional parameters ``params`` (from
+    :func:`solver_parameters`) cannot be called in any form the arguments ``args`` offer
+    (``inputs``; the tracking triple on tracking tasks), naming the expected signatures;
+    ``None`` when it can (0 parameters; 1 with ``"inputs"``; 3 with the tracking triple)."""
+    n = len(params)
+    if n == 0 or (n == 1 and "inputs" in args) or (n == 3 and all(k in args for k in TRACKING_KEYS)):
+        return None
+    offered = ["solver()"] + (["solver(inputs)"] if "inputs" in args else []) + (
+        ["solver(readings, coordinate, timestamp)"] if all(k in args for k in TRACKING_KEYS) else [])
+    return (f"solver({', '.join(params)}) takes {n} required positional argument{'s' if n != 1 else ''}; "
+            f"stsim calls {SOLVER_FORMS} (this task: {' or '.join(offered)}); the program was not run")
+

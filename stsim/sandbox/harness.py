@@ -178,22 +178,35 @@ _FORBIDDEN_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENETUNREACH, 
                      errno.EHOSTUNREACH, errno.ECONNREFUSED}
 
 
+class _BadSignature(TypeError):
+    """``solver``'s signature fits none of the call forms: an outcome (``no_result``), not a crash."""
+
+
 def _call(fn, args):
     import inspect
     try:
-        params = [p for p in inspect.signature(fn).parameters.values()
-                  if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        sig = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
-        params = []
-    names = [p.name for p in params]
-    if not names:
+        sig = []
+    required = [p for p in sig if p.default is inspect.Parameter.empty]
+    names = [p.name for p in required if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    keyword_only = [p.name for p in required if p.kind is p.KEYWORD_ONLY]
+    if not names and not keyword_only:
         return fn()
-    if len(names) == 3 and "readings" in args:  # STARK tracking form
+    if not keyword_only and len(names) == 3 and "readings" in args:  # STARK tracking form
         return fn(args["readings"], args["coordinate"], args["timestamp"])
-    if len(names) == 1 and "inputs" in args:
+    if not keyword_only and len(names) == 1 and "inputs" in args:
         return fn(args["inputs"])
-    raise TypeError(f"solver{tuple(names)}: expected solver(), solver(inputs) or "
-                    f"solver(readings, coordinate, timestamp) for this task")
+    # the host reads a plain `def solver` with ast first (stsim.sandbox.call.signature_problem);
+    # this covers what it cannot see (a lambda, a callable object, a def made at run time)
+    offered = ["solver()"] + (["solver(inputs)"] if "inputs" in args else []) + (
+        ["solver(readings, coordinate, timestamp)"] if "readings" in args else [])
+    shown = ", ".join(names + ["*, " + ", ".join(keyword_only)] if keyword_only else names)
+    raise _BadSignature(
+        f"solver({shown}) requires {len(names)} positional argument(s)"
+        + (f" and the keyword-only {', '.join(keyword_only)}" if keyword_only else "")
+        + "; stsim calls solver(), solver(inputs) or solver(readings, coordinate, timestamp) "
+        f"(this task: {' or '.join(offered)}); solver() was not called")
 
 
 def _outcome(job):
@@ -219,6 +232,8 @@ def _outcome(job):
         return "timeout", None, f"CPU time limit of {job['limits']['cpu_s']} s exceeded"
     except SandboxViolation as exc:
         return "forbidden", None, str(exc)
+    except _BadSignature as exc:
+        return "no_result", None, str(exc)
     except OSError as exc:
         status = "forbidden" if exc.errno in _FORBIDDEN_ERRNOS or type(exc).__name__ == "gaierror" else "crashed"
         return status, None, "".join(traceback.format_exception_only(type(exc), exc)).strip()

@@ -115,8 +115,41 @@ def format_breakdown(family: str, key: str, rows: dict[str, dict[str, Any]]) -> 
     return "\n".join(out)
 
 
+def _heavy(families: dict[str, dict[str, Any]], numeric: list[str]) -> list[str]:
+    """Numeric families whose RMS.err is over 3x their trim.err (a heavy tail of errors)."""
+    return [f for f in numeric if (families[f].get("rmse") or 0) > 3 * (families[f].get("trimmed_rmse") or float("inf"))]
+
+
+def short_legend(families: dict[str, dict[str, Any]], explain: str) -> str:
+    """What the printed table's columns are, in a few lines, and the command (``explain``,
+    e.g. ``stsim run quickstart --explain``) that prints the full :func:`legend`: every
+    convention, its source and the notes about this run's families."""
+    numeric = [f for f, r in families.items() if "accuracy" not in r]
+    categorical = [f for f, r in families.items() if "accuracy" in r]
+    lines = []
+    if numeric:
+        lines.append("n: scored items (a tracking task: one per scored step); trim.err / RMS.err / median: our "
+                     "physical error per item ('measure': eucl, abs, rel.L2), trim.err without the 10 % "
+                     "smallest and largest.")
+    if any("stark_n" in families[f] for f in numeric):
+        lines.append("STARK trim / inst / fail: STARK's own per-item convention and its instance counts; "
+                     "'STARK best (Table 3)' is the paper's best model on its own tasks, on that scale.")
+    if categorical:
+        lines.append("accuracy / partial: correct / partial credit; random / rnd.part / chance: the random-guess "
+                     "reference on the same tasks and its expectation.")
+    lines.append("failed: items with no usable answer, " + ", ".join(
+        (["left out of the error columns"] if numeric else []) + (["counted wrong in accuracy"] if categorical else []))
+        + ".")
+    notes = [f"RMS.err over 3x trim.err for {', '.join(_heavy(families, numeric))}"] if _heavy(families, numeric) else []
+    notes += ["accuracy n/a for a family with no answer at all"] if any(
+        families[f]["accuracy"] is None for f in categorical) else []
+    lines.append(f"Full legend{' (and notes on this run: ' + '; '.join(notes) + ')' if notes else ''}: {explain}")
+    return "\n".join(lines)
+
+
 def legend(families: dict[str, dict[str, Any]]) -> str:
-    """The notes that explain the printed table, only those that apply to its families."""
+    """The notes that explain the printed table, only those that apply to its families (the
+    full legend: ``--explain``; :func:`short_legend` is printed by default)."""
     numeric = [f for f, r in families.items() if "accuracy" not in r]
     categorical = [f for f, r in families.items() if "accuracy" in r]
     notes = []
@@ -142,7 +175,7 @@ def legend(families: dict[str, dict[str, Any]]) -> str:
                      "(x-y-t localisation: the spatial part; the temporal part is stark_trimmed_time in "
                      "summary.json); the mean of the per-item values after dropping the 10 % smallest and largest. "
                      "Its 'inst' and 'fail' count instances (not steps); 'STARK best (Table 3)' is on this scale.")
-    heavy = [f for f in numeric if (families[f].get("rmse") or 0) > 3 * (families[f].get("trimmed_rmse") or float("inf"))]
+    heavy = _heavy(families, numeric)
     if heavy:
         notes.append(f"RMS.err is over 3x trim.err for {', '.join(heavy)}"
                      ": a few items have errors far above the rest (e.g. a tracker that lost its target for "

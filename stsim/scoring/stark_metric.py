@@ -16,6 +16,11 @@ scores one *item* per released instance:
 * field prediction: the relative L2 norm of the whole vector, ``||pred - gold|| / ||gold||``,
   or the plain root mean square when ``||gold|| <= 1e-10``.
 
+Squares that would overflow (errors above about 1.3e154) or underflow (below about 1e-162) are
+avoided by scaling by the largest difference (:func:`_rms`, :func:`_norm`), so a huge finite
+answer gets its huge finite value, not ``inf`` (or NaN for a field item); other values are
+computed exactly as STARK's code does.
+
 A prediction with fewer values than the gold is unusable (``compute_mse`` returns ``None``);
 extra values are cut to the gold's length; a computation that fails (ragged arrays, a missing
 time) is unusable too (``main.py`` records NaN).  Unusable items are counted as
@@ -31,7 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -90,14 +95,41 @@ def _shape_like_stark(a: np.ndarray) -> np.ndarray:
     return a.squeeze() if a.size > 1 else a
 
 
+def _rescaled(d: np.ndarray, plain: float, reduce: Callable[[np.ndarray], float]) -> float:
+    """``plain`` (``reduce`` of ``d ** 2`` under a square root, as STARK computes it) unless
+    squaring overflowed (``inf`` from finite values: about 1.3e154 and above) or underflowed (0
+    from non-zero values: below about 1e-162); then the same value computed on ``d`` divided by
+    its largest magnitude and multiplied back, which neither can do.  NaN and ``inf`` in ``d``
+    keep ``plain`` (NaN, ``inf``)."""
+    if (math.isinf(plain) or plain == 0.0) and d.size:
+        top = float(np.max(np.abs(d)))
+        if math.isfinite(top) and top > 0.0:
+            return top * float(np.sqrt(reduce((d / top) ** 2)))
+    return plain
+
+
+def _rms(d: Any) -> float:
+    """``sqrt(mean(d ** 2))`` over every value of ``d`` (STARK's root mean square over the
+    coordinates), without overflow or underflow of the squares (:func:`_rescaled`)."""
+    d = np.asarray(d, dtype=float)
+    return _rescaled(d, float(np.sqrt(np.mean(d ** 2))), np.mean)
+
+
+def _norm(d: Any) -> float:
+    """The Euclidean norm of every value of ``d`` (``np.linalg.norm``), without overflow or
+    underflow of the squares (:func:`_rescaled`)."""
+    d = np.asarray(d, dtype=float)
+    return _rescaled(d, float(np.linalg.norm(d)), np.sum)
+
+
 def _finish(a1: np.ndarray, a2: np.ndarray, field: bool) -> float:
     a1 = _shape_like_stark(a1)
     if len(a1) < len(a2):
         raise Unusable(f"prediction has {len(a1)} value(s), the gold {len(a2)}")
     a1 = a1[:len(a2)]
-    if field and np.linalg.norm(a2) > NEAR_ZERO_NORM:
-        return float(np.linalg.norm(a1 - a2) / np.linalg.norm(a2))
-    return float(np.sqrt(np.mean((a1 - a2) ** 2)))
+    if field and _norm(a2) > NEAR_ZERO_NORM:
+        return _norm(a1 - a2) / _norm(a2)
+    return _rms(a1 - a2)
 
 
 def stark_item_error(dataset: str, pred: Any, gold: Any) -> float | tuple[float, float]:
@@ -119,10 +151,9 @@ def stark_item_error(dataset: str, pred: Any, gold: Any) -> float | tuple[float,
         a2 = np.atleast_1d(np.asarray(gold, dtype=float)).T
         with np.errstate(all="ignore"):
             if dataset == "loc_event_temp":
-                out: Any = float(np.sqrt(np.mean((a1 - a2) ** 2)))
+                out: Any = _rms(a1 - a2)
             elif dataset == "loc_event_spatio_temp":
-                out = (float(np.sqrt(np.mean((a1[:2] - a2[:2]) ** 2))),
-                       float(np.sqrt(np.mean((a1[2] - a2[2]) ** 2))))
+                out = (_rms(a1[:2] - a2[:2]), _rms(a1[2] - a2[2]))
             else:
                 out = _finish(a1, a2, dataset in FIELD_DATASETS)
     except Unusable:
@@ -230,9 +261,17 @@ def stark_item(task: Task, answers: Iterable[Answer], max_steps: int | None = TS
 
 def stark_trimmed_mean(values: Sequence[float], trim: float = 0.10) -> float:
     """Mean of the values without the ``floor(trim * n)`` smallest and largest (§4.1);
-    NaN when empty."""
+    NaN when empty.  Finite values whose sum overflows (per-item values near 1e308) are
+    averaged scaled by the largest magnitude: the mean of finite values is finite."""
     kept = trimmed(values, trim)
-    return float(np.mean(kept)) if len(kept) else math.nan
+    if not len(kept):
+        return math.nan
+    with np.errstate(over="ignore"):
+        mean = float(np.mean(kept))
+    if math.isinf(mean) and np.all(np.isfinite(kept)):
+        top = float(np.max(np.abs(kept)))
+        mean = top * float(np.mean(kept / top))
+    return mean
 
 
 def summarise_stark(items: Iterable[StarkItem], trim: float = 0.10) -> dict[str, dict[str, Any]]:

@@ -25,7 +25,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..answers import LEGACY_RUBRICS, ParseError, RUBRICS, check_value, get_format, parse_answer
+from ..answers import (LEGACY_RUBRICS, MAX_REPLY_CHARS, ParseError, RUBRICS, check_value, get_format,
+                       parse_answer)
 from ..records import ANSWER_STATUSES, Answer, RecordError, Score, Task, iter_jsonl
 
 OUTCOMES = ("correct", "wrong", "scored", "format_failure", "refusal", "missing", "no_answer")
@@ -63,7 +64,8 @@ def read_answers(path: str | Path, tasks_by_id: dict[str, Task]) -> tuple[list[A
         (answers, warnings): one :class:`Answer` per recognised line (the first line wins for a
         repeated item); one warning per ignored or ambiguous line, naming it (a repeated item,
         saying which line is kept; a step the task does not have; a line with both ``text`` and
-        ``value``, of which ``text`` is used) and one for all lines of unknown tasks.
+        ``value``, of which ``text`` is used), one for all lines of unknown tasks and one for all
+        replies longer than :data:`stsim.answers.MAX_REPLY_CHARS` (read from their end only).
     Raises:
         RecordError: malformed file or line (not JSON, no ``task_id``, no answer field, a
             ``step`` that is not an integer or null -- ``true`` included -- or a bad ``status``),
@@ -117,6 +119,13 @@ def read_answers(path: str | Path, tasks_by_id: dict[str, Task]) -> tuple[list[A
                         + ", ".join(unknown_lines) + (", ..." if unknown > len(unknown_lines) else ""))
     if not answers:
         warnings.append(f"{path} holds no usable answers: every item counts as missing")
+    cut = [a for a in answers if a.text is not None and len(a.text) > MAX_REPLY_CHARS
+           and tasks_by_id[a.task_id].meta.get("rubric", "stark") != "stark-legacy"]
+    if cut:
+        warnings.append(f"{path}: {len(cut)} repl{'y' if len(cut) == 1 else 'ies'} longer than "
+                        f"{MAX_REPLY_CHARS:,} characters (the first: task {cut[0].task_id}, "
+                        f"{len(cut[0].text):,}) read from the last {MAX_REPLY_CHARS:,} only, where the "
+                        "answer block is (stsim.answers.MAX_REPLY_CHARS; each answer's detail says so)")
     return answers, warnings
 
 

@@ -14,7 +14,9 @@ A task without a program gets ``missing`` answers.  A single-answer task's value
 task's answer format (``[x, y]`` for a point, a number for a time, ...); a tracking task's value
 is one such entry per step (``None`` for a step without estimate).  Anything else is
 ``bad_shape``; sandbox failures keep their status (timeout, memory, crashed, forbidden,
-no_result) on every item of the task.
+no_result) on every item of the task.  A ``def solver`` whose required positional parameters
+fit none of the call forms (read with :mod:`ast`, :func:`stsim.sandbox.call.signature_problem`)
+is ``no_result`` on every item, naming the expected signatures, and is not run.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from typing import Any
 
 from ..answers import get_format
 from ..records import Answer, RecordError, Task, iter_jsonl
+from ..sandbox.call import signature_problem, solver_parameters
 from ..sandbox.isolation import Limits, Sandbox, SandboxError, SandboxResult, require_isolation
 from .base import SolverError, register_solver
 
@@ -232,6 +235,11 @@ class CodeSolver:
             keys = [s.index for s in task.steps] or [None]
             return [Answer(task.id, k, "missing", detail=f"no program for this task in {self.path}",
                            solver=self.name) for k in keys]
+        params = solver_parameters(source)   # read with ast, never run: a def solver the harness cannot call
+        problem = None if params is None else signature_problem(params, call_args(task))
+        if problem is not None:
+            keys = [s.index for s in task.steps] or [None]
+            return [Answer(task.id, k, "no_result", detail=problem, solver=self.name) for k in keys]
         res = self.run_program(task, source)
         self.keep_output(task, res)
         return answers_from_result(task, res, self.name)

@@ -1,0 +1,152 @@
+"""Parts shared by the perf/ scripts: the family lists, the per-item error, the reader of
+``perf/bayes_floor.py --save`` limits files and the timed loop over tasks.
+
+The scripts are run as ``python perf/X.py``, so this folder is ``sys.path[0]`` and they import
+it as ``from _common import ...`` (tests/test_perf_scripts.py puts perf/ on ``sys.path``).
+
+**Per-item error (one convention for every script).**  :func:`item_errors` is the answer
+format's own error, :meth:`stsim.answers.AnswerFormat.error` (what ``stsim score`` reports per
+item): the Euclidean distance for a point ``[x, y]`` (plane units), the absolute difference for
+a time, and for the x-y-t vector ``[x, y, t]`` the norm of ``(dx, dy, dt)`` (plane units and
+time units together, as ``perf/bayes_floor.py`` has always scored it; not the position alone).
+A missing or non-finite estimate counts as an infinite error (the trimmed RMSE trims it, an
+untrimmed one shows it).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from stsim.answers import get_format
+
+#: The seven STARK tier-1 tracking families (50 steps; proximity 20, ToA position 40).
+TRACKING = ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",
+            "stark.tracking.proximity", "stark.tracking.event", "stark.temporal_tracking.event",
+            "stark.tracking.event_xyt"]
+#: The seven STARK tier-1 localisation families.
+LOCALISATION = ["stark.localization.range", "stark.localization.bearing",
+                "stark.localization.range_bearing", "stark.localization.proximity",
+                "stark.localization.event", "stark.temporal_localization.event",
+                "stark.localization.event_xyt"]
+#: Tracking families Stone Soup has a measurement model for (perf/vs_stonesoup.py).
+STONESOUP_FAMILIES = ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing"]
+#: Tracking families whose default is the proximity / ToA particle filter (issue 20).
+PF_FAMILIES = ["stark.tracking.proximity", "stark.tracking.event", "stark.temporal_tracking.event",
+               "stark.tracking.event_xyt"]
+#: Tracking families whose default is the filter followed by the parametric refit
+#: (``baseline:filter``: the filter alone).
+REFIT_FAMILIES = [f for f in TRACKING if f != "stark.tracking.proximity"]
+
+
+def answer_values(task, pos, emit) -> np.ndarray:
+    """A tracker's answers in the task's answer format from its positions ``pos`` (steps, 2),
+    plane units, and emission times ``emit`` (steps,), the task's time unit: ``emit`` for a
+    time task, ``[x, y, t]`` rows (steps, 3) for an x-y-t task, else ``pos``."""
+    if task.answer_format == "time":
+        return np.asarray(emit, float)
+    if task.answer_format == "vector":
+        return np.column_stack([pos, emit])
+    return np.asarray(pos, float)
+
+
+def item_errors(answer_format: str, est, gold) -> np.ndarray:
+    """Per-item errors (n,) of estimates ``est`` against ``gold``, each (n,) for a time or
+    scalar format or (n, d) for a point / vector format: the answer format's error (module
+    docstring); ``inf`` where the estimate is missing (``None``) or not finite.
+
+    Raises:
+        ValueError: ``est`` and ``gold`` have different lengths."""
+    fmt = get_format(answer_format)
+    if len(est) != len(gold):
+        raise ValueError(f"{len(est)} estimates against {len(gold)} gold answers")
+    out = np.empty(len(gold))
+    for k, (e, g) in enumerate(zip(est, gold)):
+        if e is None or not np.all(np.isfinite(np.asarray(e, float))):
+            out[k] = np.inf
+        else:
+            v = fmt.error(np.asarray(e, float).tolist(), np.asarray(g, float).tolist())
+            out[k] = v if np.isfinite(v) else np.inf
+    return out
+
+
+def fail(message: str) -> SystemExit:
+    """Print ``stsim: error: message`` to stderr and return ``SystemExit(2)`` to raise."""
+    print(f"stsim: error: {message}", file=sys.stderr)
+    return SystemExit(2)
+
+
+def load_limits(path: str | None, *, seed: int | None = None) -> dict[str, Any]:
+    """The JSON a ``perf/bayes_floor.py --save PATH`` run wrote: ``{"meta": {"seed", "steps",
+    ...}, "families": {family: {"summary": ..., "tasks": [{"index", "id", "lost", "gold",
+    "limit", ...}]}}}``.  With ``seed``, the file must hold that suite seed's tasks.
+
+    Raises:
+        SystemExit(2), after a ``stsim: error:`` line: the file is absent (how to produce it),
+        unreadable, not such a file (no ``meta`` / ``families``), or of another suite seed."""
+    if not path or not os.path.exists(path):
+        raise fail(f"limits file {path!r} not found: produce it once with "
+                   "`python perf/bayes_floor.py --n 20 --save PATH` (hours of CPU) and pass "
+                   "--limits PATH; this script never recomputes the limit")
+    try:
+        with open(path) as fh:
+            data = json.load(fh)
+        file_seed = int(data["meta"]["seed"])
+        int(data["meta"]["steps"])
+        if not isinstance(data["families"], dict):
+            raise TypeError("'families' is not an object")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise fail(f"--limits {path}: not a readable bayes_floor --save file "
+                   f"({type(exc).__name__}: {exc}; needs 'meta' with 'seed' and 'steps', and 'families')") from None
+    if seed is not None and file_seed != seed:   # the ratios would compare different tasks
+        raise fail(f"--limits {path} holds suite seed {file_seed}'s tasks; pass --seed {file_seed}")
+    return data
+
+
+def family_limits(data: dict[str, Any], fam: str, path: str) -> list[dict[str, Any]]:
+    """The per-task records of ``fam`` in a :func:`load_limits` file.
+
+    Raises:
+        SystemExit(2), after a ``stsim: error:`` line: the file has no per-task limits of ``fam``."""
+    tasks = data["families"].get(fam, {}).get("tasks")
+    if not tasks:
+        raise fail(f"{path}: no per-task limits of {fam}")
+    return tasks
+
+
+def check_task_ids(records: Sequence[dict[str, Any]], tasks: dict[int, Any], path: str) -> None:
+    """Each limits record's ``id`` against the generated task of its ``index`` (``tasks``:
+    index -> Task).
+
+    Raises:
+        SystemExit(2), after a ``stsim: error:`` line naming the first mismatches (another
+        generator version)."""
+    wrong = [f"{r['index']}: {r['id']} (generated {tasks[r['index']].id})"
+             for r in records if r["index"] in tasks and r["id"] != tasks[r["index"]].id]
+    if wrong:
+        raise fail(f"--limits {path}: tasks {wrong[:3]} are not this run's (another generator version?)")
+
+
+def timed_each(fn: Callable[[Any], Any], items: Sequence[Any], *, warmup: bool = True
+               ) -> tuple[list[Any], np.ndarray]:
+    """``([fn(item) for item in items], CPU seconds (len(items),) of each call)``, timed with
+    ``time.process_time`` (the machine is shared: wall time swings with other processes), after
+    one untimed warm-up call on the first item (lazy imports, cached tables) unless
+    ``warmup=False``."""
+    if warmup and len(items):
+        fn(items[0])
+    out, each = [], np.empty(len(items))
+    for k, item in enumerate(items):
+        t = time.process_time()
+        out.append(fn(item))
+        each[k] = time.process_time() - t
+    return out, each
+
+
+def cpu_ms_per_task(fn: Callable[[Any], Any], tasks: Sequence[Any]) -> float:
+    """Mean CPU milliseconds of ``fn`` per task (:func:`timed_each`, after a warm-up)."""
+    return 1000 * float(np.mean(timed_each(fn, tasks)[1]))
