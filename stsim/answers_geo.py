@@ -39,7 +39,20 @@ GeoParseError = ParseError
 
 
 def _numbers(text: str) -> list[float]:
-    return [float(m.replace(",", "")) for m in _NUM.findall(text)]
+    """Every number written in ``text``, in order.
+
+    Raises:
+        ParseError: a number too large for a float (``1e400``, an integer of 400 digits):
+            every geo format holds finite numbers only, and a count would otherwise overflow
+            converting the infinity to an integer.
+    """
+    out = []
+    for m in _NUM.findall(text):
+        v = float(m.replace(",", ""))
+        if not math.isfinite(v):
+            raise ParseError(f"number too large to be an answer: {m[:20]}{'...' if len(m) > 20 else ''}")
+        out.append(v)
+    return out
 
 
 def fold(text: str) -> str:

@@ -136,3 +136,16 @@ def test_check_gold_rejects_bad_golds():
     with pytest.raises(ParseError):
         check_gold("geo_count", -1)
     assert check_gold("geo_compass", "ne") == "NE"
+
+
+@pytest.mark.parametrize("fmt", ["geo_count", "geo_distance", "geo_area", "geo_ratio", "geo_angle",
+                                 "geo_point", "geo_bbox"])
+@pytest.mark.parametrize("huge", ["9" * 400, "1e400", "-" + "9" * 5000])
+def test_numbers_too_large_for_a_float_are_format_failures(fmt, huge):
+    # 'Answer: 999...9' (400 digits) on a count question was an OverflowError traceback
+    # (int(inf)) that ended `stsim score`; every format reads it as a format failure
+    text = {"geo_point": f"{huge}, 1", "geo_bbox": f"{huge}, 1, 2, 3"}.get(fmt, huge)
+    with pytest.raises(ParseError, match="too large"):
+        get_format(fmt).parse(text, {})
+    a = parse_answer(f"Answer: {text}", task_id="t", step=None, answer_format=fmt, rubric="geoqa")
+    assert a.status == "format_failure" and "too large" in a.detail
