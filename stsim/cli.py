@@ -405,6 +405,15 @@ def _cmd_compare(args) -> int:
     return 0
 
 
+def _is_file(text: str) -> bool:
+    """Whether ``text`` names an existing file; False for text no path can be (inline JSON of
+    more than 255 bytes is ENAMETOOLONG, which ``Path.exists`` raises instead of answering)."""
+    try:
+        return Path(text).exists()
+    except (OSError, ValueError):  # ValueError: an embedded NUL byte
+        return False
+
+
 def _cmd_sandbox(args) -> int:
     from .sandbox.isolation import Limits, Sandbox, SandboxError
     from .sandbox.call import check_call_args, check_solver_form, solver_parameters
@@ -416,7 +425,7 @@ def _cmd_sandbox(args) -> int:
         raise CLIError(f"{args.file}: cannot read ({exc})") from None
     call = None
     if args.args is not None:
-        inline = args.args.lstrip().startswith(("{", "[")) and not Path(args.args).exists()
+        inline = args.args.lstrip().startswith(("{", "[")) and not _is_file(args.args)
         where = "--args" if inline else f"--args {args.args}"
         try:
             text = args.args if inline else Path(args.args).read_text(encoding="utf-8")
