@@ -27,7 +27,9 @@ import unicodedata
 from datetime import datetime
 from typing import Any
 
-_NUM = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+(?:[eE][-+]?\d+)?")
+# thousands separators: "1,234" is 1234; a group after a leading 0 ("0,338", a decimal comma)
+# is not one, so it reads as two numbers (a format failure for one-number formats, like "6579,47")
+_NUM = re.compile(r"[-+]?(?:[1-9]\d{0,2}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+(?:[eE][-+]?\d+)?")
 
 
 class ParseError(ValueError):

@@ -149,3 +149,17 @@ def test_numbers_too_large_for_a_float_are_format_failures(fmt, huge):
         get_format(fmt).parse(text, {})
     a = parse_answer(f"Answer: {text}", task_id="t", step=None, answer_format=fmt, rubric="geoqa")
     assert a.status == "format_failure" and "too large" in a.detail
+
+
+@pytest.mark.parametrize("fmt, text, gold", [
+    ("geo_ratio", "0,338", 0.338),          # was read as 338 (a thousands separator)
+    ("geo_distance", "0,500 km", 0.5),
+    ("geo_count", "0,003", 3),              # was read as 3: correct
+    ("geo_ratio", "6579,47", 6579.47),      # already two numbers
+])
+def test_a_decimal_comma_is_never_read_as_a_thousands_separator(fmt, text, gold):
+    with pytest.raises(ParseError, match="expected one number, found 2"):
+        get_format(fmt).parse(text, {})
+    # real thousands separators still read
+    assert get_format("geo_count").parse("1,234,567", {}) == 1234567
+    assert get_format("geo_distance").parse("-12,345.5 km", {}) == -12345.5
