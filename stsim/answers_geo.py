@@ -156,7 +156,7 @@ class _Number(GeoFormat):
     units: tuple[str, ...] = ()
 
     def parse(self, text, spec=None):
-        t = re.sub(r"(?i)\b(km|m)(?:\^?2|²)", r" sq \1 ", _strip(text))
+        t = re.sub(r"(?i)\b(km|m)(?:\^?2|²)", r" sq \1 ", _strip(text)).replace("%", " percent ")
         nums = _numbers(t)
         if len(nums) != 1:
             raise GeoParseError(f"expected one number, found {len(nums)} in {text[:60]!r}")
@@ -164,7 +164,12 @@ class _Number(GeoFormat):
         allowed = set(self.units) | {fold(u) for u in (spec or {}).get("units", [])}
         if rest and rest not in allowed:
             raise GeoParseError(f"unexpected text {rest!r} beside the number in {text[:60]!r}")
-        return nums[0]
+        return nums[0] * self.unit_factor(rest, spec) if rest else nums[0]
+
+    def unit_factor(self, unit: str, spec=None) -> float:
+        """What a number followed by the (folded) unit word ``unit`` is multiplied by to be in
+        the format's (or the question's) unit; 1 for words that only name what is counted."""
+        return 1.0
 
     def normalise(self, value, spec=None):
         if isinstance(value, bool) or isinstance(value, str):
@@ -207,6 +212,12 @@ class CountFormat(_Number):
         return int(d == 0), min(1.0, d / max(1.0, 0.1 * abs(int(gold))))
 
 
+#: metres per length unit word a geo_distance reply may carry (1 mi = 1609.344 m, international mile)
+_METRES = {"km": 1000.0, "kilometre": 1000.0, "kilometres": 1000.0, "kilometer": 1000.0,
+           "kilometers": 1000.0, "mi": 1609.344, "mile": 1609.344, "miles": 1609.344,
+           "m": 1.0, "metre": 1.0, "metres": 1.0, "meter": 1.0, "meters": 1.0}
+
+
 class DistanceFormat(_Number):
     """A length in the unit the question names (km, mi or m).  tau = max(1 % of gold,
     ``abs_tol``): 1 % is finer than the spread between spherical and ellipsoidal distances
@@ -214,7 +225,14 @@ class DistanceFormat(_Number):
     coordinates (UTM, Web Mercator, metres) set ``abs_tol`` = 10 m and no relative part."""
     name = "geo_distance"
     rel_tol = 0.01
-    units = ("km", "kilometres", "kilometers", "mi", "miles", "m", "metres", "meters")
+    units = tuple(_METRES)
+
+    def unit_factor(self, unit, spec=None):
+        """A reply in another length unit than the question's (``spec["unit"]``: km, miles or
+        m) is converted to it: "850 miles" to a question in km is 1367.9 km.  Without a unit
+        in ``spec`` (every generated task has one) the number is taken as written."""
+        asked = fold((spec or {}).get("unit") or "")
+        return _METRES[unit] / _METRES[asked] if asked in _METRES else 1.0
 
 
 class AreaFormat(_Number):
@@ -232,7 +250,11 @@ class RatioFormat(_Number):
     name = "geo_ratio"
     rel_tol = 0.02
     abs_tol = 0.005
-    units = ("percent",)
+    units = ("percent", "per cent")
+
+    def unit_factor(self, unit, spec=None):
+        """A ratio written as a percentage ("33.8 %", "33.8 percent") is 0.338."""
+        return 0.01
 
 
 class AngleFormat(_Number):

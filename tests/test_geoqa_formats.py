@@ -163,3 +163,40 @@ def test_a_decimal_comma_is_never_read_as_a_thousands_separator(fmt, text, gold)
     # real thousands separators still read
     assert get_format("geo_count").parse("1,234,567", {}) == 1234567
     assert get_format("geo_distance").parse("-12,345.5 km", {}) == -12345.5
+
+
+@pytest.mark.parametrize("text, spec, read", [
+    ("850.4 miles", {"unit": "km"}, 850.4 * 1.609344),   # was read as 850.4 km: scored correct
+    ("1.157 km", {"unit": "m"}, 1157.0),                 # was read as 1.157 m: scored wrong
+    ("16.09344 km", {"unit": "miles"}, 10.0),
+    ("10 mi", {"unit": "miles"}, 10.0),
+    ("250 metres", {"unit": "km"}, 0.25),
+    ("784.0449 km", {"unit": "m", "abs_tol": 10.0, "rel_tol": 0.0}, 784044.9),
+    ("42", {"unit": "m"}, 42.0),                         # a bare number is in the question's unit
+    ("42 km", {}, 42.0),                                 # no unit named: km
+])
+def test_a_distance_in_another_unit_is_converted_to_the_questions(text, spec, read):
+    assert get_format("geo_distance").parse(text, spec) == pytest.approx(read, rel=1e-12)
+
+
+def test_unit_words_change_the_score_as_they_change_the_length():
+    # gold 850.418 km: '850.4 miles' is 1368.6 km, far outside 1 %; '850.4 km' is within
+    assert score("geo_distance", "850.4 miles", 850.418, {"unit": "km"}) == (0, 1.0)
+    assert score("geo_distance", "850.4 km", 850.418, {"unit": "km"})[0] == 1
+    # gold 1157.059 m: '1.157 km' is 1157 m, 0.059 m off, tau = 11.57 m
+    em, ne = score("geo_distance", "1.157 km", 1157.059, {"unit": "m"})
+    assert em == 1 and ne == pytest.approx(0.059 / 11.57059, rel=1e-6)
+
+
+@pytest.mark.parametrize("text", ["33.8 %", "33.8%", "33.8 percent", "33.8 per cent"])
+def test_a_ratio_written_as_a_percentage(text):
+    # was read as 33.8 against a gold of 0.338
+    assert get_format("geo_ratio").parse(text, {}) == pytest.approx(0.338, rel=1e-12)
+    assert score("geo_ratio", text, 0.3384)[0] == 1
+
+
+@pytest.mark.parametrize("fmt", ["geo_distance", "geo_count", "geo_area", "geo_angle"])
+def test_a_percent_sign_beside_other_quantities_is_a_format_failure(fmt):
+    # '%' was dropped as punctuation: '12 %' read as 12 km, 12 cities, ...
+    with pytest.raises(ParseError, match="unexpected text 'percent'"):
+        get_format(fmt).parse("12 %", {})
