@@ -632,6 +632,32 @@ def _geoqa_only(args) -> None:
                        f"{', ...' if len(other) > 3 else ''}); use a geoqa suite (geoqa, geoqa-small, geoqa-mini)")
 
 
+def _code_formats_apply(args) -> None:
+    """``--solver code:...`` on families whose answers a program cannot return (a ``solver()``
+    value is numbers only: relation names, directions, geoqa answers are not): CLIError (exit 2)
+    when no selected family can be answered, else a warning naming those that cannot."""
+    from .registry import load_families
+    from .solvers.code import CODE_FORMATS
+    if not args.solver.startswith("code:"):
+        return
+    families = _selected_families(args)
+    fams = load_families()
+    other = sorted({fams[f].answer_format for f in families or [] if f in fams
+                    and fams[f].answer_format not in CODE_FORMATS})
+    names = [f for f in families or [] if f in fams and fams[f].answer_format in other]
+    if not names:
+        return
+    what = (f"{len(names)} famil{'y' if len(names) == 1 else 'ies'} ({', '.join(names[:3])}"
+            f"{', ...' if len(names) > 3 else ''}) answer in format{'s' if len(other) > 1 else ''} "
+            f"{', '.join(other)}, which a solver() program cannot return (it returns numbers: "
+            f"formats {', '.join(CODE_FORMATS)})")
+    if len(names) == len(families):
+        raise CLIError(f"--solver {args.solver}: the selected {what}, so no task could be answered; use an answers "
+                       f"file (stsim score) or a live model for them")
+    print(f"stsim: warning: --solver {args.solver}: {what}; their answers will be bad_shape",
+          file=sys.stderr)
+
+
 def _geoqa_conditions_apply(args) -> None:
     """CLIError (exit 2) when ``--context`` or ``--language`` is set for a selection with no
     geoqa family: the transforms leave every other task unchanged, so the option would be
@@ -659,6 +685,7 @@ def _cmd_run(args) -> int:
     options: dict = {}
     _check_agentic(args)
     _geoqa_conditions_apply(args)
+    _code_formats_apply(args)
     live = args.solver.startswith("openai") and args.mode == "da"  # ci / agentic run code here too
     if not live and args.workers > _local_workers_max():
         raise CLIError(f"--workers {args.workers}: --solver {args.solver} runs each worker on this machine "
