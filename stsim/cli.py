@@ -996,6 +996,14 @@ def _cmd_score(args) -> int:
     tasks = read_tasks(args.tasks)
     for t in tasks:
         validate_task(t)
+    if args.tolerance is not None:
+        from .answers import get_format
+        if not any(get_format(t.answer_format).numeric for t in tasks):
+            kinds = sorted({t.answer_format for t in tasks})
+            raise CLIError(f"--tolerance {args.tolerance}: {args.tasks} has no task with a numeric error "
+                           f"(formats point, scalar, time, vector); its formats ({', '.join(kinds[:6])}"
+                           f"{', ...' if len(kinds) > 6 else ''}) are scored right or wrong by their own rules "
+                           f"(geoqa: docs/answer-formats.md), so the option would be ignored")
     legacy = args.rubric != "default"
     if legacy:
         from .answers import LEGACY_RUBRICS

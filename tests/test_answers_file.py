@@ -270,3 +270,23 @@ def test_integer_of_too_many_digits_is_bad_input_not_a_traceback(tmp_path, capsy
     tasks.write_text(big + "\n")
     with pytest.raises(RecordError, match=f"{tasks}:1: not a usable JSON record"):
         read_tasks(tasks)
+
+
+def test_tolerance_without_a_numeric_task_is_refused(tmp_path, capsys):
+    """--tolerance on a file of categorical / geoqa tasks changed nothing but was recorded in
+    summary.json and printed as '(numeric: correct if error <= X)', exit 0."""
+    tasks, num = tmp_path / "tasks.jsonl", tmp_path / "num.jsonl"
+    assert main(["generate", "cardinal", "--n", "1", "-o", str(tasks)]) == 0
+    assert main(["generate", "quickstart", "--family", "stark.localization.range", "--n", "1", "-o", str(num)]) == 0
+    capsys.readouterr()
+    first = json.loads(tasks.read_text().splitlines()[0])["id"]
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(json.dumps({"task_id": first, "text": "west"}) + "\n")
+    assert main(["score", str(tasks), str(answers), "--tolerance", "0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "stsim: error: --tolerance 0.5:" in err and "no task with a numeric error" in err and "direction" in err
+    assert main(["score", str(tasks), str(answers)]) == 0
+    # one numeric task among them is enough
+    tasks.write_text(tasks.read_text() + num.read_text())
+    assert main(["score", str(tasks), str(answers), "--tolerance", "0.5", "--out", str(tmp_path / "s")]) == 0
+    assert json.loads((tmp_path / "s" / "summary.json").read_text())["tolerance"] == 0.5
