@@ -586,11 +586,28 @@ class DateTimeFormat(GeoFormat):
     a few minutes off is partial."""
     name = "geo_datetime"
 
+    _STAMP = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ]+(\d{1,2}):(\d{2})(?::\d{2}(?:\.\d+)?)?"
+                        r"(?:\s*([ap])\.?\s?m\b\.?)?", re.IGNORECASE)
+
     def parse(self, text, spec=None):
-        m = re.search(r"(\d{4})-(\d{2})-(\d{2})[T ]+(\d{1,2}):(\d{2})", _strip(text))
-        if not m:
+        """The one date-time of ``text``; a 12-hour clock time with ``AM`` / ``PM`` (``a.m.``)
+        is converted (12 AM is 00, 12 PM is 12).
+
+        Raises:
+            ParseError: no date-time, more than one, or an hour that AM / PM cannot follow.
+        """
+        found = self._STAMP.findall(_strip(text))
+        if not found:
             raise GeoParseError(f"expected a date-time YYYY-MM-DD HH:MM, got {text[:40]!r}")
-        return self.normalise("{}-{}-{}T{:0>2}:{}".format(*m.groups()), spec)
+        if len(found) > 1:
+            raise GeoParseError(f"expected one date-time, found {len(found)} in {text[:60]!r}")
+        y, mo, d, h, mi, ampm = found[0]
+        hour = int(h)
+        if ampm:
+            if not 1 <= hour <= 12:
+                raise GeoParseError(f"hour {hour} on a 12-hour clock ({ampm.upper()}M) in {text[:40]!r}")
+            hour = hour % 12 + (12 if ampm.lower() == "p" else 0)
+        return self.normalise(f"{y}-{mo}-{d}T{hour:02d}:{mi}", spec)
 
     def normalise(self, value, spec=None):
         try:

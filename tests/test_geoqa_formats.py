@@ -200,3 +200,27 @@ def test_a_percent_sign_beside_other_quantities_is_a_format_failure(fmt):
     # '%' was dropped as punctuation: '12 %' read as 12 km, 12 cities, ...
     with pytest.raises(ParseError, match="unexpected text 'percent'"):
         get_format(fmt).parse("12 %", {})
+
+
+@pytest.mark.parametrize("text, read", [
+    ("2025-09-24 11:53 PM", "2025-09-24T23:53"),       # was read as 11:53 (PM dropped)
+    ("2025-09-24 11:53 p.m.", "2025-09-24T23:53"),
+    ("2025-09-24 12:05 AM", "2025-09-24T00:05"),       # was 12:05
+    ("2025-09-24 12:05 pm", "2025-09-24T12:05"),
+    ("2025-09-24 07:30am (local time)", "2025-09-24T07:30"),
+    ("2025-09-24 23:53", "2025-09-24T23:53"),
+    ("2025-09-24T23:53:00+04:00", "2025-09-24T23:53"),
+    ("It is 2025-09-24 23:53 there.", "2025-09-24T23:53"),
+])
+def test_datetime_reads_the_clock_as_written(text, read):
+    assert get_format("geo_datetime").parse(text, {}) == read
+
+
+@pytest.mark.parametrize("text, message", [
+    ("2025-09-24 10:00 UTC, i.e. 2025-09-24 13:00 local", "found 2"),   # the first was taken
+    ("2025-09-24 13:53 PM", "hour 13 on a 12-hour clock"),
+    ("2025-09-24 00:10 AM", "hour 0 on a 12-hour clock"),
+])
+def test_datetime_ambiguities_are_format_failures(text, message):
+    with pytest.raises(ParseError, match=message):
+        get_format("geo_datetime").parse(text, {})
