@@ -661,6 +661,10 @@ def geoqa_rubric(text: str) -> str | None:
             obj = json.loads(t)
             if isinstance(obj, dict) and "answer" in obj:
                 v = obj["answer"]
+                if isinstance(v, list) and not v:
+                    return "none"  # the schema's empty set (geo.schema: "empty for none")
+                if isinstance(v, dict):
+                    return None  # an object is no value of any geoqa format
                 if isinstance(v, list) and not all(isinstance(x, (int, float)) for x in v):
                     # names joined by ';' -- also after a single name, so that a list of one
                     # name with a comma ("Ilula, Tanzania") is not split at the comma

@@ -224,3 +224,17 @@ def test_datetime_reads_the_clock_as_written(text, read):
 def test_datetime_ambiguities_are_format_failures(text, message):
     with pytest.raises(ParseError, match=message):
         get_format("geo_datetime").parse(text, {})
+
+
+def test_structured_empty_list_is_the_empty_set_and_an_object_is_no_answer():
+    """The answer schema gives an entity set as 'array of strings (empty for none)', but
+    {"answer": []} was a format failure ('no names in the answer') while 'Answer: none' was
+    read as the empty set; {"answer": {"a": 1}} was read as the name "a': 1"."""
+    def read(text, fmt):
+        return parse_answer(text, task_id="t", step=None, answer_format=fmt, rubric="geoqa", spec={})
+    for text in ('{"answer": [], "note": ""}', "Answer: none"):
+        a = read(text, "geo_entity_set")
+        assert (a.status, a.value) == ("ok", []), a.detail
+    assert read('{"answer": []}', "geo_point").status == "format_failure"
+    a = read('{"answer": {"a": 1}, "note": ""}', "geo_ranked")
+    assert a.status == "format_failure" and a.value is None
