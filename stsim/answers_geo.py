@@ -57,10 +57,19 @@ def _numbers(text: str) -> list[float]:
     return out
 
 
+#: Latin letters that Unicode does not decompose into a base letter and an accent, spelled in
+#: ASCII as people (and GeoNames' ASCII names) write them: without this "Łódź" folded to "odz"
+#: (and "Lodz" did not match it), "Ørsta" to "rsta", "Straße" to "stra e".
+_LATIN_ASCII = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ð": "d", "þ": "th", "ß": "ss", "æ": "ae",
+                              "œ": "oe", "ı": "i", "ħ": "h", "ŧ": "t", "ŀ": "l", "ŋ": "n", "ſ": "s"})
+
+
 def fold(text: str) -> str:
-    """Case-, accent- and punctuation-insensitive form of a name ("São Paulo" -> "sao paulo")."""
+    """Case-, accent- and punctuation-insensitive form of a name ("São Paulo" -> "sao paulo",
+    "Łódź" -> "lodz"); letters of other scripts are dropped (the gold names are GeoNames' and
+    Natural Earth's Latin names)."""
     t = unicodedata.normalize("NFKD", str(text))
-    t = "".join(c for c in t if not unicodedata.combining(c)).lower()
+    t = "".join(c for c in t if not unicodedata.combining(c)).lower().translate(_LATIN_ASCII)
     return re.sub(r"[^0-9a-z]+", " ", t).strip()
 
 

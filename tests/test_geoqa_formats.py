@@ -238,3 +238,19 @@ def test_structured_empty_list_is_the_empty_set_and_an_object_is_no_answer():
     assert read('{"answer": []}', "geo_point").status == "format_failure"
     a = read('{"answer": {"a": 1}, "note": ""}', "geo_ranked")
     assert a.status == "format_failure" and a.value is None
+
+
+@pytest.mark.parametrize("gold, reply", [
+    ("Łódź, Poland", "Lodz, Poland"),      # 'Łódź' folded to 'odz': the ASCII spelling was wrong
+    ("Ørsta, Norway", "Orsta, Norway"),
+    ("Đà Nẵng, Vietnam", "Da Nang, Vietnam"),
+    ("Þórshöfn, Iceland", "Thorshofn, Iceland"),
+    ("Straße", "Strasse"),
+    ("Ærøskøbing", "AEROSKOBING"),
+])
+def test_latin_letters_without_a_decomposition_fold_to_their_ascii_spelling(gold, reply):
+    assert score("geo_entity", reply, gold) == (1, 0.0)
+    assert score("geo_entity", gold, gold) == (1, 0.0)
+    assert score("geo_entity_set", f"{reply}; Oslo", [gold, "Oslo"]) == (1, 0.0)
+    # a different name still differs
+    assert score("geo_entity", "Lida", "Łódź") == (0, 1.0)
