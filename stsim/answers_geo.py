@@ -456,6 +456,9 @@ class EntityFormat(GeoFormat):
     def parse(self, text, spec=None):
         t = _strip(text).strip("'\".")
         if not fold(t):
+            if t.strip():  # '东京', 'Москва': not empty, but no letter the gold names are written in
+                raise GeoParseError(f"{t[:40]!r} has no Latin letter or digit: names are matched against "
+                                    "the English (GeoNames / Natural Earth) names and their aliases")
             raise GeoParseError("empty entity name")
         return t
 

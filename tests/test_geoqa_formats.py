@@ -254,3 +254,12 @@ def test_latin_letters_without_a_decomposition_fold_to_their_ascii_spelling(gold
     assert score("geo_entity_set", f"{reply}; Oslo", [gold, "Oslo"]) == (1, 0.0)
     # a different name still differs
     assert score("geo_entity", "Lida", "Łódź") == (0, 1.0)
+
+
+def test_a_name_in_another_script_is_named_as_such_not_as_empty():
+    # 'Answer: 东京' to a --language zh question was a format failure reading 'empty entity name'
+    for name in ("东京", "Москва", "Αθήνα"):
+        with pytest.raises(ParseError, match="has no Latin letter or digit: names are matched against the English"):
+            get_format("geo_entity").parse(name, {})
+    with pytest.raises(ParseError, match="empty entity name"):
+        get_format("geo_entity").parse(" ** ", {})
