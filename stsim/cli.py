@@ -886,6 +886,10 @@ def _write_tasks(args, tasks, stream, steps, total: int | None = None) -> int:
         raise CLIError(f"no task of suite {args.suite!r} to generate")
     tasks = itertools.chain([first], tasks)
     budget = {"step_budget": args.step_budget} if args.step_budget is not None else {}
+    if args.out != "-" and args.out.endswith("/") and not Path(args.out).is_dir():
+        # Path() drops the slash: 'runs/new/' was written as a file named 'new'
+        raise CLIError(f"-o {args.out}: ends with '/', a folder, and no such folder exists; give a file "
+                       f"name, e.g. {Path(args.out) / 'tasks.jsonl'}")
     fh = sys.stdout if args.out == "-" else _open_output(Path(args.out))
     count = 0
     from tqdm import tqdm
