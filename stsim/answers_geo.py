@@ -27,7 +27,9 @@ import unicodedata
 from datetime import datetime
 from typing import Any
 
-_NUM = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+(?:[eE][-+]?\d+)?")
+# thousands separators: "1,234" is 1234; a group after a leading 0 ("0,338", a decimal comma)
+# is not one, so it reads as two numbers (a format failure for one-number formats, like "6579,47")
+_NUM = re.compile(r"[-+]?(?:[1-9]\d{0,2}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+(?:[eE][-+]?\d+)?")
 
 
 class ParseError(ValueError):
@@ -39,13 +41,35 @@ GeoParseError = ParseError
 
 
 def _numbers(text: str) -> list[float]:
-    return [float(m.replace(",", "")) for m in _NUM.findall(text)]
+    """Every number written in ``text``, in order.
+
+    Raises:
+        ParseError: a number too large for a float (``1e400``, an integer of 400 digits):
+            every geo format holds finite numbers only, and a count would otherwise overflow
+            converting the infinity to an integer.
+    """
+    out = []
+    for m in _NUM.findall(text):
+        v = float(m.replace(",", ""))
+        if not math.isfinite(v):
+            raise ParseError(f"number too large to be an answer: {m[:20]}{'...' if len(m) > 20 else ''}")
+        out.append(v)
+    return out
+
+
+#: Latin letters that Unicode does not decompose into a base letter and an accent, spelled in
+#: ASCII as people (and GeoNames' ASCII names) write them: without this "Łódź" folded to "odz"
+#: (and "Lodz" did not match it), "Ørsta" to "rsta", "Straße" to "stra e".
+_LATIN_ASCII = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ð": "d", "þ": "th", "ß": "ss", "æ": "ae",
+                              "œ": "oe", "ı": "i", "ħ": "h", "ŧ": "t", "ŀ": "l", "ŋ": "n", "ſ": "s"})
 
 
 def fold(text: str) -> str:
-    """Case-, accent- and punctuation-insensitive form of a name ("São Paulo" -> "sao paulo")."""
+    """Case-, accent- and punctuation-insensitive form of a name ("São Paulo" -> "sao paulo",
+    "Łódź" -> "lodz"); letters of other scripts are dropped (the gold names are GeoNames' and
+    Natural Earth's Latin names)."""
     t = unicodedata.normalize("NFKD", str(text))
-    t = "".join(c for c in t if not unicodedata.combining(c)).lower()
+    t = "".join(c for c in t if not unicodedata.combining(c)).lower().translate(_LATIN_ASCII)
     return re.sub(r"[^0-9a-z]+", " ", t).strip()
 
 
@@ -141,7 +165,7 @@ class _Number(GeoFormat):
     units: tuple[str, ...] = ()
 
     def parse(self, text, spec=None):
-        t = re.sub(r"(?i)\b(km|m)(?:\^?2|²)", r" sq \1 ", _strip(text))
+        t = re.sub(r"(?i)\b(km|m)(?:\^?2|²)", r" sq \1 ", _strip(text)).replace("%", " percent ")
         nums = _numbers(t)
         if len(nums) != 1:
             raise GeoParseError(f"expected one number, found {len(nums)} in {text[:60]!r}")
@@ -149,7 +173,12 @@ class _Number(GeoFormat):
         allowed = set(self.units) | {fold(u) for u in (spec or {}).get("units", [])}
         if rest and rest not in allowed:
             raise GeoParseError(f"unexpected text {rest!r} beside the number in {text[:60]!r}")
-        return nums[0]
+        return nums[0] * self.unit_factor(rest, spec) if rest else nums[0]
+
+    def unit_factor(self, unit: str, spec=None) -> float:
+        """What a number followed by the (folded) unit word ``unit`` is multiplied by to be in
+        the format's (or the question's) unit; 1 for words that only name what is counted."""
+        return 1.0
 
     def normalise(self, value, spec=None):
         if isinstance(value, bool) or isinstance(value, str):
@@ -192,6 +221,12 @@ class CountFormat(_Number):
         return int(d == 0), min(1.0, d / max(1.0, 0.1 * abs(int(gold))))
 
 
+#: metres per length unit word a geo_distance reply may carry (1 mi = 1609.344 m, international mile)
+_METRES = {"km": 1000.0, "kilometre": 1000.0, "kilometres": 1000.0, "kilometer": 1000.0,
+           "kilometers": 1000.0, "mi": 1609.344, "mile": 1609.344, "miles": 1609.344,
+           "m": 1.0, "metre": 1.0, "metres": 1.0, "meter": 1.0, "meters": 1.0}
+
+
 class DistanceFormat(_Number):
     """A length in the unit the question names (km, mi or m).  tau = max(1 % of gold,
     ``abs_tol``): 1 % is finer than the spread between spherical and ellipsoidal distances
@@ -199,7 +234,14 @@ class DistanceFormat(_Number):
     coordinates (UTM, Web Mercator, metres) set ``abs_tol`` = 10 m and no relative part."""
     name = "geo_distance"
     rel_tol = 0.01
-    units = ("km", "kilometres", "kilometers", "mi", "miles", "m", "metres", "meters")
+    units = tuple(_METRES)
+
+    def unit_factor(self, unit, spec=None):
+        """A reply in another length unit than the question's (``spec["unit"]``: km, miles or
+        m) is converted to it: "850 miles" to a question in km is 1367.9 km.  Without a unit
+        in ``spec`` (every generated task has one) the number is taken as written."""
+        asked = fold((spec or {}).get("unit") or "")
+        return _METRES[unit] / _METRES[asked] if asked in _METRES else 1.0
 
 
 class AreaFormat(_Number):
@@ -217,7 +259,11 @@ class RatioFormat(_Number):
     name = "geo_ratio"
     rel_tol = 0.02
     abs_tol = 0.005
-    units = ("percent",)
+    units = ("percent", "per cent")
+
+    def unit_factor(self, unit, spec=None):
+        """A ratio written as a percentage ("33.8 %", "33.8 percent") is 0.338."""
+        return 0.01
 
 
 class AngleFormat(_Number):
@@ -410,6 +456,9 @@ class EntityFormat(GeoFormat):
     def parse(self, text, spec=None):
         t = _strip(text).strip("'\".")
         if not fold(t):
+            if t.strip():  # '东京', 'Москва': not empty, but no letter the gold names are written in
+                raise GeoParseError(f"{t[:40]!r} has no Latin letter or digit: names are matched against "
+                                    "the English (GeoNames / Natural Earth) names and their aliases")
             raise GeoParseError("empty entity name")
         return t
 
@@ -549,11 +598,28 @@ class DateTimeFormat(GeoFormat):
     a few minutes off is partial."""
     name = "geo_datetime"
 
+    _STAMP = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ]+(\d{1,2}):(\d{2})(?::\d{2}(?:\.\d+)?)?"
+                        r"(?:\s*([ap])\.?\s?m\b\.?)?", re.IGNORECASE)
+
     def parse(self, text, spec=None):
-        m = re.search(r"(\d{4})-(\d{2})-(\d{2})[T ]+(\d{1,2}):(\d{2})", _strip(text))
-        if not m:
+        """The one date-time of ``text``; a 12-hour clock time with ``AM`` / ``PM`` (``a.m.``)
+        is converted (12 AM is 00, 12 PM is 12).
+
+        Raises:
+            ParseError: no date-time, more than one, or an hour that AM / PM cannot follow.
+        """
+        found = self._STAMP.findall(_strip(text))
+        if not found:
             raise GeoParseError(f"expected a date-time YYYY-MM-DD HH:MM, got {text[:40]!r}")
-        return self.normalise("{}-{}-{}T{:0>2}:{}".format(*m.groups()), spec)
+        if len(found) > 1:
+            raise GeoParseError(f"expected one date-time, found {len(found)} in {text[:60]!r}")
+        y, mo, d, h, mi, ampm = found[0]
+        hour = int(h)
+        if ampm:
+            if not 1 <= hour <= 12:
+                raise GeoParseError(f"hour {hour} on a 12-hour clock ({ampm.upper()}M) in {text[:40]!r}")
+            hour = hour % 12 + (12 if ampm.lower() == "p" else 0)
+        return self.normalise(f"{y}-{mo}-{d}T{hour:02d}:{mi}", spec)
 
     def normalise(self, value, spec=None):
         try:
@@ -607,6 +673,10 @@ def geoqa_rubric(text: str) -> str | None:
             obj = json.loads(t)
             if isinstance(obj, dict) and "answer" in obj:
                 v = obj["answer"]
+                if isinstance(v, list) and not v:
+                    return "none"  # the schema's empty set (geo.schema: "empty for none")
+                if isinstance(v, dict):
+                    return None  # an object is no value of any geoqa format
                 if isinstance(v, list) and not all(isinstance(x, (int, float)) for x in v):
                     # names joined by ';' -- also after a single name, so that a list of one
                     # name with a comma ("Ilula, Tanzania") is not split at the comma

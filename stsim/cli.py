@@ -403,6 +403,15 @@ def _cmd_compare(args) -> int:
     return 0
 
 
+def _is_file(text: str) -> bool:
+    """Whether ``text`` names an existing file; False for text no path can be (inline JSON of
+    more than 255 bytes is ENAMETOOLONG, which ``Path.exists`` raises instead of answering)."""
+    try:
+        return Path(text).exists()
+    except (OSError, ValueError):  # ValueError: an embedded NUL byte
+        return False
+
+
 def _cmd_sandbox(args) -> int:
     from .sandbox.isolation import Limits, Sandbox, SandboxError
     from .sandbox.call import check_call_args, check_solver_form, solver_parameters
@@ -414,7 +423,7 @@ def _cmd_sandbox(args) -> int:
         raise CLIError(f"{args.file}: cannot read ({exc})") from None
     call = None
     if args.args is not None:
-        inline = args.args.lstrip().startswith(("{", "[")) and not Path(args.args).exists()
+        inline = args.args.lstrip().startswith(("{", "[")) and not _is_file(args.args)
         where = "--args" if inline else f"--args {args.args}"
         try:
             text = args.args if inline else Path(args.args).read_text(encoding="utf-8")
@@ -621,6 +630,32 @@ def _geoqa_only(args) -> None:
                        f"{', ...' if len(other) > 3 else ''}); use a geoqa suite (geoqa, geoqa-small, geoqa-mini)")
 
 
+def _code_formats_apply(args) -> None:
+    """``--solver code:...`` on families whose answers a program cannot return (a ``solver()``
+    value is numbers only: relation names, directions, geoqa answers are not): CLIError (exit 2)
+    when no selected family can be answered, else a warning naming those that cannot."""
+    from .registry import load_families
+    from .solvers.code import CODE_FORMATS
+    if not args.solver.startswith("code:"):
+        return
+    families = _selected_families(args)
+    fams = load_families()
+    other = sorted({fams[f].answer_format for f in families or [] if f in fams
+                    and fams[f].answer_format not in CODE_FORMATS})
+    names = [f for f in families or [] if f in fams and fams[f].answer_format in other]
+    if not names:
+        return
+    what = (f"{len(names)} famil{'y' if len(names) == 1 else 'ies'} ({', '.join(names[:3])}"
+            f"{', ...' if len(names) > 3 else ''}) answer in format{'s' if len(other) > 1 else ''} "
+            f"{', '.join(other)}, which a solver() program cannot return (it returns numbers: "
+            f"formats {', '.join(CODE_FORMATS)})")
+    if len(names) == len(families):
+        raise CLIError(f"--solver {args.solver}: the selected {what}, so no task could be answered; use an answers "
+                       f"file (stsim score) or a live model for them")
+    print(f"stsim: warning: --solver {args.solver}: {what}; their answers will be bad_shape",
+          file=sys.stderr)
+
+
 def _geoqa_conditions_apply(args) -> None:
     """CLIError (exit 2) when ``--context`` or ``--language`` is set for a selection with no
     geoqa family: the transforms leave every other task unchanged, so the option would be
@@ -648,6 +683,7 @@ def _cmd_run(args) -> int:
     options: dict = {}
     _check_agentic(args)
     _geoqa_conditions_apply(args)
+    _code_formats_apply(args)
     from .benchmarks.runner import RunError, check_run_options
     try:  # before any folder is touched: --workers above 4 per core for a solver that runs here
         check_run_options(seed=args.seed, trim=args.trim, workers=args.workers, max_steps=max_steps,
@@ -851,6 +887,10 @@ def _write_tasks(args, tasks, stream, steps, total: int | None = None) -> int:
         raise CLIError(f"no task of suite {args.suite!r} to generate")
     tasks = itertools.chain([first], tasks)
     budget = {"step_budget": args.step_budget} if args.step_budget is not None else {}
+    if args.out != "-" and args.out.endswith("/") and not Path(args.out).is_dir():
+        # Path() drops the slash: 'runs/new/' was written as a file named 'new'
+        raise CLIError(f"-o {args.out}: ends with '/', a folder, and no such folder exists; give a file "
+                       f"name, e.g. {Path(args.out) / 'tasks.jsonl'}")
     fh = sys.stdout if args.out == "-" else _open_output(Path(args.out))
     count = 0
     from tqdm import tqdm
@@ -961,6 +1001,14 @@ def _cmd_score(args) -> int:
     tasks = read_tasks(args.tasks)
     for t in tasks:
         validate_task(t)
+    if args.tolerance is not None:
+        from .answers import get_format
+        if not any(get_format(t.answer_format).numeric for t in tasks):
+            kinds = sorted({t.answer_format for t in tasks})
+            raise CLIError(f"--tolerance {args.tolerance}: {args.tasks} has no task with a numeric error "
+                           f"(formats point, scalar, time, vector); its formats ({', '.join(kinds[:6])}"
+                           f"{', ...' if len(kinds) > 6 else ''}) are scored right or wrong by their own rules "
+                           f"(geoqa: docs/answer-formats.md), so the option would be ignored")
     legacy = args.rubric != "default"
     if legacy:
         from .answers import LEGACY_RUBRICS

@@ -319,7 +319,8 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
 
     Raises:
         RecordError: the file is missing, a directory, unreadable, or a line is not UTF-8 or
-            not a JSON object (naming the line, and the column and character where possible).
+            not a JSON object, is nested too deeply or holds an integer of more digits than
+            Python converts (4300) (naming the line, and the column and character where possible).
     """
     p = Path(path)
     if p.is_dir():
@@ -349,6 +350,8 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
                 raise RecordError(f"{p}:{lineno}: not valid JSON ({_json_problem(exc)})") from None
             except RecursionError:  # e.g. [[[[...]]]] thousands deep: no record is nested like that
                 raise RecordError(f"{p}:{lineno}: JSON nested too deeply to be a record") from None
+            except ValueError as exc:  # an integer of more digits than int() converts (4300)
+                raise RecordError(f"{p}:{lineno}: not a usable JSON record ({exc.args[0].split(';')[0]})") from None
             if not isinstance(obj, dict):
                 raise RecordError(f"{p}:{lineno}: expected a JSON object")
             yield lineno, obj

@@ -266,3 +266,41 @@ def test_json_nested_too_deeply_is_named_not_a_recursion_error(tmp_path):
     path.write_text('{"task_id": "t/x", "value": ' + "[" * 900 + "]" * 900 + "}\n")  # decodes: checked
     (a,), _ = read_answers(path, {"t/x": task})
     assert a.status == "format_failure"
+
+
+def test_integer_of_too_many_digits_is_bad_input_not_a_traceback(tmp_path, capsys):
+    """A JSON integer of 5,000 digits (over Python's 4,300-digit int conversion limit) in an
+    answers or tasks file was a ValueError traceback (exit 1); it is bad input naming the line."""
+    task = Task("t/x", "fam.point", "q", {}, [1.0, 2.0], "point")
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"task_id": "t/x", "text": "[1, 2]"}\n{"task_id": "t/x", "value": ' + "9" * 5000 + "}\n")
+    with pytest.raises(RecordError, match=f"{path}:2: not a usable JSON record .*4300 digits"):
+        read_answers(path, {"t/x": task})
+    tasks = tmp_path / "tasks.jsonl"
+    write_jsonl(tasks, [task])
+    assert main(["score", str(tasks), str(path), "--out", str(tmp_path / "s")]) == 2
+    assert f"stsim: error: {path}:2: not a usable JSON record" in capsys.readouterr().err
+    big = json.dumps(task.to_dict()).replace('"inputs": {}', '"inputs": {"n": ' + "1" * 4400 + "}")
+    tasks.write_text(big + "\n")
+    with pytest.raises(RecordError, match=f"{tasks}:1: not a usable JSON record"):
+        read_tasks(tasks)
+
+
+def test_tolerance_without_a_numeric_task_is_refused(tmp_path, capsys):
+    """--tolerance on a file of categorical / geoqa tasks changed nothing but was recorded in
+    summary.json and printed as '(numeric: correct if error <= X)', exit 0."""
+    tasks, num = tmp_path / "tasks.jsonl", tmp_path / "num.jsonl"
+    assert main(["generate", "cardinal", "--n", "1", "-o", str(tasks)]) == 0
+    assert main(["generate", "quickstart", "--family", "stark.localization.range", "--n", "1", "-o", str(num)]) == 0
+    capsys.readouterr()
+    first = json.loads(tasks.read_text().splitlines()[0])["id"]
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(json.dumps({"task_id": first, "text": "west"}) + "\n")
+    assert main(["score", str(tasks), str(answers), "--tolerance", "0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "stsim: error: --tolerance 0.5:" in err and "no task with a numeric error" in err and "direction" in err
+    assert main(["score", str(tasks), str(answers)]) == 0
+    # one numeric task among them is enough
+    tasks.write_text(tasks.read_text() + num.read_text())
+    assert main(["score", str(tasks), str(answers), "--tolerance", "0.5", "--out", str(tmp_path / "s")]) == 0
+    assert json.loads((tmp_path / "s" / "summary.json").read_text())["tolerance"] == 0.5

@@ -139,3 +139,17 @@ def test_files_in_the_wrong_order_or_a_folder_are_named_with_the_fix(tmp_path, c
     assert main(["score", str(run), str(run / "answers.jsonl")]) == 2
     assert (f"stsim: error: {run}: is a directory, not a JSONL file (it holds answers.jsonl, scores.jsonl, "
             "tasks.jsonl: give one of them)") in capsys.readouterr().err
+
+
+def test_generate_output_ending_in_a_slash_is_a_folder_not_a_file(tmp_path, capsys):
+    """`generate -o runs/new/` (a folder that does not exist yet) wrote a FILE named 'new':
+    Path() drops the trailing slash."""
+    target = tmp_path / "new"
+    assert main(["generate", "cardinal", "--n", "1", "-o", f"{target}/"]) == 2
+    err = capsys.readouterr().err
+    assert f"stsim: error: -o {target}/: ends with '/', a folder" in err and "tasks.jsonl" in err
+    assert not target.exists()
+    target.mkdir()  # an existing folder: named as before
+    assert main(["generate", "cardinal", "--n", "1", "-o", f"{target}/"]) == 2
+    assert "is a folder; give a file name" in capsys.readouterr().err
+    assert main(["generate", "cardinal", "--n", "1", "-o", str(target / "t.jsonl")]) == 0

@@ -282,3 +282,30 @@ def test_a_solver_of_the_wrong_signature_is_no_result_naming_the_forms(tmp_path)
         assert a.status == "no_result" and a.detail.startswith(shown), a.detail
         assert f"{forms} (this task: solver() or solver(inputs)); solver() was not called" in a.detail
         assert "Traceback" not in a.detail
+
+
+def test_families_a_program_cannot_answer_are_named_before_the_run(tmp_path, capsys):
+    """A solver() value is numbers only: `stsim run cardinal --solver code:p.py` ran every task
+    in the sandbox and recorded each as bad_shape ('solver returned a str'), exit 0."""
+    from stsim.registry import load_families
+    from stsim.solvers.code import CODE_FORMATS
+    prog = tmp_path / "p.py"
+    prog.write_text("def solver():\n    return 'west'\n")
+    out = tmp_path / "run"
+    assert main(["run", "cardinal", "--n", "1", "--solver", f"code:{prog}", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "stsim: error: --solver code:" in err and "cardinal.large" in err and "format direction" in err
+    assert not out.exists()
+    # every format outside CODE_FORMATS really is refused by typed_value, every one inside is read
+    for fam in load_families().values():
+        if fam.answer_format not in CODE_FORMATS:
+            with pytest.raises(ValueError, match="cannot come from a numeric solver"):
+                typed_value([1.0, 2.0], fam.answer_format)
+    assert typed_value(1, "binary") == 1 and typed_value([1, 2], "point") == [1.0, 2.0]
+    # a suite mixing both kinds runs, with a warning naming the families left bad_shape
+    prog.write_text("def solver():\n    return 0\n")
+    assert main(["run", "stark-tier2", "--n", "1", "--solver", f"code:{prog}", "--isolation", "process",
+                 "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "stsim: warning: --solver code:" in err and "stark.relation.de9im" in err
+    assert "stark.relation.temporal_choice" in err and "stark.relation.spatial" not in err

@@ -136,3 +136,130 @@ def test_check_gold_rejects_bad_golds():
     with pytest.raises(ParseError):
         check_gold("geo_count", -1)
     assert check_gold("geo_compass", "ne") == "NE"
+
+
+@pytest.mark.parametrize("fmt", ["geo_count", "geo_distance", "geo_area", "geo_ratio", "geo_angle",
+                                 "geo_point", "geo_bbox"])
+@pytest.mark.parametrize("huge", ["9" * 400, "1e400", "-" + "9" * 5000])
+def test_numbers_too_large_for_a_float_are_format_failures(fmt, huge):
+    # 'Answer: 999...9' (400 digits) on a count question was an OverflowError traceback
+    # (int(inf)) that ended `stsim score`; every format reads it as a format failure
+    text = {"geo_point": f"{huge}, 1", "geo_bbox": f"{huge}, 1, 2, 3"}.get(fmt, huge)
+    with pytest.raises(ParseError, match="too large"):
+        get_format(fmt).parse(text, {})
+    a = parse_answer(f"Answer: {text}", task_id="t", step=None, answer_format=fmt, rubric="geoqa")
+    assert a.status == "format_failure" and "too large" in a.detail
+
+
+@pytest.mark.parametrize("fmt, text, gold", [
+    ("geo_ratio", "0,338", 0.338),          # was read as 338 (a thousands separator)
+    ("geo_distance", "0,500 km", 0.5),
+    ("geo_count", "0,003", 3),              # was read as 3: correct
+    ("geo_ratio", "6579,47", 6579.47),      # already two numbers
+])
+def test_a_decimal_comma_is_never_read_as_a_thousands_separator(fmt, text, gold):
+    with pytest.raises(ParseError, match="expected one number, found 2"):
+        get_format(fmt).parse(text, {})
+    # real thousands separators still read
+    assert get_format("geo_count").parse("1,234,567", {}) == 1234567
+    assert get_format("geo_distance").parse("-12,345.5 km", {}) == -12345.5
+
+
+@pytest.mark.parametrize("text, spec, read", [
+    ("850.4 miles", {"unit": "km"}, 850.4 * 1.609344),   # was read as 850.4 km: scored correct
+    ("1.157 km", {"unit": "m"}, 1157.0),                 # was read as 1.157 m: scored wrong
+    ("16.09344 km", {"unit": "miles"}, 10.0),
+    ("10 mi", {"unit": "miles"}, 10.0),
+    ("250 metres", {"unit": "km"}, 0.25),
+    ("784.0449 km", {"unit": "m", "abs_tol": 10.0, "rel_tol": 0.0}, 784044.9),
+    ("42", {"unit": "m"}, 42.0),                         # a bare number is in the question's unit
+    ("42 km", {}, 42.0),                                 # no unit named: km
+])
+def test_a_distance_in_another_unit_is_converted_to_the_questions(text, spec, read):
+    assert get_format("geo_distance").parse(text, spec) == pytest.approx(read, rel=1e-12)
+
+
+def test_unit_words_change_the_score_as_they_change_the_length():
+    # gold 850.418 km: '850.4 miles' is 1368.6 km, far outside 1 %; '850.4 km' is within
+    assert score("geo_distance", "850.4 miles", 850.418, {"unit": "km"}) == (0, 1.0)
+    assert score("geo_distance", "850.4 km", 850.418, {"unit": "km"})[0] == 1
+    # gold 1157.059 m: '1.157 km' is 1157 m, 0.059 m off, tau = 11.57 m
+    em, ne = score("geo_distance", "1.157 km", 1157.059, {"unit": "m"})
+    assert em == 1 and ne == pytest.approx(0.059 / 11.57059, rel=1e-6)
+
+
+@pytest.mark.parametrize("text", ["33.8 %", "33.8%", "33.8 percent", "33.8 per cent"])
+def test_a_ratio_written_as_a_percentage(text):
+    # was read as 33.8 against a gold of 0.338
+    assert get_format("geo_ratio").parse(text, {}) == pytest.approx(0.338, rel=1e-12)
+    assert score("geo_ratio", text, 0.3384)[0] == 1
+
+
+@pytest.mark.parametrize("fmt", ["geo_distance", "geo_count", "geo_area", "geo_angle"])
+def test_a_percent_sign_beside_other_quantities_is_a_format_failure(fmt):
+    # '%' was dropped as punctuation: '12 %' read as 12 km, 12 cities, ...
+    with pytest.raises(ParseError, match="unexpected text 'percent'"):
+        get_format(fmt).parse("12 %", {})
+
+
+@pytest.mark.parametrize("text, read", [
+    ("2025-09-24 11:53 PM", "2025-09-24T23:53"),       # was read as 11:53 (PM dropped)
+    ("2025-09-24 11:53 p.m.", "2025-09-24T23:53"),
+    ("2025-09-24 12:05 AM", "2025-09-24T00:05"),       # was 12:05
+    ("2025-09-24 12:05 pm", "2025-09-24T12:05"),
+    ("2025-09-24 07:30am (local time)", "2025-09-24T07:30"),
+    ("2025-09-24 23:53", "2025-09-24T23:53"),
+    ("2025-09-24T23:53:00+04:00", "2025-09-24T23:53"),
+    ("It is 2025-09-24 23:53 there.", "2025-09-24T23:53"),
+])
+def test_datetime_reads_the_clock_as_written(text, read):
+    assert get_format("geo_datetime").parse(text, {}) == read
+
+
+@pytest.mark.parametrize("text, message", [
+    ("2025-09-24 10:00 UTC, i.e. 2025-09-24 13:00 local", "found 2"),   # the first was taken
+    ("2025-09-24 13:53 PM", "hour 13 on a 12-hour clock"),
+    ("2025-09-24 00:10 AM", "hour 0 on a 12-hour clock"),
+])
+def test_datetime_ambiguities_are_format_failures(text, message):
+    with pytest.raises(ParseError, match=message):
+        get_format("geo_datetime").parse(text, {})
+
+
+def test_structured_empty_list_is_the_empty_set_and_an_object_is_no_answer():
+    """The answer schema gives an entity set as 'array of strings (empty for none)', but
+    {"answer": []} was a format failure ('no names in the answer') while 'Answer: none' was
+    read as the empty set; {"answer": {"a": 1}} was read as the name "a': 1"."""
+    def read(text, fmt):
+        return parse_answer(text, task_id="t", step=None, answer_format=fmt, rubric="geoqa", spec={})
+    for text in ('{"answer": [], "note": ""}', "Answer: none"):
+        a = read(text, "geo_entity_set")
+        assert (a.status, a.value) == ("ok", []), a.detail
+    assert read('{"answer": []}', "geo_point").status == "format_failure"
+    a = read('{"answer": {"a": 1}, "note": ""}', "geo_ranked")
+    assert a.status == "format_failure" and a.value is None
+
+
+@pytest.mark.parametrize("gold, reply", [
+    ("Łódź, Poland", "Lodz, Poland"),      # 'Łódź' folded to 'odz': the ASCII spelling was wrong
+    ("Ørsta, Norway", "Orsta, Norway"),
+    ("Đà Nẵng, Vietnam", "Da Nang, Vietnam"),
+    ("Þórshöfn, Iceland", "Thorshofn, Iceland"),
+    ("Straße", "Strasse"),
+    ("Ærøskøbing", "AEROSKOBING"),
+])
+def test_latin_letters_without_a_decomposition_fold_to_their_ascii_spelling(gold, reply):
+    assert score("geo_entity", reply, gold) == (1, 0.0)
+    assert score("geo_entity", gold, gold) == (1, 0.0)
+    assert score("geo_entity_set", f"{reply}; Oslo", [gold, "Oslo"]) == (1, 0.0)
+    # a different name still differs
+    assert score("geo_entity", "Lida", "Łódź") == (0, 1.0)
+
+
+def test_a_name_in_another_script_is_named_as_such_not_as_empty():
+    # 'Answer: 东京' to a --language zh question was a format failure reading 'empty entity name'
+    for name in ("东京", "Москва", "Αθήνα"):
+        with pytest.raises(ParseError, match="has no Latin letter or digit: names are matched against the English"):
+            get_format("geo_entity").parse(name, {})
+    with pytest.raises(ParseError, match="empty entity name"):
+        get_format("geo_entity").parse(" ** ", {})

@@ -291,3 +291,37 @@ def test_short_legend_names_the_columns_of_the_table_and_this_runs_notes():
     assert len(calm) == 3 and calm[-1] == "Full legend: X" and "STARK trim" not in "".join(calm)
     heavy = short_legend({"stark.tracking.range": {**row, "rmse": 0.756}}, "X")
     assert heavy.endswith("(and notes on this run: RMS.err over 3x trim.err for stark.tracking.range): X")
+
+
+def test_time_errors_name_their_unit(tmp_path, capsys):
+    """The quickstart printed 'abs' for stark.temporal_localization.event (seconds) and for
+    stark.temporal_tracking.event (minutes), with 'absolute time error (s or min)' in the legend:
+    the unit of each family's figures was not said anywhere."""
+    tasks = tmp_path / "tasks.jsonl"
+    fams = ["stark.temporal_localization.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"]
+    assert main(["generate", "quickstart", "--n", "2", "-o", str(tasks), "--family", "stark.t*.event*"]) == 0
+    by_family = {}
+    for t in read_tasks(tasks):
+        by_family.setdefault(t.family, set()).add(t.inputs["time_unit"])
+    # the generators' own units (STARK: event times in s, tracking schedules in min)
+    assert by_family == {"stark.temporal_localization.event": {"s"}, "stark.temporal_tracking.event": {"min"},
+                         "stark.tracking.event": {"min"}, "stark.tracking.event_xyt": {"min"}}
+    answers = tmp_path / "a.jsonl"
+    write_jsonl(answers, [{"task_id": t.id, "step": s.index if t.steps else None,
+                           "value": s.answer if t.steps else t.answer}
+                          for t in read_tasks(tasks) for s in (t.steps or [t])])
+    out = tmp_path / "s"
+    capsys.readouterr()
+    assert main(["score", str(tasks), str(answers), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    rows = {}
+    for line in printed.splitlines():  # the first table (the outcomes table repeats the names)
+        if line.startswith("stark."):
+            rows.setdefault(line.split()[0], line.split())
+    assert rows["stark.temporal_localization.event"][2:4] == ["abs", "s"]
+    assert rows["stark.temporal_tracking.event"][2:4] == ["abs", "min"]
+    assert "dt in stark.tracking.event_xyt: min" in printed
+    fam = json.loads((out / "summary.json").read_text())["families"]
+    assert {f: fam[f]["time_unit"] for f in fams} == {fams[0]: "s", fams[1]: "min", fams[2]: "min"}
+    assert "time_unit" not in fam["stark.tracking.event"]  # a point in km: no time error
+    assert rows["stark.tracking.event"][2] == "eucl"

@@ -158,3 +158,17 @@ def test_call_arguments_nest_at_most_max_depth():
     check_call_args({"inputs": {"x": deep}})  # object + object + MAX_DEPTH - 2 arrays: MAX_DEPTH
     with pytest.raises(ValueError, match=f"nested more than {MAX_DEPTH} levels deep"):
         check_call_args({"inputs": {"x": [deep]}})
+
+
+def test_cli_inline_args_longer_than_a_file_name(tmp_path, capsys):
+    """Inline --args of more than 255 bytes (any tracking task's readings) was an OSError
+    traceback, 'File name too long', from checking whether the text named a file."""
+    prog = tmp_path / "p.py"
+    prog.write_text("def solver(inputs):\n    return len(inputs['x'])\n")
+    inline = json.dumps({"inputs": {"x": list(range(1000))}})
+    assert len(inline) > 4096
+    assert main(["sandbox", "run", str(prog), "--isolation", "process", "--args", inline]) == 0
+    assert json.loads(capsys.readouterr().out)["value"] == 1000
+    assert main(["sandbox", "run", str(prog), "--isolation", "process", "--args", "{" + "9" * 300]) == 2
+    cap = capsys.readouterr()
+    assert "stsim: error: --args: not valid JSON" in cap.err and "Traceback" not in cap.err

@@ -43,6 +43,8 @@ def _labels(task: Task) -> dict[str, Any]:
         chance = fmt.chance(task.meta.get("answer_spec"))
         if chance is not None:
             extra["chance"] = chance
+    elif task.answer_format in ("time", "vector") and isinstance(task.inputs.get("time_unit"), str):
+        extra["time_unit"] = task.inputs["time_unit"]  # the unit of a time error (s, min)
     return extra
 
 
@@ -129,6 +131,9 @@ def summarise(scores: Iterable[Score], trim: float = 0.10) -> dict[str, dict[str
         if errs or not any(s.correct is not None for s in items):
             if ok and all(s.extra.get("relative") for s in ok):
                 row["metric"] = "rmspe"
+            units = {s.extra.get("time_unit") for s in items} - {None}
+            if len(units) == 1:
+                row["time_unit"] = units.pop()  # of the time errors (time) or time parts (x-y-t)
             row.update(trimmed_rmse=_r(trimmed_rmse(errs, trim)), rmse=_r(rmse(errs)),
                        median_error=_r(median_error(errs)))
         else:

@@ -57,6 +57,12 @@ def _finite_numbers(v: Any, n: int | None, what: str) -> list[float]:
     return [float(x) for x in v]
 
 
+#: The answer formats a ``solver()`` value can fill: the sandbox returns numbers and arrays of
+#: numbers only (``stsim.sandbox.harness``), so relation names, directions, DE-9IM strings and
+#: the geoqa formats cannot come from a program.
+CODE_FORMATS = ("point", "scalar", "time", "vector", "binary")
+
+
 def typed_value(value: Any, answer_format: str, spec: dict[str, Any] | None = None) -> Any:
     """Check and convert a sandbox value to the answer format's typed value.
 
