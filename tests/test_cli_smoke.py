@@ -70,7 +70,10 @@ def test_the_legend_is_short_by_default_and_whole_with_explain(tmp_path, capsys)
     table = [ln for ln in short.splitlines() if ln.startswith(("family", "stark."))]
     assert len(table) == 3 and table == [ln for ln in full.splitlines() if ln.startswith(("family", "stark."))]
     notes = short[short.index(table[-1]) + len(table[-1]):short.index("'baseline' is")].strip().splitlines()
-    assert len(notes) == 4 and notes[-1].endswith("add --explain (stsim run quickstart --explain)")
-    assert notes[0].startswith("n: scored items") and "STARK trim / inst / fail" in notes[1]
+    assert len(notes) == 5 and notes[-1].endswith("add --explain (stsim run quickstart --explain)")
+    assert notes[0].startswith("n: scored items") and "STARK trim / inst / fail" in notes[2]
+    # the one error mixing units is said in the short legend too, with the family's dt unit
+    assert notes[1] == ("event_xyt: the error is the norm of (dx km, dy km, dt) together, mixing units "
+                        "(dt in stark.tracking.event_xyt: min).")
     assert legend(summary["families"]) in full and "STARK's own convention (its released" not in short
     assert "'n' counts scored items" in full and "event_xyt families answer [x, y, t0]" in full

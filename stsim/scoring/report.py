@@ -87,12 +87,13 @@ def format_table(families: dict[str, dict[str, Any]]) -> str:
 
 def measure(family: str, row: dict[str, Any]) -> str:
     """What our error columns measure for a numeric family: ``rel.L2`` (field families,
-    ``||pred - gold|| / ||gold||``), ``abs`` (a time or scalar: absolute difference) or
+    ``||pred - gold|| / ||gold||``), ``abs`` (a time or scalar: absolute difference; ``abs s``
+    or ``abs min`` when the summary row names the tasks' time unit, ``row["time_unit"]``) or
     ``eucl`` (Euclidean distance of points and vectors)."""
     if row.get("metric") == "rmspe":
         return "rel.L2"
     if ".temporal_" in family or row.get("error_measure") == "abs" or _answer_format(family) in ("scalar", "time"):
-        return "abs"
+        return f"abs {row['time_unit']}" if row.get("time_unit") else "abs"
     return row.get("error_measure", "eucl")
 
 
@@ -131,6 +132,11 @@ def short_legend(families: dict[str, dict[str, Any]], explain: str) -> str:
         lines.append("n: scored items (a tracking task: one per scored step); trim.err / RMS.err / median: our "
                      "physical error per item ('measure': eucl, abs, rel.L2), trim.err without the 10 % "
                      "smallest and largest.")
+    xyt = [f for f in numeric if f.endswith("event_xyt")]
+    if xyt:   # the one error that mixes units: not left to --explain
+        units = ", ".join(f"{f}: {families[f]['time_unit']}" for f in xyt if families[f].get("time_unit"))
+        lines.append("event_xyt: the error is the norm of (dx km, dy km, dt) together, mixing units"
+                     + (f" (dt in {units})." if units else "."))
     if any("stark_n" in families[f] for f in numeric):
         lines.append("STARK trim / inst / fail: STARK's own per-item convention and its instance counts; "
                      "'STARK best (Table 3)' is the paper's best model on its own tasks, on that scale.")
@@ -159,11 +165,14 @@ def legend(families: dict[str, dict[str, Any]]) -> str:
     if numeric:
         notes.append("Our columns (trim.err, RMS.err, median) are physical errors per item, as 'measure' says: "
                      "eucl = Euclidean distance in the task's plane units (km for event tasks), abs = absolute "
-                     "time error (s or min), rel.L2 = ||pred - gold|| / ||gold|| (field families); trim.err is "
+                     "time error (abs s: seconds, abs min: minutes), rel.L2 = ||pred - gold|| / ||gold|| (field families); trim.err is "
                      "their root mean square after dropping the 10 % smallest and largest (STARK §4.1).")
     if any(f.endswith("event_xyt") for f in numeric):
+        units = ", ".join(f"{f}: {families[f]['time_unit']}" for f in numeric
+                          if f.endswith("event_xyt") and families[f].get("time_unit"))
         notes.append("event_xyt families answer [x, y, t0]; our error is the Euclidean norm of "
-                     "(dx km, dy km, dt s or min) together, so it mixes units.")
+                     "(dx km, dy km, dt s or min) together, so it mixes units"
+                     + (f" (dt in {units})." if units else "."))
     if "stark.field.spatial_impute" in numeric:
         notes.append("stark.field.spatial_impute: STARK's prompt states the rule (inverse-distance weighting of "
                      "the shown readings) and its gold follows that rule, so a solver applying it scores 0 "
