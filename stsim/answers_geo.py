@@ -239,9 +239,10 @@ class DistanceFormat(_Number):
     def unit_factor(self, unit, spec=None):
         """A reply in another length unit than the question's (``spec["unit"]``: km, miles or
         m) is converted to it: "850 miles" to a question in km is 1367.9 km.  Without a unit
-        in ``spec`` (every generated task has one) the number is taken as written."""
+        in ``spec`` (every generated task has one), or beside a word that is no length unit
+        (one the task's ``answer_spec["units"]`` allows), the number is taken as written."""
         asked = fold((spec or {}).get("unit") or "")
-        return _METRES[unit] / _METRES[asked] if asked in _METRES else 1.0
+        return _METRES[unit] / _METRES[asked] if unit in _METRES and asked in _METRES else 1.0
 
 
 class AreaFormat(_Number):
@@ -262,8 +263,9 @@ class RatioFormat(_Number):
     units = ("percent", "per cent")
 
     def unit_factor(self, unit, spec=None):
-        """A ratio written as a percentage ("33.8 %", "33.8 percent") is 0.338."""
-        return 0.01
+        """A ratio written as a percentage ("33.8 %", "33.8 percent") is 0.338; beside another
+        word the task's ``answer_spec["units"]`` allows, the number is taken as written."""
+        return 0.01 if unit in ("percent", "per cent") else 1.0
 
 
 class AngleFormat(_Number):

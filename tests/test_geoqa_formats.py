@@ -263,3 +263,16 @@ def test_a_name_in_another_script_is_named_as_such_not_as_empty():
             get_format("geo_entity").parse(name, {})
     with pytest.raises(ParseError, match="empty entity name"):
         get_format("geo_entity").parse(" ** ", {})
+
+
+def test_words_a_task_allows_beside_a_number_are_not_converted():
+    """answer_spec["units"] allows more words beside the number; only the length units and
+    '%' / 'percent' convert: another allowed word beside a distance raised KeyError out of
+    parse_answer (the reader never raises on a reply), beside a ratio it divided by 100."""
+    spec = {"unit": "km", "units": ["km by road"]}
+    assert get_format("geo_distance").parse("850 km by road", spec) == 850.0
+    a = parse_answer("Answer: 850 km by road", task_id="t", step=None, answer_format="geo_distance",
+                     rubric="geoqa", spec=spec)
+    assert a.status == "ok" and a.value == 850.0
+    assert get_format("geo_ratio").parse("0.34 of the area", {"units": ["of the area"]}) == 0.34
+    assert get_format("geo_ratio").parse("34 %", {"units": ["of the area"]}) == pytest.approx(0.34, rel=1e-12)
