@@ -605,23 +605,27 @@ class DateTimeFormat(GeoFormat):
 
     def parse(self, text, spec=None):
         """The one date-time of ``text``; a 12-hour clock time with ``AM`` / ``PM`` (``a.m.``)
-        is converted (12 AM is 00, 12 PM is 12).
+        is converted (12 AM is 00, 12 PM is 12).  The same minute written twice ("2025-09-24
+        11:53 PM (2025-09-24 23:53)") is one date-time.
 
         Raises:
-            ParseError: no date-time, more than one, or an hour that AM / PM cannot follow.
+            ParseError: no date-time, two different ones, or an hour that AM / PM cannot follow.
         """
         found = self._STAMP.findall(_strip(text))
         if not found:
             raise GeoParseError(f"expected a date-time YYYY-MM-DD HH:MM, got {text[:40]!r}")
-        if len(found) > 1:
-            raise GeoParseError(f"expected one date-time, found {len(found)} in {text[:60]!r}")
-        y, mo, d, h, mi, ampm = found[0]
-        hour = int(h)
-        if ampm:
-            if not 1 <= hour <= 12:
-                raise GeoParseError(f"hour {hour} on a 12-hour clock ({ampm.upper()}M) in {text[:40]!r}")
-            hour = hour % 12 + (12 if ampm.lower() == "p" else 0)
-        return self.normalise(f"{y}-{mo}-{d}T{hour:02d}:{mi}", spec)
+        read = []
+        for y, mo, d, h, mi, ampm in found:
+            hour = int(h)
+            if ampm:
+                if not 1 <= hour <= 12:
+                    raise GeoParseError(f"hour {hour} on a 12-hour clock ({ampm.upper()}M) in {text[:40]!r}")
+                hour = hour % 12 + (12 if ampm.lower() == "p" else 0)
+            read.append(self.normalise(f"{y}-{mo}-{d}T{hour:02d}:{mi}", spec))
+        if len(set(read)) > 1:
+            raise GeoParseError(f"expected one date-time, found {len(set(read))} different ones "
+                                f"({', '.join(dict.fromkeys(read))}) in {text[:60]!r}")
+        return read[0]
 
     def normalise(self, value, spec=None):
         try:
