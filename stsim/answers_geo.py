@@ -260,7 +260,8 @@ class RatioFormat(_Number):
     name = "geo_ratio"
     rel_tol = 0.02
     abs_tol = 0.005
-    units = ("percent", "per cent")
+    #: '%' words convert; 'times' / 'x' (as '3.5×' already was) answer "how many times larger"
+    units = ("percent", "per cent", "times", "x", "times larger", "times as large")
 
     def unit_factor(self, unit, spec=None):
         """A ratio written as a percentage ("33.8 %", "33.8 percent") is 0.338; beside another

@@ -279,3 +279,13 @@ def test_words_a_task_allows_beside_a_number_are_not_converted():
     assert a.status == "ok" and a.value == 850.0
     assert get_format("geo_ratio").parse("0.34 of the area", {"units": ["of the area"]}) == 0.34
     assert get_format("geo_ratio").parse("34 %", {"units": ["of the area"]}) == pytest.approx(0.34, rel=1e-12)
+
+
+@pytest.mark.parametrize("text", ["3.5 times", "3.5x", "3.5 x", "3.5 times larger", "3.5 times as large", "3.5×"])
+def test_a_ratio_answered_as_so_many_times_is_read(text):
+    """metric.area_ratio asks "how many times larger is A than B?": '3.5 times' and '3.5x'
+    were format failures ('unexpected text'), while '3.5×' read as 3.5."""
+    assert get_format("geo_ratio").parse(text, {}) == 3.5
+    assert score("geo_ratio", text, 3.52)[0] == 1
+    with pytest.raises(ParseError, match="unexpected text 'times'"):
+        get_format("geo_distance").parse("3.5 times", {"unit": "km"})   # only a ratio is so many times
