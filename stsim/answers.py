@@ -761,12 +761,17 @@ def check_gold(format_name: str, value: Any, spec: dict[str, Any] | None = None)
 
 
 #: The longest reply text the rubrics, the refusal reader and the lenient reader scan: a longer
-#: reply is read from its last ``MAX_REPLY_CHARS`` characters only (every rubric takes the answer
-#: at the end: the last block, the last answer line), and its answer's ``detail`` says so.  A
+#: reply is read from its last ``MAX_REPLY_CHARS`` characters only (the stark, qstrbench and
+#: geoqa rubrics take the answer at the end: the last block, the last answer line; for those of
+#: :data:`WHOLE_REPLY_RUBRICS` it is a format failure), and its answer's ``detail`` says so.  A
 #: million characters is about 250,000 tokens, above any model's output limit; a 50 MB reply took
 #: ~10 s of regular-expression scans (``perf/long_reply.py``).  ``stark-legacy`` (STARK's own
 #: reader: the *first* block) reads the whole reply.
 MAX_REPLY_CHARS = 1_000_000
+#: Rubrics that read every part of a reply, not its end: the cardinal rubric scores a reply
+#: naming one direction and rejects one naming several (seed 002 §3.1), which the last
+#: :data:`MAX_REPLY_CHARS` characters cannot tell, so a longer reply is a format failure.
+WHOLE_REPLY_RUBRICS = ("cardinal",)
 
 
 def reply_tail(text: str) -> tuple[str, str | None]:
@@ -786,7 +791,8 @@ def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: st
     Returns status ``ok`` with a typed value, ``refusal`` when no answer is found and the text
     reads as a refusal, or ``format_failure`` with ``detail`` saying what was wrong.  A reply
     longer than :data:`MAX_REPLY_CHARS` is read from its end only (:func:`reply_tail`; the
-    ``detail`` says so; ``text`` stays whole), except by ``stark-legacy``.
+    ``detail`` says so; ``text`` stays whole), except by ``stark-legacy``, which reads it all,
+    and the rubrics of :data:`WHOLE_REPLY_RUBRICS`, for which it is a ``format_failure``.
     """
     if not isinstance(text, str):
         return Answer(task_id, step, "format_failure", text=None if text is None else str(text),
@@ -798,6 +804,11 @@ def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: st
     if cut is None:
         return _parse_text(text, task_id=task_id, step=step, answer_format=answer_format, rubric=rubric,
                            spec=spec, solver=solver)
+    if rubric in WHOLE_REPLY_RUBRICS:   # its end alone could name one direction where the whole names several
+        return Answer(task_id, step, "format_failure", text=text, solver=solver,
+                      detail=f"{cut.split(':')[0]}: the {rubric!r} rubric reads the whole reply (every "
+                             f"direction it names), and replies longer than {MAX_REPLY_CHARS:,} characters "
+                             "are not read (stsim.answers.MAX_REPLY_CHARS)")
     got = _parse_text(scan, task_id=task_id, step=step, answer_format=answer_format, rubric=rubric,
                       spec=spec, solver=solver)
     return dataclasses.replace(got, text=text, detail=cut if got.detail is None else f"{got.detail}; {cut}")

@@ -239,9 +239,10 @@ class DistanceFormat(_Number):
     def unit_factor(self, unit, spec=None):
         """A reply in another length unit than the question's (``spec["unit"]``: km, miles or
         m) is converted to it: "850 miles" to a question in km is 1367.9 km.  Without a unit
-        in ``spec`` (every generated task has one) the number is taken as written."""
+        in ``spec`` (every generated task has one), or beside a word that is no length unit
+        (one the task's ``answer_spec["units"]`` allows), the number is taken as written."""
         asked = fold((spec or {}).get("unit") or "")
-        return _METRES[unit] / _METRES[asked] if asked in _METRES else 1.0
+        return _METRES[unit] / _METRES[asked] if unit in _METRES and asked in _METRES else 1.0
 
 
 class AreaFormat(_Number):
@@ -259,11 +260,13 @@ class RatioFormat(_Number):
     name = "geo_ratio"
     rel_tol = 0.02
     abs_tol = 0.005
-    units = ("percent", "per cent")
+    #: '%' words convert; 'times' / 'x' (as '3.5×' already was) answer "how many times larger"
+    units = ("percent", "per cent", "times", "x", "times larger", "times as large")
 
     def unit_factor(self, unit, spec=None):
-        """A ratio written as a percentage ("33.8 %", "33.8 percent") is 0.338."""
-        return 0.01
+        """A ratio written as a percentage ("33.8 %", "33.8 percent") is 0.338; beside another
+        word the task's ``answer_spec["units"]`` allows, the number is taken as written."""
+        return 0.01 if unit in ("percent", "per cent") else 1.0
 
 
 class AngleFormat(_Number):
@@ -603,23 +606,27 @@ class DateTimeFormat(GeoFormat):
 
     def parse(self, text, spec=None):
         """The one date-time of ``text``; a 12-hour clock time with ``AM`` / ``PM`` (``a.m.``)
-        is converted (12 AM is 00, 12 PM is 12).
+        is converted (12 AM is 00, 12 PM is 12).  The same minute written twice ("2025-09-24
+        11:53 PM (2025-09-24 23:53)") is one date-time.
 
         Raises:
-            ParseError: no date-time, more than one, or an hour that AM / PM cannot follow.
+            ParseError: no date-time, two different ones, or an hour that AM / PM cannot follow.
         """
         found = self._STAMP.findall(_strip(text))
         if not found:
             raise GeoParseError(f"expected a date-time YYYY-MM-DD HH:MM, got {text[:40]!r}")
-        if len(found) > 1:
-            raise GeoParseError(f"expected one date-time, found {len(found)} in {text[:60]!r}")
-        y, mo, d, h, mi, ampm = found[0]
-        hour = int(h)
-        if ampm:
-            if not 1 <= hour <= 12:
-                raise GeoParseError(f"hour {hour} on a 12-hour clock ({ampm.upper()}M) in {text[:40]!r}")
-            hour = hour % 12 + (12 if ampm.lower() == "p" else 0)
-        return self.normalise(f"{y}-{mo}-{d}T{hour:02d}:{mi}", spec)
+        read = []
+        for y, mo, d, h, mi, ampm in found:
+            hour = int(h)
+            if ampm:
+                if not 1 <= hour <= 12:
+                    raise GeoParseError(f"hour {hour} on a 12-hour clock ({ampm.upper()}M) in {text[:40]!r}")
+                hour = hour % 12 + (12 if ampm.lower() == "p" else 0)
+            read.append(self.normalise(f"{y}-{mo}-{d}T{hour:02d}:{mi}", spec))
+        if len(set(read)) > 1:
+            raise GeoParseError(f"expected one date-time, found {len(set(read))} different ones "
+                                f"({', '.join(dict.fromkeys(read))}) in {text[:60]!r}")
+        return read[0]
 
     def normalise(self, value, spec=None):
         try:

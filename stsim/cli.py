@@ -633,27 +633,18 @@ def _geoqa_only(args) -> None:
 def _code_formats_apply(args) -> None:
     """``--solver code:...`` on families whose answers a program cannot return (a ``solver()``
     value is numbers only: relation names, directions, geoqa answers are not): CLIError (exit 2)
-    when no selected family can be answered, else a warning naming those that cannot."""
-    from .registry import load_families
-    from .solvers.code import CODE_FORMATS
+    when no selected family can be answered, else a warning naming those that cannot
+    (:func:`stsim.solvers.code.check_code_families`; ``run()`` refuses the first case too)."""
+    from .solvers.base import SolverError
+    from .solvers.code import check_code_families
     if not args.solver.startswith("code:"):
         return
-    families = _selected_families(args)
-    fams = load_families()
-    other = sorted({fams[f].answer_format for f in families or [] if f in fams
-                    and fams[f].answer_format not in CODE_FORMATS})
-    names = [f for f in families or [] if f in fams and fams[f].answer_format in other]
-    if not names:
-        return
-    what = (f"{len(names)} famil{'y' if len(names) == 1 else 'ies'} ({', '.join(names[:3])}"
-            f"{', ...' if len(names) > 3 else ''}) answer in format{'s' if len(other) > 1 else ''} "
-            f"{', '.join(other)}, which a solver() program cannot return (it returns numbers: "
-            f"formats {', '.join(CODE_FORMATS)})")
-    if len(names) == len(families):
-        raise CLIError(f"--solver {args.solver}: the selected {what}, so no task could be answered; use an answers "
-                       f"file (stsim score) or a live model for them")
-    print(f"stsim: warning: --solver {args.solver}: {what}; their answers will be bad_shape",
-          file=sys.stderr)
+    try:
+        warning = check_code_families(args.solver, _selected_families(args))
+    except SolverError as exc:
+        raise CLIError(str(exc)) from None
+    if warning is not None:
+        print(f"stsim: warning: {warning}", file=sys.stderr)
 
 
 def _geoqa_conditions_apply(args) -> None:

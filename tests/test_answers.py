@@ -136,3 +136,33 @@ def test_a_reply_longer_than_the_scan_limit_is_read_from_its_end_and_says_so(tmp
         f"{path}: 1 reply longer than {MAX_REPLY_CHARS:,} characters (the first: task t/x, {len(reply):,}) "
         f"read from the last {MAX_REPLY_CHARS:,} only, where the answer block is "
         "(stsim.answers.MAX_REPLY_CHARS; each answer's detail says so)"]
+
+
+def test_a_reply_too_long_for_a_whole_reply_rubric_is_not_read_from_its_end(tmp_path):
+    """The cardinal rubric scores a reply naming one direction and rejects one naming several
+    (seed 002 §3.1): read from its last MAX_REPLY_CHARS characters only, 'north' + filler +
+    'east' (invalid as a whole) was scored 'east'.  Such a reply is a format failure saying
+    why; read_answers and the cardinal report say so too."""
+    from stsim.answers import MAX_REPLY_CHARS, read_cardinal
+    from stsim.records import Task
+    from stsim.scoring.cardinal_report import cardinal_report
+    from stsim.solvers.answers_file import read_answers
+    filler = "I think about the map. " * (MAX_REPLY_CHARS // 23 + 1000)
+    reply = "north. " + filler + "Answer: east"
+    assert read_cardinal(reply).direction is None          # the whole names two directions
+    a = parse_answer(reply, task_id="t", step=None, answer_format="direction", rubric="cardinal")
+    assert a.status == "format_failure" and a.value is None and a.text == reply
+    assert a.detail.startswith(f"a reply of {len(reply):,} characters: the 'cardinal' rubric reads the whole")
+    short = parse_answer("The lake is to the east.", task_id="t", step=None, answer_format="direction",
+                         rubric="cardinal")
+    assert short.status == "ok" and short.value == "east"  # within the limit: unchanged
+    task = Task("t/x", "fam.dir", "q", {}, "east", "direction", meta={"rubric": "cardinal"})
+    path = tmp_path / "a.jsonl"
+    path.write_text(json.dumps({"task_id": "t/x", "text": reply}) + "\n")
+    (got,), warnings = read_answers(path, {"t/x": task})
+    assert got.status == "format_failure" and warnings == [
+        f"{path}: 1 reply longer than {MAX_REPLY_CHARS:,} characters to a question whose rubric reads the "
+        f"whole reply (cardinal; the first: task t/x, {len(reply):,}) not read: format failures "
+        "(stsim.answers.MAX_REPLY_CHARS)"]
+    report = cardinal_report([task], [got])
+    assert report["overall"]["correct"] == 0 and report["rubric"]["invalid"] == 1

@@ -172,6 +172,11 @@ def test_workers_cap_is_4_per_core_for_solvers_that_run_here_only(monkeypatch):
                           ("code:x.py", None), ("baseline:ekf", None)):
         with pytest.raises(RunError, match=f"--workers 13: --solver {spec} runs each worker on this machine"):
             check_run_options(workers=13, solver_spec=spec, solver_options=options, **ok)
+    # the CLI keeps its own copy of the 256 (argparse's range; the runner is not imported at
+    # start-up): the two must not drift apart
+    from stsim import cli
+    from stsim.benchmarks import runner
+    assert cli.MAX_WORKERS == runner.MAX_WORKERS == 256
 
 
 def _fake_release(tmp_path, name="data_final.tar.gz"):

@@ -309,3 +309,17 @@ def test_families_a_program_cannot_answer_are_named_before_the_run(tmp_path, cap
     err = capsys.readouterr().err
     assert "stsim: warning: --solver code:" in err and "stark.relation.de9im" in err
     assert "stark.relation.temporal_choice" in err and "stark.relation.spatial" not in err
+
+
+def test_run_api_refuses_a_program_for_families_it_cannot_answer(tmp_path):
+    """Only the CLI refused `--solver code:` on families a solver() value cannot answer:
+    run("cardinal", "code:p.py") ran every task in the sandbox and recorded each as bad_shape.
+    The API refuses it before any folder is made, with the CLI's message (one check)."""
+    from stsim.benchmarks.runner import run
+    from stsim.solvers.base import SolverError
+    prog = tmp_path / "p.py"
+    prog.write_text("def solver():\n    return 0\n")
+    out = tmp_path / "run"
+    with pytest.raises(SolverError, match=r"--solver code:.*cardinal\.large.*format direction.*no task could be"):
+        run("cardinal", f"code:{prog}", n=1, out_dir=out)
+    assert not out.exists()

@@ -211,13 +211,16 @@ def test_a_percent_sign_beside_other_quantities_is_a_format_failure(fmt):
     ("2025-09-24 23:53", "2025-09-24T23:53"),
     ("2025-09-24T23:53:00+04:00", "2025-09-24T23:53"),
     ("It is 2025-09-24 23:53 there.", "2025-09-24T23:53"),
+    # the same minute twice is one answer, not two (it was a format failure 'found 2')
+    ("2025-09-24 11:53 PM (2025-09-24 23:53)", "2025-09-24T23:53"),
+    ("2025-09-24T23:53 (2025-09-24 23:53:00 local time)", "2025-09-24T23:53"),
 ])
 def test_datetime_reads_the_clock_as_written(text, read):
     assert get_format("geo_datetime").parse(text, {}) == read
 
 
 @pytest.mark.parametrize("text, message", [
-    ("2025-09-24 10:00 UTC, i.e. 2025-09-24 13:00 local", "found 2"),   # the first was taken
+    ("2025-09-24 10:00 UTC, i.e. 2025-09-24 13:00 local", "found 2 different"),   # the first was taken
     ("2025-09-24 13:53 PM", "hour 13 on a 12-hour clock"),
     ("2025-09-24 00:10 AM", "hour 0 on a 12-hour clock"),
 ])
@@ -263,3 +266,26 @@ def test_a_name_in_another_script_is_named_as_such_not_as_empty():
             get_format("geo_entity").parse(name, {})
     with pytest.raises(ParseError, match="empty entity name"):
         get_format("geo_entity").parse(" ** ", {})
+
+
+def test_words_a_task_allows_beside_a_number_are_not_converted():
+    """answer_spec["units"] allows more words beside the number; only the length units and
+    '%' / 'percent' convert: another allowed word beside a distance raised KeyError out of
+    parse_answer (the reader never raises on a reply), beside a ratio it divided by 100."""
+    spec = {"unit": "km", "units": ["km by road"]}
+    assert get_format("geo_distance").parse("850 km by road", spec) == 850.0
+    a = parse_answer("Answer: 850 km by road", task_id="t", step=None, answer_format="geo_distance",
+                     rubric="geoqa", spec=spec)
+    assert a.status == "ok" and a.value == 850.0
+    assert get_format("geo_ratio").parse("0.34 of the area", {"units": ["of the area"]}) == 0.34
+    assert get_format("geo_ratio").parse("34 %", {"units": ["of the area"]}) == pytest.approx(0.34, rel=1e-12)
+
+
+@pytest.mark.parametrize("text", ["3.5 times", "3.5x", "3.5 x", "3.5 times larger", "3.5 times as large", "3.5×"])
+def test_a_ratio_answered_as_so_many_times_is_read(text):
+    """metric.area_ratio asks "how many times larger is A than B?": '3.5 times' and '3.5x'
+    were format failures ('unexpected text'), while '3.5×' read as 3.5."""
+    assert get_format("geo_ratio").parse(text, {}) == 3.5
+    assert score("geo_ratio", text, 3.52)[0] == 1
+    with pytest.raises(ParseError, match="unexpected text 'times'"):
+        get_format("geo_distance").parse("3.5 times", {"unit": "km"})   # only a ratio is so many times

@@ -325,3 +325,22 @@ def test_time_errors_name_their_unit(tmp_path, capsys):
     assert {f: fam[f]["time_unit"] for f in fams} == {fams[0]: "s", fams[1]: "min", fams[2]: "min"}
     assert "time_unit" not in fam["stark.tracking.event"]  # a point in km: no time error
     assert rows["stark.tracking.event"][2] == "eucl"
+
+
+def test_field_vectors_carry_no_time_unit(tmp_path):
+    """A field family's vector answer is temperatures (error: relative L2); its inputs'
+    time_unit 'h' names the sampling, not the answer, but it was copied into every score's
+    extra.time_unit and summary.json's families[F]['time_unit'], documented as the unit of
+    time errors ('s' or 'min')."""
+    from stsim.scoring.score import score_answers, summarise
+    tasks = tmp_path / "tasks.jsonl"
+    assert main(["generate", "stark-fields", "--n", "1", "-o", str(tasks),
+                 "--family", "stark.field.spatiotemporal_*"]) == 0
+    tasks = read_tasks(tasks)
+    assert {t.answer_format for t in tasks} == {"vector"} and {t.inputs["time_unit"] for t in tasks} == {"h"}
+    from stsim.records import Answer
+    scores = score_answers(tasks, [Answer(t.id, None, "ok", value=t.answer) for t in tasks])
+    assert scores and all("time_unit" not in s.extra for s in scores)
+    fams = summarise(scores)
+    assert set(fams) == {"stark.field.spatiotemporal_forecast", "stark.field.spatiotemporal_impute"}
+    assert all("time_unit" not in row for row in fams.values())

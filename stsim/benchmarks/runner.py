@@ -314,7 +314,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
             of a live model) is taken from ``solver_options``.
     Raises:
         SuiteError / SolverError: unknown suite or solver, a data suite without data or with
-            bad data, or a family filter matching nothing.
+            bad data, a family filter matching nothing, or a ``code:`` solver on families none
+            of which answers in a format a program can return (``CODE_FORMATS``).
         RunError: an out-of-range option (seed, trim, max_steps; workers above 4 per core
             for a solver that runs here, :func:`check_run_options`), an output
             folder that cannot be created, ``cluster`` together with ``transform`` or
@@ -357,6 +358,9 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
         raise SolverError(f"--solver {solver_spec}: variant {variant!r} applies to none of the families of "
                           f"suite {suite_name!r}" + (f" matching {only!r}" if only else "")
                           + f"; it applies to: {', '.join(where)}")
+    if solver_spec.startswith("code:"):   # a program returns numbers: no task of these families answered
+        from ..solvers.code import check_code_families
+        check_code_families(solver_spec, families)
     if isinstance(solver, OracleSolver) and families:
         unsupported = [f for f in families if not solver.supports(f)]
         if unsupported:

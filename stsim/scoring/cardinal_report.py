@@ -19,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..answers import COMPASS8, read_cardinal
+from ..answers import COMPASS8, MAX_REPLY_CHARS, read_cardinal
 from ..records import Answer, Task
 
 #: Columns of the confusion matrix: the eight points, then ``invalid`` and ``missing``.
@@ -51,7 +51,9 @@ def _prediction(answer: Answer | None) -> tuple[str, bool, str | None]:
     """(predicted column, rubric followed, note) of one answer."""
     if answer is None or answer.status == "missing":
         return "missing", False, "missing"
-    if answer.text is not None:
+    if answer.text is not None and len(answer.text) > MAX_REPLY_CHARS:   # not read: a format failure
+        followed, note = False, answer.detail
+    elif answer.text is not None:
         reading = read_cardinal(answer.text)
         followed = reading.strict
         note = reading.note

@@ -43,8 +43,11 @@ def _labels(task: Task) -> dict[str, Any]:
         chance = fmt.chance(task.meta.get("answer_spec"))
         if chance is not None:
             extra["chance"] = chance
-    elif task.answer_format in ("time", "vector") and isinstance(task.inputs.get("time_unit"), str):
-        extra["time_unit"] = task.inputs["time_unit"]  # the unit of a time error (s, min)
+    elif ((task.answer_format == "time" or (task.answer_format == "vector" and task.family.endswith("event_xyt")))
+          and isinstance(task.inputs.get("time_unit"), str)):
+        # the unit of a time error (s, min): a time, or the t of an x-y-t vector; a field
+        # family's vector (temperatures, its inputs' time_unit h naming the sampling) has none
+        extra["time_unit"] = task.inputs["time_unit"]
     return extra
 
 

@@ -25,8 +25,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..answers import (LEGACY_RUBRICS, MAX_REPLY_CHARS, ParseError, RUBRICS, check_value, get_format,
-                       parse_answer)
+from ..answers import (LEGACY_RUBRICS, MAX_REPLY_CHARS, ParseError, RUBRICS, WHOLE_REPLY_RUBRICS, check_value,
+                       get_format, parse_answer)
 from ..records import ANSWER_STATUSES, Answer, RecordError, Score, Task, iter_jsonl
 
 OUTCOMES = ("correct", "wrong", "scored", "format_failure", "refusal", "missing", "no_answer")
@@ -65,7 +65,8 @@ def read_answers(path: str | Path, tasks_by_id: dict[str, Task]) -> tuple[list[A
         repeated item); one warning per ignored or ambiguous line, naming it (a repeated item,
         saying which line is kept; a step the task does not have; a line with both ``text`` and
         ``value``, of which ``text`` is used), one for all lines of unknown tasks and one for all
-        replies longer than :data:`stsim.answers.MAX_REPLY_CHARS` (read from their end only).
+        replies longer than :data:`stsim.answers.MAX_REPLY_CHARS` (read from their end only) and
+        one for those of them to a rubric that reads the whole reply (not read: format failures).
     Raises:
         RecordError: malformed file or line (not JSON, no ``task_id``, no answer field, a
             ``step`` that is not an integer or null -- ``true`` included -- or a bad ``status``),
@@ -119,8 +120,15 @@ def read_answers(path: str | Path, tasks_by_id: dict[str, Task]) -> tuple[list[A
                         + ", ".join(unknown_lines) + (", ..." if unknown > len(unknown_lines) else ""))
     if not answers:
         warnings.append(f"{path} holds no usable answers: every item counts as missing")
-    cut = [a for a in answers if a.text is not None and len(a.text) > MAX_REPLY_CHARS
-           and tasks_by_id[a.task_id].meta.get("rubric", "stark") != "stark-legacy"]
+    long = [a for a in answers if a.text is not None and len(a.text) > MAX_REPLY_CHARS
+            and tasks_by_id[a.task_id].meta.get("rubric", "stark") != "stark-legacy"]
+    unread = [a for a in long if tasks_by_id[a.task_id].meta.get("rubric", "stark") in WHOLE_REPLY_RUBRICS]
+    cut = [a for a in long if a not in unread]
+    if unread:
+        warnings.append(f"{path}: {len(unread)} repl{'y' if len(unread) == 1 else 'ies'} longer than "
+                        f"{MAX_REPLY_CHARS:,} characters to a question whose rubric reads the whole reply "
+                        f"({', '.join(WHOLE_REPLY_RUBRICS)}; the first: task {unread[0].task_id}, "
+                        f"{len(unread[0].text):,}) not read: format failures (stsim.answers.MAX_REPLY_CHARS)")
     if cut:
         warnings.append(f"{path}: {len(cut)} repl{'y' if len(cut) == 1 else 'ies'} longer than "
                         f"{MAX_REPLY_CHARS:,} characters (the first: task {cut[0].task_id}, "

@@ -63,6 +63,36 @@ def _finite_numbers(v: Any, n: int | None, what: str) -> list[float]:
 CODE_FORMATS = ("point", "scalar", "time", "vector", "binary")
 
 
+def check_code_families(solver_spec: str, families: list[str] | None) -> str | None:
+    """Whether a ``code:`` solver (``solver_spec``) can answer the selected ``families``
+    (registered family names; ``None`` for a data suite that declares none: not checked).
+
+    Returns:
+        ``None`` when every family's answer format is one of :data:`CODE_FORMATS` (or
+        ``solver_spec`` is no ``code:`` solver), else a warning naming the families whose
+        answers will be ``bad_shape``.
+    Raises:
+        SolverError: no selected family can be answered (every task would be ``bad_shape``).
+    """
+    if not solver_spec.startswith("code:") or not families:
+        return None
+    from ..registry import load_families
+    fams = load_families()
+    other = sorted({fams[f].answer_format for f in families if f in fams
+                    and fams[f].answer_format not in CODE_FORMATS})
+    names = [f for f in families if f in fams and fams[f].answer_format in other]
+    if not names:
+        return None
+    what = (f"{len(names)} famil{'y' if len(names) == 1 else 'ies'} ({', '.join(names[:3])}"
+            f"{', ...' if len(names) > 3 else ''}) answer in format{'s' if len(other) > 1 else ''} "
+            f"{', '.join(other)}, which a solver() program cannot return (it returns numbers: "
+            f"formats {', '.join(CODE_FORMATS)})")
+    if len(names) == len(families):
+        raise SolverError(f"--solver {solver_spec}: the selected {what}, so no task could be answered; use an "
+                          "answers file (stsim score) or a live model for them")
+    return f"--solver {solver_spec}: {what}; their answers will be bad_shape"
+
+
 def typed_value(value: Any, answer_format: str, spec: dict[str, Any] | None = None) -> Any:
     """Check and convert a sandbox value to the answer format's typed value.
 
