@@ -52,13 +52,10 @@ from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, tr
 #: apart): 0.131 / 0.052, 25 ms (no gain on the first 10 steps); at step 12: 0.131 / 0.057.
 #: docs/stark-tier1.md.
 REFIT_SETTINGS: dict = {
-    m: {"start": 8, "per_structure": 1000, "pool_per_structure": 2, "n_starts": 8, "iters_pool": 3,
-        "iters_init": 8, "iters": 3, "refit_frac": 100.0, "max_searches": 2, "search_every": 5}
+    m: {"start": 0, "per_structure": 1000, "pool_per_structure": 2, "n_starts": 16, "iters_pool": 4,
+        "iters_init": 10, "iters": 3, "search_steps": (0, 2, 5, 9), "search_every": 5, "max_searches": 6,
+        "settle": 10, "keep": 8, "prior": 2.0}
     for m in ("range", "bearing", "range_bearing", "toa")}
-#: ToA: 2 + 6 LM iterations per search instead of 3 + 8 (a fifth cheaper; 12 tasks of suite
-#: seed 11, first 10 / all steps against 3 + 8: event 0.208 / 0.150 against 0.209 / 0.158,
-#: temporal 0.0114 / 0.0023 against 0.0100 / 0.0022, x-y-t 0.352 / 0.138 against 0.351 / 0.139)
-REFIT_SETTINGS["toa"].update(iters_pool=2, iters_init=6)
 
 
 @dataclass(frozen=True)
@@ -215,7 +212,8 @@ def _forward(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarra
 
 def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, mask: np.ndarray,
                         t_rel: np.ndarray, iters: int = 20, lam: float = 1e-2, delta: float = 1e-5,
-                        lam_per_start: np.ndarray | None = None, tol: float = 1e-4):
+                        lam_per_start: np.ndarray | None = None, tol: float = 1e-4,
+                        prior: float = 0.0, info: bool = False):
     """Levenberg-Marquardt on the sum of squared residuals ``res``, for ``N`` starts at once.
 
     Args: u (N, dim) starts in ``[0, 1]``; mask (N, 5) each start's active kinds (fixed);
@@ -259,8 +257,20 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         Ja[ri, ci] = (rp - ra[ri]) / step[:, None]
         return ra, Ja
 
+    # the prior as extra residuals: ``prior * (u - 0.5)`` on every active non-periodic column
+    pw = prior * (valid & ~periodic[cols])                   # (N, P)
+
+    def with_prior(a, ua, ra, Ja):
+        if not prior:
+            return ra, Ja
+        ga = pw[a]
+        rp = ga * (ua[np.arange(len(a))[:, None], cols[a]] - 0.5)
+        Jp = np.zeros((len(a), P, P))
+        Jp[:, pp, pp] = ga
+        return np.concatenate([ra, rp], axis=1), np.concatenate([Ja, Jp], axis=2)
+
     every = np.arange(N)
-    r0, J = evaluate(every, u)
+    r0, J = with_prior(every, u, *evaluate(every, u))
     cost = (r0 * r0).sum(axis=1)
     live = np.ones(N, bool)
     for _ in range(iters):
@@ -279,7 +289,7 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         un[ri, cols[a[ri], ci]] += d[ri, ci]
         un[:, periodic] %= 1.0
         np.clip(un, 0.0, 1.0, out=un)
-        rn, Jn = evaluate(a, un)                              # the candidate and its Jacobian
+        rn, Jn = with_prior(a, un, *evaluate(a, un))          # the candidate and its Jacobian
         cn = (rn * rn).sum(axis=1)
         better = cn < cost[a]
         gain = (cost[a] - cn) / np.maximum(cost[a], 1e-300)
@@ -289,7 +299,9 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         # converged: an accepted step that gained less than ``tol`` of the cost, or damping so
         # large the steps vanish
         live[a] = ~((better & (gain < tol)) | (lam[a] > 1e8))
-    worst = np.abs(r0).max(axis=1) if r0.shape[1] else np.zeros(N)
+    worst = np.abs(r0[:, :res.size]).max(axis=1) if res.size else np.zeros(N)
+    if info:
+        return u, cost, worst, lam, (J @ J.transpose(0, 2, 1), cols, valid)
     return u, cost, worst, lam
 
 
@@ -304,98 +316,160 @@ def _init_emission(lay: PriorLayout, res: ReadingResiduals, u: np.ndarray, pos: 
     u[:, -1] = np.clip((t0 - lay.lo[-1]) / (lay.hi[-1] - lay.lo[-1]), 0.0, 1.0)
 
 
+def laplace_log_evidence(neg_log_joint: np.ndarray, H: np.ndarray, dim: np.ndarray) -> np.ndarray:
+    """Laplace approximation of the log marginal likelihood ``log integral p(z | u) p(u) du``
+    at modes ``u^`` (Tierney & Kadane 1986; MacKay 2003, ch. 27, eq. 27.10):
+    ``-Phi(u^) + (dim / 2) log(2 pi) - (1/2) log |H|`` with ``Phi = -log(p(z | u) p(u))``.
+
+    Args: neg_log_joint (N,) ``Phi`` at each mode; H (N, P, P) its Hessian (Gauss-Newton), padded
+        with unit rows and columns past ``dim``; dim (N,) each mode's number of parameters.
+    Returns: (N,) log evidence (nats).  Exact for a linear model with Gaussian noise and prior."""
+    logdet = np.linalg.slogdet(H)[1]
+    return -neg_log_joint + 0.5 * dim * np.log(2 * np.pi) - 0.5 * logdet
+
+
+def mode_log_evidence(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, cost: np.ndarray,
+                      info: tuple, prior: float, max_components: int) -> np.ndarray:
+    """Laplace log evidence (nats, up to a constant shared by all modes of the same readings) of
+    fits from :func:`levenberg_marquardt` (``info=True``) for the mixture of :func:`refit_path`.
+
+    The bounded noise of a reading (residual ``r`` in units of its bound) is taken as the
+    Gaussian of equal variance (``r`` with variance 1/3: ``Phi`` gains ``1.5 r^2``, as
+    :func:`~stsim.baselines.trajectory_posterior.reading_jacobians`), the uniform prior of each
+    non-periodic ``u`` coordinate as ``N(0.5, 1/12)`` (penalty ``6 (u - 0.5)^2``, normaliser
+    ``sqrt(12 / 2 pi)``), a periodic one (phase, heading) as its uniform density 1 with the
+    curvature 12 of the same variance added to ``H`` (the mode's width cannot pass the prior's
+    range); the structure's prior probability (STARK Appendix 7.3: ``k`` uniform in
+    ``1..max_components``, a uniform ``k``-subset of the 5 kinds) multiplies it.  ``cost``
+    (N,) and ``info``'s ``J^T J`` include the LM's prior residuals ``prior (u - 0.5)``, removed
+    here.  Returns (N,)."""
+    from .trajectory_posterior import _log_struct_prior
+    JtJ, cols, valid = info
+    N, P = len(u), cols.shape[1]
+    _, periodic = free_columns(lay)
+    per = valid & periodic[cols]
+    nonper = valid & ~per
+    pen = (((u[np.arange(N)[:, None], cols] - 0.5) ** 2) * nonper).sum(axis=1)
+    rss = cost - prior ** 2 * pen
+    eye = np.eye(P)[None]
+    H = 3.0 * (JtJ - prior ** 2 * eye * nonper[:, None, :]) + 12.0 * eye * valid[:, None, :] + eye * ~valid[:, None, :]
+    phi = 1.5 * rss + 6.0 * pen - _log_struct_prior(mask, max_components, len(lay.kinds)) \
+        - 0.5 * nonper.sum(axis=1) * np.log(12.0 / (2 * np.pi))
+    return laplace_log_evidence(phi, H, valid.sum(axis=1))
+
+
+def _search(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws, path: np.ndarray, t: int,
+            t_rel: np.ndarray, *, pool_per_structure: int, n_starts: int, iters_pool: int, iters_init: int,
+            prior: float):
+    """Multi-start fit from the ``pool_per_structure`` prior draws of each structure nearest to
+    ``path[:t + 1]`` (:meth:`PriorDraws.path_distance`): ``iters_pool`` LM iterations, the
+    ``n_starts`` best ``iters_init`` more.  Returns ``(u, mask, cost, worst, lam, info)``."""
+    d = draws.path_distance(path[:t + 1])
+    g = d.reshape(-1, draws.per_structure)
+    k = min(pool_per_structure, g.shape[1])
+    best_g = np.argpartition(g, k - 1, axis=1)[:, :k]
+    pick = (best_g + draws.per_structure * np.arange(len(g))[:, None]).ravel()
+    u0, m0 = draws.u[pick].copy(), draws.mask[pick]
+    _init_emission(lay, res, u0, draws.pos[pick])
+    u, cost, worst, lam = levenberg_marquardt(res, lay, u0, m0, t_rel, iters_pool, prior=prior)
+    best = np.argsort(cost)[:n_starts]
+    out = levenberg_marquardt(res, lay, u[best], m0[best], t_rel, iters_init, lam_per_start=lam[best],
+                              prior=prior, info=True)
+    return (out[0], m0[best]) + out[1:]
+
+
 def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarray, *,
-               start: int = 8, pool_per_structure: int = 2, pool: int = 48, n_starts: int = 8,
-               iters_pool: int = 3, iters_init: int = 8, iters: int = 3, search_every: int = 5,
-               max_searches: int = 2, refit_frac: float = 100.0, accept: float = 1.5,
-               agree: float = 0.1, keep: int = 2, rank: str = "path", clip: float = 10.0,
-               emit: np.ndarray | None = None,
+               start: int = 0, pool_per_structure: int = 2, n_starts: int = 16,
+               iters_pool: int = 4, iters_init: int = 10, iters: int = 3,
+               search_steps: tuple = (0, 2, 5, 9), search_every: int = 5, max_searches: int = 6,
+               settle: int = 10, refit_frac: float = 100.0, accept: float = 1.5, keep: int = 8,
+               prior: float = 2.0, emit: np.ndarray | None = None,
                _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
-    replaced from step ``start`` on by the parametric refit where it holds (module docstring).
+    replaced from step ``start`` on by a posterior mean approximation of the parametric refit
+    where one holds (module docstring).
 
-    Search: at step ``start`` and then every ``search_every`` steps while no fit is held (at
-    most ``max_searches`` times), the ``pool_per_structure`` draws of each structure nearest to
-    the filter's path so far (``rank="path"``: summed squared distance over at most 12 of its
-    steps, :meth:`PriorDraws.path_distance`; ``"readings"``: summed squared residuals, each
-    clipped at ``clip`` bounds) or, with ``pool_per_structure=0``, the ``pool`` nearest overall,
-    get ``iters_pool`` LM iterations on the readings of steps ``0..t``, the ``n_starts`` best
-    of them ``iters_init`` more.  Held fits (at most ``keep``, the best by squared residuals
-    among those whose largest residual is within ``accept`` bounds) are checked against all
-    readings so far at every step and refitted (``iters`` iterations from where they are) when
-    the check fails or ``refit_frac * t`` steps have passed since their last refit; fits
-    failing ``accept`` after that are dropped.  Step ``t``'s answer is the held fits' mean
-    position when they agree within ``agree`` plane units, else ``path[t]``.
+    Fits: maximum a posteriori (LM on the readings' residuals and the prior residuals
+    ``prior (u - 0.5)``, :func:`levenberg_marquardt`; ``prior = 2`` is the uniform prior's
+    variance 1/12 against the noise's 1/3), so that a fit with more parameters than readings
+    (the first steps) is determined.  Search (:func:`_search`) at the steps ``search_steps``
+    and, while no fit is held, every ``search_every`` steps (at most ``max_searches``
+    searches in all).  Held fits (modes; at most ``keep``: the most probable consistent ones,
+    largest residual within ``accept`` bounds, one per structure and position) are refined
+    (``iters`` LM iterations from where they are) at every step with new readings before step
+    ``settle``, after it only when a reading violates ``accept`` or ``refit_frac * t`` steps
+    have passed since their last refit.  Step ``t``'s answer is the mixture mean of the modes'
+    positions weighted by their Laplace evidence (:func:`mode_log_evidence`); ``path[t]``
+    when no mode is held.
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).
 
     Returns: ``(pos (n, 2), used (n,) bool: the step's answer is the refit's, t_start (n,) the
-    fits' first emission time at used steps (NaN elsewhere) or None without emission)``.
+    modes' mean first emission time at used steps (NaN elsewhere) or None without emission)``.
     Raises ``ValueError`` for proximity readings (:class:`ReadingResiduals`)."""
     lay = draws.layout
+    kmax = int(draws.mask.sum(axis=1).max())
     n = len(path)
     out = np.array(path, float, copy=True)
     used = np.zeros(n, bool)
     t_out = np.full(n, np.nan) if lay.emit is not None else None
-    u = mask = lam = pos = None
+    u = mask = lam = pos = logz = None
     last_search = last_refit = -10 ** 9
-    searches = 0
+    searches, size = 0, 0
     every = ReadingResiduals(r, n - 1, t_rel, emit)
+    search_steps = set(search_steps)
     for t in range(start, n):
         res = every.prefix(t)
         if res.size == 0:
             continue
-        if u is not None:
+        fresh, size = res.size > size, res.size
+        parts = []
+        if u is not None and fresh:
             rr = res(pos, _t_start(lay, u))
-            worst, cost = np.abs(rr).max(axis=1), (rr * rr).sum(axis=1)
-            if (worst > accept).any() or t - last_refit >= max(1, round(refit_frac * t)):
-                u, cost, worst, lam = levenberg_marquardt(res, lay, u, mask, t_rel, iters, lam_per_start=lam)
+            if t < settle or (np.abs(rr).max(axis=1) > accept).any() \
+                    or t - last_refit >= max(1, round(refit_frac * t)):
+                uu, cost, worst, lam, inf = levenberg_marquardt(res, lay, u, mask, t_rel, iters, lam_per_start=lam,
+                                                                prior=prior, info=True)
+                parts.append((uu, mask, worst, lam, mode_log_evidence(lay, uu, mask, cost, inf, prior, kmax)))
                 last_refit = t
-                pos = None
-        elif t - last_search >= search_every and searches < max_searches:
-            last_search = last_refit = t
+            else:
+                parts.append((u, mask, np.abs(rr).max(axis=1), lam, logz))
+        elif u is not None:
+            parts.append((u, mask, np.zeros(len(u)), lam, logz))
+        if searches < max_searches and (t in search_steps or (u is None and t - last_search >= search_every)):
+            last_search = t
             searches += 1
-            pos = None
-            if rank == "readings":
-                t0 = np.zeros(len(draws.u)) if lay.emit is not None else None
-                rd = res(draws.pos, t0)
-                if lay.emit is not None:                 # the best first emission time of each
-                    rd -= rd.mean(axis=1, keepdims=True)
-                d = np.minimum(rd * rd, clip * clip).sum(axis=1)
-            else:
-                d = draws.path_distance(out[:t + 1])
-            if pool_per_structure:                      # the best few of every structure
-                g = d.reshape(-1, draws.per_structure)
-                k = min(pool_per_structure, g.shape[1])
-                best_g = np.argpartition(g, k - 1, axis=1)[:, :k]
-                pick = (best_g + draws.per_structure * np.arange(len(g))[:, None]).ravel()
-            else:
-                pick = np.argpartition(d, min(pool, len(d) - 1))[:pool]
-            u0, m0 = draws.u[pick].copy(), draws.mask[pick]
-            _init_emission(lay, res, u0, draws.pos[pick])
-            u, cost, worst, lam = levenberg_marquardt(res, lay, u0, m0, t_rel, iters_pool)
-            best = np.argsort(cost)[:n_starts]
-            u, mask = u[best], m0[best]
-            u, cost, worst, lam = levenberg_marquardt(res, lay, u, mask, t_rel, iters_init, lam_per_start=lam[best])
-        else:
+            uu, mm, cost, worst, ll, inf = _search(res, lay, draws, out, t, t_rel, pool_per_structure=pool_per_structure,
+                                                   n_starts=n_starts, iters_pool=iters_pool,
+                                                   iters_init=iters_init, prior=prior)
+            parts.append((uu, mm, worst, ll, mode_log_evidence(lay, uu, mm, cost, inf, prior, kmax)))
+        if not parts:
             continue
-        ok = worst <= accept
-        if not ok.any():
-            u = mask = lam = pos = None
+        u, mask, worst, lam, logz = (np.concatenate(x) for x in zip(*parts))
+        ok = np.flatnonzero(worst <= accept)
+        if not len(ok):
+            u = mask = lam = pos = logz = None
             continue
-        order = np.flatnonzero(ok)[np.argsort(cost[ok])][:keep]
-        u, mask, lam = u[order], mask[order], lam[order]
-        pos = trajectories(lay, u, mask, t_rel) if pos is None else pos[order]
-        here = pos[:, t]
-        spread = np.hypot(*(here - here.mean(axis=0)).T).max()
+        ok = ok[np.argsort(-logz[ok])]
+        p_all = trajectories(lay, u[ok], mask[ok], t_rel)
+        chosen = []
+        for i in range(len(ok)):                              # one per structure and position
+            if len(chosen) == keep:
+                break
+            if not any((mask[ok[i]] == mask[ok[j]]).all() and np.abs(p_all[i, t] - p_all[j, t]).max() < 1e-3
+                       for j in chosen):
+                chosen.append(i)
+        sel = ok[chosen]
+        u, mask, lam, logz, pos = u[sel], mask[sel], lam[sel], logz[sel], p_all[chosen]
+        w = np.exp(logz - logz.max())
+        w /= w.sum()
         if _log is not None:
-            _log.append((t, len(order), float(worst[order].max()), float(spread)))
-        if spread <= agree:
-            out[t] = here.mean(axis=0)
-            used[t] = True
-            if t_out is not None:
-                t_out[t] = _t_start(lay, u).mean()
+            _log.append((t, len(sel), float(w.max())))
+        out[t] = w @ pos[:, t]
+        used[t] = True
+        if t_out is not None:
+            t_out[t] = w @ _t_start(lay, u)
     return out, used, t_out
 
 
