@@ -52,9 +52,9 @@ from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, tr
 #: apart): 0.131 / 0.052, 25 ms (no gain on the first 10 steps); at step 12: 0.131 / 0.057.
 #: docs/stark-tier1.md.
 REFIT_SETTINGS: dict = {
-    m: {"start": 0, "per_structure": 1000, "pool_per_structure": 2, "n_starts": 16, "iters_pool": 4,
-        "iters_init": 10, "iters": 3, "search_steps": (0, 2, 5, 9), "search_every": 5, "max_searches": 6,
-        "settle": 10, "keep": 8, "prior": 2.0}
+    m: {"start": 0, "per_structure": 1000, "pool_per_structure": 1, "n_starts": 8, "iters_pool": 3,
+        "iters_init": 5, "iters": 2, "search_steps": (0, 4, 8), "max_searches": 3, "settle": 6, "keep": 4,
+        "prior": 2.0}
     for m in ("range", "bearing", "range_bearing", "toa")}
 
 
@@ -196,6 +196,135 @@ class ReadingResiduals:
                 out.append((val - t0 - tk - d / r.speed) / (r.toa_half + ROUNDING))
         return np.concatenate(out, axis=1) if out else np.zeros((len(pos), 0))
 
+    def jacobian(self, pos: np.ndarray, D: np.ndarray, t_start: np.ndarray | None = None,
+                 emit_col: np.ndarray | None = None, emit_scale: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """Residuals (N, R) as :meth:`__call__` and their derivatives (N, P, R) by the chain rule
+        from the positions' derivatives ``D`` (N, P, >= upto+1, 2) (:func:`trajectories_jacobian`):
+        range ``dr/dd = -(sigma z + h) / (sigma d + h)^2``, bearing ``dr/dp = (-dy, dx) / (d^2 b)``,
+        ToA ``dr/dp = -(dx, dy) / (d v b)``; ``emit_col`` (N, P) bool marks the first emission
+        time's column, ``dr/du = -emit_scale / b`` (``emit_scale``: its range in s)."""
+        r, out, jac = self.r, [], []
+        for kind, k, s, val, tk in self.parts:
+            p = pos[:, k]
+            dx, dy = p[..., 0] - s[:, 0], p[..., 1] - s[:, 1]
+            d = np.maximum(np.hypot(dx, dy), 1e-12)
+            Dk = D[:, :, k]                                  # (N, P, R_part, 2)
+            if kind == "bearing":
+                b = r.bearing_half + np.radians(ROUNDING)
+                out.append(wrap_pi(val - np.arctan2(dy, dx)) / b)
+                gx, gy = dy / (d * d * b), -dx / (d * d * b)
+                jac.append(Dk[..., 0] * gx[:, None] + Dk[..., 1] * gy[:, None])
+                continue
+            if kind == "range":
+                den = r.range_sigma * d + ROUNDING
+                out.append((val - d) / den)
+                f = -(r.range_sigma * val + ROUNDING) / (den * den * d)
+                jac.append(Dk[..., 0] * (f * dx)[:, None] + Dk[..., 1] * (f * dy)[:, None])
+            else:
+                b = r.toa_half + ROUNDING
+                t0 = 0.0 if t_start is None else t_start[:, None]
+                out.append((val - t0 - tk - d / r.speed) / b)
+                f = -1.0 / (r.speed * b * d)
+                g = Dk[..., 0] * (f * dx)[:, None] + Dk[..., 1] * (f * dy)[:, None]
+                if emit_col is not None:
+                    g[emit_col] -= emit_scale / b
+                jac.append(g)
+        if not out:
+            return np.zeros((len(pos), 0)), np.zeros((len(pos), D.shape[1], 0))
+        return np.concatenate(out, axis=1), np.concatenate(jac, axis=2)
+
+
+def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray,
+                          cols: np.ndarray, valid: np.ndarray,
+                          domain=(0.0, 10.0)) -> tuple[np.ndarray, np.ndarray]:
+    """Normalised positions (N, n, 2) of :func:`~stsim.baselines.trajectory_posterior.trajectories`
+    and their derivatives (N, P, n, 2) with respect to the ``u`` columns ``cols`` (N, P) (where
+    ``valid`` (N, P); zero elsewhere and for the emission column), in closed form: each basis
+    motion's derivative by its parameters (STARK Appendix 7.3 formulas,
+    :mod:`stsim.sim.motion`) times ``d physical / d u`` (``hi - lo``; ``2 (hi - lo)`` for a
+    signed rate), then the quotient rule through the per-axis min-max normalisation ``o =
+    (A - A[k_min]) / (A[k_max] - A[k_min])`` with the extreme steps held (almost everywhere
+    differentiable).  Plane units per ``u`` unit."""
+    def _cis(omega, phase, t_rel):          # direct: the rotation recurrence's step loop costs more
+        a = omega * t_rel[None, :] + phase  # than the trigonometry of a few dozen fits
+        return np.cos(a), np.sin(a)
+    Pp = lay.physical(u)
+    t = t_rel[None, :]
+    N, n, P = len(u), len(t_rel), cols.shape[1]
+    X, Y = np.zeros((N, n)), np.zeros((N, n))
+    DX, DY = np.zeros((N, P, n)), np.zeros((N, P, n))
+    colpos = np.full((N, lay.dim), -1)
+    ri, pi = np.nonzero(valid)
+    colpos[ri, cols[ri, pi]] = pi
+    scale = np.where(lay.signed, 2.0, 1.0) * (lay.hi - lay.lo)
+    free = free_columns(lay)[0]
+    for j, kind in enumerate(lay.kinds):
+        rows = np.flatnonzero(mask[:, j])
+        if not len(rows):
+            continue
+        idx = dict(zip(lay.names[kind], range(lay.slices[kind].start, lay.slices[kind].stop)))
+        q = {k: Pp[rows, i][:, None] for k, i in idx.items()}
+        d = {}
+        if kind == "linear":
+            x, y = q["x0"] + q["vx"] * t, q["y0"] + q["vy"] * t
+            d = {"vx": (t, 0.0), "vy": (0.0, t)}
+        elif kind == "circular":
+            ca, sa = _cis(q["omega"], q["phase"], t_rel)
+            R = q["radius"]
+            x, y = q["cx"] + R * ca, q["cy"] + R * sa
+            d = {"radius": (ca, sa), "omega": (-R * sa * t, R * ca * t), "phase": (-R * sa, R * ca)}
+        elif kind == "sinusoidal":
+            ca, sa = _cis(q["omega"], q["phase"], t_rel)
+            sp, A = q["speed"] * t, q["amplitude"]
+            o = A * sa
+            c, sn = np.cos(q["theta"]), np.sin(q["theta"])
+            x, y = q["x0"] + sp * c - o * sn, q["y0"] + sp * sn + o * c
+            d = {"speed": (t * c, t * sn), "theta": (-sp * sn - o * c, sp * c - o * sn),
+                 "amplitude": (-sa * sn, sa * c), "omega": (-A * ca * t * sn, A * ca * t * c),
+                 "phase": (-A * ca * sn, A * ca * c)}
+        elif kind == "figure_eight":
+            ca, sa = _cis(q["omega"], np.zeros_like(q["omega"]), t_rel)
+            A = q["amplitude"]
+            a, b = A * sa, A * sa * ca
+            c, sn = np.cos(q["theta"]), np.sin(q["theta"])
+            x, y = q["cx"] + c * a - sn * b, q["cy"] + sn * a + c * b
+            da, db = A * ca * t, A * (ca * ca - sa * sa) * t         # d/d omega
+            d = {"amplitude": (c * sa - sn * sa * ca, sn * sa + c * sa * ca),
+                 "omega": (c * da - sn * db, sn * da + c * db), "theta": (-sn * a - c * b, c * a - sn * b)}
+        else:  # spiral
+            ca, sa = _cis(q["omega"], q["phase"], t_rel)
+            r = q["r0"] + q["growth"] * t
+            x, y = q["cx"] + r * ca, q["cy"] + r * sa
+            d = {"r0": (ca, sa), "growth": (t * ca, t * sa), "omega": (-r * sa * t, r * ca * t),
+                 "phase": (-r * sa, r * ca)}
+        X[rows] += x
+        Y[rows] += y
+        for name, (gx, gy) in d.items():
+            c = idx[name]
+            if not free[c]:                                  # a fixed parameter (zero-width range)
+                continue
+            p = colpos[rows, c]                              # every row with the kind fits it
+            DX[rows, p] = scale[c] * gx
+            DY[rows, p] = scale[c] * gy
+    low, high = domain
+    pos = np.empty((N, n, 2))
+    D = np.empty((N, P, n, 2))
+    rr = np.arange(N)
+    for k, (A, dA) in enumerate(((X, DX), (Y, DY))):
+        kmin, kmax = A.argmin(axis=1), A.argmax(axis=1)
+        lo, span = A[rr, kmin], A[rr, kmax] - A[rr, kmin]
+        flat = span < 1e-12
+        s = np.where(flat, 1.0, span)
+        rel = (A - lo[:, None]) / s[:, None]
+        o = low + rel * (high - low)
+        o[flat] = 0.5 * (low + high)
+        pos[:, :, k] = o
+        dlo, dspan = dA[rr, :, kmin], dA[rr, :, kmax] - dA[rr, :, kmin]          # (N, P)
+        g = ((dA - dlo[:, :, None]) - rel[:, None, :] * dspan[:, :, None]) / s[:, None, None] * (high - low)
+        g[flat] = 0.0
+        D[..., k] = g
+    return pos, D
+
 
 def _t_start(lay: PriorLayout, u: np.ndarray) -> np.ndarray | None:
     """(N,) first emission times of ``u`` (N, dim) (:meth:`PriorLayout.physical`'s last column,
@@ -205,25 +334,24 @@ def _t_start(lay: PriorLayout, u: np.ndarray) -> np.ndarray | None:
     return lay.lo[-1] + u[:, -1] * (lay.hi[-1] - lay.lo[-1])
 
 
-def _forward(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray, res: ReadingResiduals):
-    pos = trajectories(lay, u, mask, t_rel)
-    return pos, res(pos, _t_start(lay, u))
-
-
 def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, mask: np.ndarray,
-                        t_rel: np.ndarray, iters: int = 20, lam: float = 1e-2, delta: float = 1e-5,
+                        t_rel: np.ndarray, iters: int = 20, lam: float = 1e-2,
                         lam_per_start: np.ndarray | None = None, tol: float = 1e-4,
                         prior: float = 0.0, info: bool = False):
     """Levenberg-Marquardt on the sum of squared residuals ``res``, for ``N`` starts at once.
 
     Args: u (N, dim) starts in ``[0, 1]``; mask (N, 5) each start's active kinds (fixed);
         t_rel (n,) step times; iters iterations; lam the starting damping (Marquardt's scaling
-        ``lam * diag(J^T J)``); delta the forward-difference step in ``u`` units;
+        ``lam * diag(J^T J)``; the Jacobian in closed form, :func:`trajectories_jacobian`);
         lam_per_start (N,) a damping per start to continue from (overrides ``lam``); a start
         stops when an accepted step gains less than ``tol`` of its cost.
+        prior: the weight of the prior residuals ``prior (u - 0.5)`` (each active non-periodic
+        column) added to the readings' (0: least squares).
     Returns: ``(u (N, dim), cost (N,), worst (N,), lam (N,))``: the fitted parameters, their
-        sum of squared residuals and largest absolute residual (``<= 1``: consistent), and the
-        damping reached."""
+        sum of squared residuals (prior residuals included) and largest absolute reading
+        residual (``<= 1``: consistent), and the damping reached; with ``info`` also
+        ``(J^T J (N, P, P), cols (N, P), valid (N, P), pos (N, n, 2))``: the Gauss-Newton matrix in
+        the active columns ``cols`` (where ``valid``) and the fits' positions."""
     u = u.copy()
     N = len(u)
     free, periodic = free_columns(lay)
@@ -243,34 +371,29 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
     lam = np.full(N, float(lam)) if lam_per_start is None else lam_per_start.astype(float).copy()
     pp = np.arange(P)
 
+    emit_col = (cols == lay.dim - 1) & valid if lay.emit is not None else None
+    emit_scale = float(lay.hi[-1] - lay.lo[-1]) if lay.emit is not None else 0.0
+
     def evaluate(a, ua):
-        """Residuals (n, R) at ``ua`` (n, dim) (the starts ``a``) and their forward-difference
-        Jacobian (n, P, R), from one call of the forward model."""
-        ri, ci = np.nonzero(valid[a])
-        cc = cols[a[ri], ci]
-        up = ua[ri].copy()
-        step = np.where(up[np.arange(len(ri)), cc] + delta > 1.0, -delta, delta)
-        up[np.arange(len(ri)), cc] += step
-        _, rall = _forward(lay, np.vstack([ua, up]), np.vstack([mask[a], mask[a[ri]]]), t_rel, res)
-        ra, rp = rall[:len(a)], rall[len(a):]
-        Ja = np.zeros((len(a), P, ra.shape[1]))
-        Ja[ri, ci] = (rp - ra[ri]) / step[:, None]
-        return ra, Ja
+        """Residuals (n, R) at ``ua`` (n, dim) (the starts ``a``) and their Jacobian (n, P, R)
+        (:func:`trajectories_jacobian`, :meth:`ReadingResiduals.jacobian`)."""
+        pos, D = trajectories_jacobian(lay, ua, mask[a], t_rel, cols[a], valid[a])
+        return pos, *res.jacobian(pos, D, _t_start(lay, ua), None if emit_col is None else emit_col[a], emit_scale)
 
     # the prior as extra residuals: ``prior * (u - 0.5)`` on every active non-periodic column
     pw = prior * (valid & ~periodic[cols])                   # (N, P)
 
-    def with_prior(a, ua, ra, Ja):
+    def with_prior(a, ua, pos, ra, Ja):
         if not prior:
-            return ra, Ja
+            return pos, ra, Ja
         ga = pw[a]
         rp = ga * (ua[np.arange(len(a))[:, None], cols[a]] - 0.5)
         Jp = np.zeros((len(a), P, P))
         Jp[:, pp, pp] = ga
-        return np.concatenate([ra, rp], axis=1), np.concatenate([Ja, Jp], axis=2)
+        return pos, np.concatenate([ra, rp], axis=1), np.concatenate([Ja, Jp], axis=2)
 
     every = np.arange(N)
-    r0, J = with_prior(every, u, *evaluate(every, u))
+    X, r0, J = with_prior(every, u, *evaluate(every, u))
     cost = (r0 * r0).sum(axis=1)
     live = np.ones(N, bool)
     for _ in range(iters):
@@ -289,19 +412,19 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         un[ri, cols[a[ri], ci]] += d[ri, ci]
         un[:, periodic] %= 1.0
         np.clip(un, 0.0, 1.0, out=un)
-        rn, Jn = with_prior(a, un, *evaluate(a, un))          # the candidate and its Jacobian
+        Xn, rn, Jn = with_prior(a, un, *evaluate(a, un))      # the candidate and its Jacobian
         cn = (rn * rn).sum(axis=1)
         better = cn < cost[a]
         gain = (cost[a] - cn) / np.maximum(cost[a], 1e-300)
         b = a[better]
-        u[b], r0[b], J[b], cost[b] = un[better], rn[better], Jn[better], cn[better]
+        u[b], r0[b], J[b], cost[b], X[b] = un[better], rn[better], Jn[better], cn[better], Xn[better]
         lam[a] = np.where(better, lam[a] / 3.0, lam[a] * 4.0)
         # converged: an accepted step that gained less than ``tol`` of the cost, or damping so
         # large the steps vanish
         live[a] = ~((better & (gain < tol)) | (lam[a] > 1e8))
     worst = np.abs(r0[:, :res.size]).max(axis=1) if res.size else np.zeros(N)
     if info:
-        return u, cost, worst, lam, (J @ J.transpose(0, 2, 1), cols, valid)
+        return u, cost, worst, lam, (J @ J.transpose(0, 2, 1), cols, valid, X)
     return u, cost, worst, lam
 
 
@@ -344,7 +467,7 @@ def mode_log_evidence(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, cost: n
     (N,) and ``info``'s ``J^T J`` include the LM's prior residuals ``prior (u - 0.5)``, removed
     here.  Returns (N,)."""
     from .trajectory_posterior import _log_struct_prior
-    JtJ, cols, valid = info
+    JtJ, cols, valid = info[:3]
     N, P = len(u), cols.shape[1]
     _, periodic = free_columns(lay)
     per = valid & periodic[cols]
@@ -358,12 +481,12 @@ def mode_log_evidence(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, cost: n
     return laplace_log_evidence(phi, H, valid.sum(axis=1))
 
 
-def _search(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws, path: np.ndarray, t: int,
-            t_rel: np.ndarray, *, pool_per_structure: int, n_starts: int, iters_pool: int, iters_init: int,
-            prior: float):
-    """Multi-start fit from the ``pool_per_structure`` prior draws of each structure nearest to
-    ``path[:t + 1]`` (:meth:`PriorDraws.path_distance`): ``iters_pool`` LM iterations, the
-    ``n_starts`` best ``iters_init`` more.  Returns ``(u, mask, cost, worst, lam, info)``."""
+def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws, path: np.ndarray, t: int,
+                   t_rel: np.ndarray, *, pool_per_structure: int, n_starts: int, iters_pool: int,
+                   prior: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Starts of a search: the ``pool_per_structure`` prior draws of each structure nearest to
+    ``path[:t + 1]`` (:meth:`PriorDraws.path_distance`) given ``iters_pool`` LM iterations,
+    the ``n_starts`` best of them.  Returns ``(u, mask, lam)``."""
     d = draws.path_distance(path[:t + 1])
     g = d.reshape(-1, draws.per_structure)
     k = min(pool_per_structure, g.shape[1])
@@ -371,11 +494,9 @@ def _search(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws, path: np
     pick = (best_g + draws.per_structure * np.arange(len(g))[:, None]).ravel()
     u0, m0 = draws.u[pick].copy(), draws.mask[pick]
     _init_emission(lay, res, u0, draws.pos[pick])
-    u, cost, worst, lam = levenberg_marquardt(res, lay, u0, m0, t_rel, iters_pool, prior=prior)
+    u, cost, _, lam = levenberg_marquardt(res, lay, u0, m0, t_rel, iters_pool, prior=prior)
     best = np.argsort(cost)[:n_starts]
-    out = levenberg_marquardt(res, lay, u[best], m0[best], t_rel, iters_init, lam_per_start=lam[best],
-                              prior=prior, info=True)
-    return (out[0], m0[best]) + out[1:]
+    return u[best], m0[best], lam[best]
 
 
 def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarray, *,
@@ -424,48 +545,50 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
         if res.size == 0:
             continue
         fresh, size = res.size > size, res.size
-        parts = []
-        if u is not None and fresh:
-            rr = res(pos, _t_start(lay, u))
-            if t < settle or (np.abs(rr).max(axis=1) > accept).any() \
-                    or t - last_refit >= max(1, round(refit_frac * t)):
-                uu, cost, worst, lam, inf = levenberg_marquardt(res, lay, u, mask, t_rel, iters, lam_per_start=lam,
-                                                                prior=prior, info=True)
-                parts.append((uu, mask, worst, lam, mode_log_evidence(lay, uu, mask, cost, inf, prior, kmax)))
-                last_refit = t
-            else:
-                parts.append((u, mask, np.abs(rr).max(axis=1), lam, logz))
-        elif u is not None:
-            parts.append((u, mask, np.zeros(len(u)), lam, logz))
-        if searches < max_searches and (t in search_steps or (u is None and t - last_search >= search_every)):
-            last_search = t
+        search = searches < max_searches and (t in search_steps or (u is None and t - last_search >= search_every))
+        changed = True
+        if search:                                       # new starts, fitted with the held modes
+            last_search = last_refit = t
             searches += 1
-            uu, mm, cost, worst, ll, inf = _search(res, lay, draws, out, t, t_rel, pool_per_structure=pool_per_structure,
-                                                   n_starts=n_starts, iters_pool=iters_pool,
-                                                   iters_init=iters_init, prior=prior)
-            parts.append((uu, mm, worst, ll, mode_log_evidence(lay, uu, mm, cost, inf, prior, kmax)))
-        if not parts:
+            us, ms, ls = _search_starts(res, lay, draws, out, t, t_rel, pool_per_structure=pool_per_structure,
+                                        n_starts=n_starts, iters_pool=iters_pool, prior=prior)
+            if u is not None:
+                us, ms, ls = np.vstack([u, us]), np.vstack([mask, ms]), np.concatenate([lam, ls])
+            u, cost, worst, lam, inf = levenberg_marquardt(res, lay, us, ms, t_rel, iters_init, lam_per_start=ls,
+                                                           prior=prior, info=True)
+            mask = ms
+        elif u is not None and fresh:
+            worst = np.abs(res(pos, _t_start(lay, u))).max(axis=1)
+            changed = t < settle or (worst > accept).any() or t - last_refit >= max(1, round(refit_frac * t))
+            if changed:
+                u, cost, worst, lam, inf = levenberg_marquardt(res, lay, u, mask, t_rel, iters, lam_per_start=lam,
+                                                               prior=prior, info=True)
+                last_refit = t
+        elif u is not None:
+            changed = False
+        else:
             continue
-        u, mask, worst, lam, logz = (np.concatenate(x) for x in zip(*parts))
-        ok = np.flatnonzero(worst <= accept)
-        if not len(ok):
-            u = mask = lam = pos = logz = None
-            continue
-        ok = ok[np.argsort(-logz[ok])]
-        p_all = trajectories(lay, u[ok], mask[ok], t_rel)
-        chosen = []
-        for i in range(len(ok)):                              # one per structure and position
-            if len(chosen) == keep:
-                break
-            if not any((mask[ok[i]] == mask[ok[j]]).all() and np.abs(p_all[i, t] - p_all[j, t]).max() < 1e-3
-                       for j in chosen):
-                chosen.append(i)
-        sel = ok[chosen]
-        u, mask, lam, logz, pos = u[sel], mask[sel], lam[sel], logz[sel], p_all[chosen]
+        if changed:
+            logz = mode_log_evidence(lay, u, mask, cost, inf, prior, kmax)
+            ok = np.flatnonzero(worst <= accept)
+            if not len(ok):
+                u = mask = lam = pos = logz = None
+                continue
+            ok = ok[np.argsort(-logz[ok])]
+            pos = inf[3][ok]
+            chosen = []
+            for i in range(len(ok)):                          # one per structure and position
+                if len(chosen) == keep:
+                    break
+                if not any((mask[ok[i]] == mask[ok[j]]).all() and np.abs(pos[i, t] - pos[j, t]).max() < 1e-3
+                           for j in chosen):
+                    chosen.append(i)
+            sel = ok[chosen]
+            u, mask, lam, logz, pos = u[sel], mask[sel], lam[sel], logz[sel], pos[chosen]
         w = np.exp(logz - logz.max())
         w /= w.sum()
         if _log is not None:
-            _log.append((t, len(sel), float(w.max())))
+            _log.append((t, len(u), float(w.max())))
         out[t] = w @ pos[:, t]
         used[t] = True
         if t_out is not None:
