@@ -53,7 +53,7 @@ from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, tr
 #: docs/stark-tier1.md.
 REFIT_SETTINGS: dict = {
     m: {"start": 0, "per_structure": 1000, "pool_per_structure": 1, "n_starts": 8, "iters_pool": 3,
-        "iters_init": 5, "iters": 2, "search_steps": (0, 4, 8), "max_searches": 3, "settle": 6, "keep": 4,
+        "iters_init": 5, "iters": 2, "search_steps": (0, 4, 8), "max_searches": 5, "settle": 6, "keep": 4,
         "prior": 2.0}
     for m in ("range", "bearing", "range_bearing", "toa")}
 
