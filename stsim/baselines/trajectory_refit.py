@@ -15,19 +15,24 @@ the offsets left out: the normalisation cancels them) and with its forward model
   :func:`~stsim.baselines.trajectory_posterior.reading_terms`): range ``(z - d) / (sigma d +
   h)``, bearing ``wrap(z - atan2(dy, dx)) / (a + h)``, ToA ``(z - t_emit - d / v) / (a + h)``;
   a parameter vector is consistent with the readings when every residual is within ``[-1, 1]``;
-* the fit: Levenberg-Marquardt (Marquardt 1963; Nocedal & Wright 2006, section 10.3) on the
-  sum of squared residuals, run on many starts at once (one forward-model call per iteration
-  for all starts and their finite-difference Jacobian columns), parameters kept in ``[0, 1]``
-  (clipped; phases and headings wrap around the turn);
+* the fit: maximum a posteriori by Levenberg-Marquardt (Marquardt 1963; Nocedal & Wright
+  2006, section 10.3) on the readings' residuals and the prior residuals ``prior (u - 0.5)``
+  (the uniform prior's variance 1/12 against the bounded noise's 1/3: a fit with more
+  parameters than readings, the first steps, is determined), run on many starts at once with
+  the Jacobian in closed form (:func:`trajectories_jacobian`,
+  :meth:`ReadingResiduals.jacobian`), parameters kept in ``[0, 1]`` (clipped; phases and
+  headings wrap around the turn);
 * the starts: prior draws (:func:`prior_draws`, every structure alike) nearest to a filter's
-  path so far; once a fit holds it is kept and refined from where it is.
+  path so far; the consistent fits (modes) are kept and refined from where they are;
+* the answer: the mixture mean of the modes' positions, each weighted by its Laplace evidence
+  (prior density x likelihood x ``|H|^-1/2`` at the mode; :func:`mode_log_evidence`), an
+  approximation of the posterior mean, not the least-squares point.
 
 :func:`refit_path` runs it beside a filter's answers: from step ``start`` on, each step's
-answer is the fits' position when every fit kept is consistent with all readings so far and the
-fits agree (their positions at the step within ``agree`` plane units); else the filter's own.
-Failure modes: the fit minimises squared residuals, not the posterior mean; while several
-parameter sets fit (early steps, few readings) the answer stays the filter's.  Proximity
-(binary detections) is not handled.
+answer is the modes' mixture mean when a mode consistent with all readings so far is held, else
+the filter's own.  Failure modes: the Gaussian approximations (bounded noise as the Gaussian of
+equal variance; a mode's width from its curvature) misweigh modes; a mode no start reaches is
+missing from the mixture.  Proximity (binary detections) is not handled.
 """
 from __future__ import annotations
 
@@ -42,15 +47,17 @@ from .prior_motion import ROUNDING, prior_config
 from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, trajectories
 
 
-#: per modality, :func:`refit_task` settings of the default trackers (issue 20).  Chosen on 20 range tasks of suite seed 11
-#: (trimmed RMSE first 10 / all 50 steps, refit CPU ms per task; the filter alone 0.131 /
-#: 0.099): first search at step 8, at most 2 searches 5 steps apart, 1000 prior draws per
-#: structure, the 2 nearest of each structure to the filter's path given 3 LM iterations, the
-#: best 8 of those 8 more: 0.128 / 0.060, 20 ms.  Also measured: 3 searches 4 apart 0.128 /
-#: 0.059, 26 ms; 3 searches 6 apart 0.128 / 0.057, 27 ms; one draw per structure and 6 starts
-#: 0.128 / 0.062; 2 + 6 iterations 0.128 / 0.061; first search at step 10 (3 searches 5
-#: apart): 0.131 / 0.052, 25 ms (no gain on the first 10 steps); at step 12: 0.131 / 0.057.
-#: docs/stark-tier1.md.
+#: per modality, :func:`refit_task` settings of the default trackers (issue 20).  Chosen on 20 range
+#: tasks of suite seed 11 (trimmed RMSE first 10 / all 50 steps, CPU ms per task of the default;
+#: the filter alone 0.131 / 0.099): MAP fits from step 0, searches at steps 0, 4 and 8 (and
+#: while no mode is held, 5 in all), one prior draw per structure nearest to the filter's path
+#: given 3 LM iterations, the best 8 and the held modes 5 more, held modes refined by 2
+#: iterations at each step before step 6, at most 4 modes: 0.091 / 0.056 with 3 searches in all
+#: (40 ms; up to 5 because with 3 the temporal family's tasks 2, 3, 5 fell back to the filter
+#: after losing their modes: all steps 0.0147 against 0.0028 with 5).  Also measured: searches at steps 0, 2, 5, 9 with 2 draws per
+#: structure, 16 starts, 4 + 10 iterations, 3 refinement iterations to step 10, 8 modes: 0.066 /
+#: 0.029 at about 100 ms (2.5x the cost; 1.13x the limit on suite seed 7's range tasks); one
+#: search at step 0 only: 0.103-0.107 / 0.087.  docs/stark-tier1.md.
 REFIT_SETTINGS: dict = {
     m: {"start": 0, "per_structure": 1000, "pool_per_structure": 1, "n_starts": 8, "iters_pool": 3,
         "iters_init": 5, "iters": 2, "search_steps": (0, 4, 8), "max_searches": 5, "settle": 6, "keep": 4,
