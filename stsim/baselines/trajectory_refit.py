@@ -242,7 +242,7 @@ class ReadingResiduals:
 
 
 def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray,
-                          cols: np.ndarray, valid: np.ndarray,
+                          cols: np.ndarray, valid: np.ndarray, upto: int | None = None,
                           domain=(0.0, 10.0)) -> tuple[np.ndarray, np.ndarray]:
     """Normalised positions (N, n, 2) of :func:`~stsim.baselines.trajectory_posterior.trajectories`
     and their derivatives (N, P, n, 2) with respect to the ``u`` columns ``cols`` (N, P) (where
@@ -251,7 +251,8 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     :mod:`stsim.sim.motion`) times ``d physical / d u`` (``hi - lo``; ``2 (hi - lo)`` for a
     signed rate), then the quotient rule through the per-axis min-max normalisation ``o =
     (A - A[k_min]) / (A[k_max] - A[k_min])`` with the extreme steps held (almost everywhere
-    differentiable).  Plane units per ``u`` unit."""
+    differentiable).  Plane units per ``u`` unit; with ``upto`` the derivatives of steps
+    ``0..upto`` only (N, P, upto+1, 2)."""
     def _cis(omega, phase, t_rel):          # direct: the rotation recurrence's step loop costs more
         a = omega * t_rel[None, :] + phase  # than the trigonometry of a few dozen fits
         return np.cos(a), np.sin(a)
@@ -266,12 +267,14 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     scale = np.where(lay.signed, 2.0, 1.0) * (lay.hi - lay.lo)
     free = free_columns(lay)[0]
     for j, kind in enumerate(lay.kinds):
-        rows = np.flatnonzero(mask[:, j])
-        if not len(rows):
+        every = bool(mask[:, j].all())
+        rows = slice(None) if every else np.flatnonzero(mask[:, j])
+        if not every and not len(rows):
             continue
-        idx = dict(zip(lay.names[kind], range(lay.slices[kind].start, lay.slices[kind].stop)))
-        q = {k: Pp[rows, i][:, None] for k, i in idx.items()}
-        d = {}
+        sl = lay.slices[kind]
+        idx = dict(zip(lay.names[kind], range(sl.start, sl.stop)))
+        Q = Pp[rows, sl]
+        q = {k: Q[:, i:i + 1] for i, k in enumerate(lay.names[kind])}
         if kind == "linear":
             x, y = q["x0"] + q["vx"] * t, q["y0"] + q["vy"] * t
             d = {"vx": (t, 0.0), "vy": (0.0, t)}
@@ -306,16 +309,18 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
                  "phase": (-r * sa, r * ca)}
         X[rows] += x
         Y[rows] += y
+        r_ = np.arange(N) if every else rows
         for name, (gx, gy) in d.items():
             c = idx[name]
             if not free[c]:                                  # a fixed parameter (zero-width range)
                 continue
-            p = colpos[rows, c]                              # every row with the kind fits it
-            DX[rows, p] = scale[c] * gx
-            DY[rows, p] = scale[c] * gy
+            p = colpos[r_, c]                                # every row with the kind fits it
+            DX[r_, p] = scale[c] * gx
+            DY[r_, p] = scale[c] * gy
     low, high = domain
     pos = np.empty((N, n, 2))
-    D = np.empty((N, P, n, 2))
+    m = n if upto is None else min(n, upto + 1)
+    D = np.empty((N, P, m, 2))
     rr = np.arange(N)
     for k, (A, dA) in enumerate(((X, DX), (Y, DY))):
         kmin, kmax = A.argmin(axis=1), A.argmax(axis=1)
@@ -327,7 +332,7 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
         o[flat] = 0.5 * (low + high)
         pos[:, :, k] = o
         dlo, dspan = dA[rr, :, kmin], dA[rr, :, kmax] - dA[rr, :, kmin]          # (N, P)
-        g = ((dA - dlo[:, :, None]) - rel[:, None, :] * dspan[:, :, None]) / s[:, None, None] * (high - low)
+        g = ((dA[:, :, :m] - dlo[:, :, None]) - rel[:, None, :m] * dspan[:, :, None]) * ((high - low) / s)[:, None, None]
         g[flat] = 0.0
         D[..., k] = g
     return pos, D
@@ -384,7 +389,7 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
     def evaluate(a, ua):
         """Residuals (n, R) at ``ua`` (n, dim) (the starts ``a``) and their Jacobian (n, P, R)
         (:func:`trajectories_jacobian`, :meth:`ReadingResiduals.jacobian`)."""
-        pos, D = trajectories_jacobian(lay, ua, mask[a], t_rel, cols[a], valid[a])
+        pos, D = trajectories_jacobian(lay, ua, mask[a], t_rel, cols[a], valid[a], res.upto)
         return pos, *res.jacobian(pos, D, _t_start(lay, ua), None if emit_col is None else emit_col[a], emit_scale)
 
     # the prior as extra residuals: ``prior * (u - 0.5)`` on every active non-periodic column
