@@ -47,22 +47,29 @@ from .prior_motion import ROUNDING, prior_config
 from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, trajectories
 
 
-#: per modality, :func:`refit_task` settings of the default trackers (issue 20).  Chosen on 20 range
-#: tasks of suite seed 11 (trimmed RMSE first 10 / all 50 steps, CPU ms per task of the default;
-#: the filter alone 0.131 / 0.099): MAP fits from step 0, searches at steps 0, 4 and 8 (and
-#: while no mode is held, 5 in all), one prior draw per structure nearest to the filter's path
-#: given 3 LM iterations, the best 8 and the held modes 5 more, held modes refined by 2
-#: iterations at each step before step 6, at most 4 modes: 0.091 / 0.056 with 3 searches in all
-#: (40 ms; up to 5 because with 3 the temporal family's tasks 2, 3, 5 fell back to the filter
-#: after losing their modes: all steps 0.0147 against 0.0028 with 5).  Also measured: searches at steps 0, 2, 5, 9 with 2 draws per
-#: structure, 16 starts, 4 + 10 iterations, 3 refinement iterations to step 10, 8 modes: 0.066 /
-#: 0.029 at about 100 ms (2.5x the cost; 1.13x the limit on suite seed 7's range tasks); one
-#: search at step 0 only: 0.103-0.107 / 0.087.  docs/stark-tier1.md.
+#: per modality, :func:`refit_task` settings of the default trackers (issue 20): MAP fits from
+#: step 0; searches at ``search_steps`` and while no mode is held (``max_searches`` in all), one
+#: prior draw per structure nearest to the filter's path given 3 LM iterations, the best 8 and the
+#: held modes 5 more; held modes refined by 2 iterations at each step before step 6 (later when a
+#: reading violates them), at most 4 modes.  Chosen for accuracy within the cost target (5x below
+#: Stone Soup's particle filter): trimmed RMSE first 10 / all steps and CPU ms per task, 20 range
+#: tasks of suite seed 11 (the filter alone 0.131 / 0.099): searches at steps 0, 4, 8, 5 in all:
+#: 0.091 / 0.039, about 40 ms; at 0 and 5, 4 in all: 0.094 / 0.045, 10 % cheaper; at 0, 2, 5, 9
+#: with 2 draws per structure, 16 starts, 4 + 10 iterations, 3 refinement iterations to step 10, 8
+#: modes: 0.066 / 0.029 at about 100 ms (1.13x the limit on suite seed 7's range tasks); one
+#: search at step 0 only: 0.103 / 0.087.  12 tasks each, all at once in one run (per-task CPU
+#: ms): range+bearing 0.0415 / 0.0346 (49 ms), at 0 and 5: 0.0451 / 0.0399 (42 ms), at 0 only
+#: (3 in all): 0.0440 / 0.0407 (37 ms); ToA at 0 only against 0, 4, 8: temporal 0.0090 / 0.0025
+#: (34 ms) against 0.0123 / 0.0021 (48 ms), event 0.183 / 0.154 (32 ms) against 0.183 / 0.146
+#: (44 ms).  docs/stark-tier1.md.
+_COMMON = {"start": 0, "per_structure": 1000, "pool_per_structure": 1, "n_starts": 8, "iters_pool": 3,
+           "iters_init": 5, "iters": 2, "settle": 6, "keep": 4, "prior": 2.0}
 REFIT_SETTINGS: dict = {
-    m: {"start": 0, "per_structure": 1000, "pool_per_structure": 1, "n_starts": 8, "iters_pool": 3,
-        "iters_init": 5, "iters": 2, "search_steps": (0, 4, 8), "max_searches": 5, "settle": 6, "keep": 4,
-        "prior": 2.0}
-    for m in ("range", "bearing", "range_bearing", "toa")}
+    "range": {**_COMMON, "search_steps": (0, 5), "max_searches": 4},
+    "bearing": {**_COMMON, "search_steps": (0, 4, 8), "max_searches": 5},
+    "range_bearing": {**_COMMON, "search_steps": (0, 5), "max_searches": 4},
+    "toa": {**_COMMON, "search_steps": (0,), "max_searches": 3},
+}
 
 
 @dataclass(frozen=True)
