@@ -57,17 +57,17 @@ from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, tr
 #: 0.091 / 0.039, about 40 ms; at 0 and 5, 4 in all: 0.094 / 0.045, 10 % cheaper; at 0, 2, 5, 9
 #: with 2 draws per structure, 16 starts, 4 + 10 iterations, 3 refinement iterations to step 10, 8
 #: modes: 0.066 / 0.029 at about 100 ms (1.13x the limit on suite seed 7's range tasks); one
-#: search at step 0 only: 0.103 / 0.087.  12 tasks each, all at once in one run (per-task CPU
-#: ms): range+bearing 0.0415 / 0.0346 (49 ms), at 0 and 5: 0.0451 / 0.0399 (42 ms), at 0 only
-#: (3 in all): 0.0440 / 0.0407 (37 ms); ToA at 0 only against 0, 4, 8: temporal 0.0090 / 0.0025
-#: (34 ms) against 0.0123 / 0.0021 (48 ms), event 0.183 / 0.154 (32 ms) against 0.183 / 0.146
-#: (44 ms).  docs/stark-tier1.md.
+#: search at step 0 only: 0.103 / 0.087.  12 tasks each, all candidates in one run (CPU ms per
+#: task): range+bearing at 0, 4, 8 (5 in all) 0.0392 / 0.0340 (46 ms), at 0 and 5 (4) 0.0432 /
+#: 0.0393 (39 ms), at 0 (3) 0.0421 / 0.0402 (34 ms); ToA at 0 (3) against 0, 4, 8 (5): temporal
+#: 0.0090 / 0.0025 (34 ms) against 0.0123 / 0.0021 (48 ms), event 0.183 / 0.154 (32 ms) against
+#: 0.183 / 0.146 (44 ms).  docs/stark-tier1.md.
 _COMMON = {"start": 0, "per_structure": 1000, "pool_per_structure": 1, "n_starts": 8, "iters_pool": 3,
            "iters_init": 5, "iters": 2, "settle": 6, "keep": 4, "prior": 2.0}
 REFIT_SETTINGS: dict = {
-    "range": {**_COMMON, "search_steps": (0, 5), "max_searches": 4},
+    "range": {**_COMMON, "search_steps": (0, 4, 8), "max_searches": 5},
     "bearing": {**_COMMON, "search_steps": (0, 4, 8), "max_searches": 5},
-    "range_bearing": {**_COMMON, "search_steps": (0, 5), "max_searches": 4},
+    "range_bearing": {**_COMMON, "search_steps": (0,), "max_searches": 3},
     "toa": {**_COMMON, "search_steps": (0,), "max_searches": 3},
 }
 
@@ -282,38 +282,41 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
         idx = dict(zip(lay.names[kind], range(sl.start, sl.stop)))
         Q = Pp[rows, sl]
         q = {k: Q[:, i:i + 1] for i, k in enumerate(lay.names[kind])}
+        # the offsets (x0, y0, cx, cy) are left out: the min-max normalisation cancels them
         if kind == "linear":
-            x, y = q["x0"] + q["vx"] * t, q["y0"] + q["vy"] * t
+            x, y = q["vx"] * t, q["vy"] * t
             d = {"vx": (t, 0.0), "vy": (0.0, t)}
         elif kind == "circular":
             ca, sa = _cis(q["omega"], q["phase"], t_rel)
             R = q["radius"]
-            x, y = q["cx"] + R * ca, q["cy"] + R * sa
-            d = {"radius": (ca, sa), "omega": (-R * sa * t, R * ca * t), "phase": (-R * sa, R * ca)}
+            Rc, Rs = R * ca, R * sa
+            x, y = Rc, Rs
+            d = {"radius": (ca, sa), "omega": (-Rs * t, Rc * t), "phase": (-Rs, Rc)}
         elif kind == "sinusoidal":
             ca, sa = _cis(q["omega"], q["phase"], t_rel)
             sp, A = q["speed"] * t, q["amplitude"]
             o = A * sa
             c, sn = np.cos(q["theta"]), np.sin(q["theta"])
-            x, y = q["x0"] + sp * c - o * sn, q["y0"] + sp * sn + o * c
-            d = {"speed": (t * c, t * sn), "theta": (-sp * sn - o * c, sp * c - o * sn),
-                 "amplitude": (-sa * sn, sa * c), "omega": (-A * ca * t * sn, A * ca * t * c),
-                 "phase": (-A * ca * sn, A * ca * c)}
+            x, y = sp * c - o * sn, sp * sn + o * c
+            Ac = A * ca
+            d = {"speed": (t * c, t * sn), "theta": (-y, x), "amplitude": (-sa * sn, sa * c),
+                 "omega": (-Ac * t * sn, Ac * t * c), "phase": (-Ac * sn, Ac * c)}
         elif kind == "figure_eight":
             ca, sa = _cis(q["omega"], np.zeros_like(q["omega"]), t_rel)
             A = q["amplitude"]
-            a, b = A * sa, A * sa * ca
+            sc = sa * ca
+            a, b = A * sa, A * sc
             c, sn = np.cos(q["theta"]), np.sin(q["theta"])
-            x, y = q["cx"] + c * a - sn * b, q["cy"] + sn * a + c * b
+            x, y = c * a - sn * b, sn * a + c * b
             da, db = A * ca * t, A * (ca * ca - sa * sa) * t         # d/d omega
-            d = {"amplitude": (c * sa - sn * sa * ca, sn * sa + c * sa * ca),
-                 "omega": (c * da - sn * db, sn * da + c * db), "theta": (-sn * a - c * b, c * a - sn * b)}
+            d = {"amplitude": (c * sa - sn * sc, sn * sa + c * sc),
+                 "omega": (c * da - sn * db, sn * da + c * db), "theta": (-y, x)}
         else:  # spiral
             ca, sa = _cis(q["omega"], q["phase"], t_rel)
             r = q["r0"] + q["growth"] * t
-            x, y = q["cx"] + r * ca, q["cy"] + r * sa
-            d = {"r0": (ca, sa), "growth": (t * ca, t * sa), "omega": (-r * sa * t, r * ca * t),
-                 "phase": (-r * sa, r * ca)}
+            rc, rs = r * ca, r * sa
+            x, y = rc, rs
+            d = {"r0": (ca, sa), "growth": (t * ca, t * sa), "omega": (-rs * t, rc * t), "phase": (-rs, rc)}
         X[rows] += x
         Y[rows] += y
         r_ = np.arange(N) if every else rows
