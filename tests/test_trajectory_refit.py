@@ -228,7 +228,8 @@ def test_residual_jacobian_matches_central_differences(family):
         up, um = u[None].copy(), u[None].copy()
         up[0, c] += 1e-7
         um[0, c] -= 1e-7
-        fd = (res(trajectories(lay, up, mask[None], t), t0(up)) - res(trajectories(lay, um, mask[None], t), t0(um))) / 2e-7
+        fd = (res(trajectories(lay, up, mask[None], t), t0(up))
+              - res(trajectories(lay, um, mask[None], t), t0(um))) / 2e-7
         assert np.abs(fd[0] - J[0, p]).max() < 1e-4 * (1 + np.abs(fd).max())
 
 

@@ -342,7 +342,8 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
         o[flat] = 0.5 * (low + high)
         pos[:, :, k] = o
         dlo, dspan = dA[rr, :, kmin], dA[rr, :, kmax] - dA[rr, :, kmin]          # (N, P)
-        g = ((dA[:, :, :m] - dlo[:, :, None]) - rel[:, None, :m] * dspan[:, :, None]) * ((high - low) / s)[:, None, None]
+        g = (dA[:, :, :m] - dlo[:, :, None]) - rel[:, None, :m] * dspan[:, :, None]
+        g *= ((high - low) / s)[:, None, None]
         g[flat] = 0.0
         D[..., k] = g
     return pos, D
@@ -535,9 +536,10 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     Fits: maximum a posteriori (LM on the readings' residuals and the prior residuals
     ``prior (u - 0.5)``, :func:`levenberg_marquardt`; ``prior = 2`` is the uniform prior's
     variance 1/12 against the noise's 1/3), so that a fit with more parameters than readings
-    (the first steps) is determined.  Search (:func:`_search`) at the steps ``search_steps``
-    and, while no fit is held, every ``search_every`` steps (at most ``max_searches``
-    searches in all).  Held fits (modes; at most ``keep``: the most probable consistent ones,
+    (the first steps) is determined.  Search at the steps ``search_steps`` and, while no fit
+    is held, every ``search_every`` steps (at most ``max_searches`` searches in all): the
+    starts of :func:`_search_starts` and the held modes get ``iters_init`` LM iterations
+    together.  Held fits (modes; at most ``keep``: the most probable consistent ones,
     largest residual within ``accept`` bounds, one per structure and position) are refined
     (``iters`` LM iterations from where they are) at every step with new readings before step
     ``settle``, after it only when a reading violates ``accept`` or ``refit_frac * t`` steps
@@ -547,6 +549,9 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).
+
+    The defaults are the slower, more accurate search measured in :data:`REFIT_SETTINGS`'
+    comment; ``_log`` collects ``(step, modes held, largest mixture weight)``.
 
     Returns: ``(pos (n, 2), used (n,) bool: the step's answer is the refit's, t_start (n,) the
     modes' mean first emission time at used steps (NaN elsewhere) or None without emission)``.
