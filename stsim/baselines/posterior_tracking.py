@@ -66,9 +66,9 @@ class PosteriorTrack:
 
 def _default_filter(task):
     """The family's default tracker: the particle filter, for range, bearing, range+bearing
-    and ToA with the parametric refit of :mod:`stsim.baselines.trajectory_refit` from step 8
-    on (as :mod:`stsim.baselines.stark_tier1` runs it).  Returns ``(pos (k, 2), emit (k,) or
-    None)``."""
+    and ToA with the parametric refit of :mod:`stsim.baselines.trajectory_refit` (its
+    ``REFIT_SETTINGS``; as :mod:`stsim.baselines.stark_tier1` runs it).  Returns
+    ``(pos (k, 2), emit (k,) or None)``."""
     from .trajectory_refit import REFIT_SETTINGS
     m = task.inputs["modality"]
     if m in ("proximity", "toa"):
