@@ -111,6 +111,37 @@ def test_smoother_equals_an_independent_full_space_map():
     np.testing.assert_allclose(out1[2:], out[2:], atol=1e-3)
 
 
+def test_toa_smoother_with_unknown_first_emission_equals_a_full_space_map():
+    """ToA readings ``t0 + t_rel[k] + d / v + U(-h, h)`` with ``t0`` unknown (flat prior): at
+    each step the smoother's position and ``t0`` are the joint maximum over the raw positions
+    and ``t0`` (scipy.optimize.minimize), and ``t0`` is within one noise bound of the truth."""
+    from scipy.optimize import minimize
+    mom, r, x = _synthetic(seed=1)
+    n, v, h, t0_true = len(x), 3.0, 0.01, 2.5
+    t_rel = 0.2 * np.arange(n)
+    rng = np.random.default_rng(7)
+    s = r.sensors
+    d = np.hypot(x[:, None, 0] - s[:, 0], x[:, None, 1] - s[:, 1])
+    z = t0_true + t_rel[:, None] + d / v + h * rng.uniform(-1, 1, size=d.shape)
+    toa = Readings("toa", s, z[:, :, None], toa_half=h, speed=v)
+    out, t0 = smooth_path(toa, x + 0.2, mom, t_rel=t_rel, from_step=0, iters=50, warm=50, ftol=1e-12)
+    for t in range(n):
+        m = mom.mean[:2 * (t + 1)]
+        Ci = np.linalg.inv(mom.cov[:2 * (t + 1), :2 * (t + 1)])
+
+        def f(p):
+            P = p[:-1].reshape(-1, 2)
+            dd = np.hypot(P[:, None, 0] - s[:, 0], P[:, None, 1] - s[:, 1])
+            res = (z[:t + 1] - p[-1] - t_rel[:t + 1, None] - dd / v) / (h + ROUNDING)
+            return 0.5 * (p[:-1] - m) @ Ci @ (p[:-1] - m) + 0.5 * GAUSS_WEIGHT ** 2 * (res ** 2).sum()
+
+        best = minimize(f, np.append(x[:t + 1].ravel(), t0_true), method="BFGS",
+                        options={"gtol": 1e-9, "maxiter": 4000})
+        np.testing.assert_allclose(out[t], best.x[:-1].reshape(-1, 2)[t], atol=1e-4)
+        assert t0[t] == pytest.approx(best.x[-1], abs=1e-5)
+        assert abs(t0[t] - t0_true) < h
+
+
 def test_smoother_input_errors():
     mom, r, x = _synthetic()
     with pytest.raises(ValueError, match="cover 5 steps"):

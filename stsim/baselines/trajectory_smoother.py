@@ -17,8 +17,9 @@ replaces the one-step model by the prior's second-order statistics over all step
   (it has about 20 parameters), so ``D`` is small whatever the number of steps; cached per prior.
 * :func:`smooth_path`: at each step ``t`` the maximum a posteriori trajectory under that
   Gaussian prior and the readings of steps ``0..t`` (a batch nonlinear MAP smoother, i.e. a
-  Gaussian-process smoother with the generator's empirical covariance, solved by
-  Levenberg-Marquardt, :func:`scipy.optimize.least_squares`; Barfoot 2017, *State Estimation for
+  Gaussian-process smoother with the generator's empirical covariance, solved by Gauss-Newton
+  from the previous step's fit and Levenberg-Marquardt, :func:`scipy.optimize.least_squares`,
+  from the filter's path; Barfoot 2017, *State Estimation for
   Robotics*, section 4.3.1, batch MAP by Gauss-Newton; for a linear model it is the Kalman /
   Rauch-Tung-Striebel smoother's estimate, Rauch, Tung & Striebel 1965, AIAA J. 3(8)); the
   answer at step ``t`` is the smoothed position at ``t``.  The readings' bounded uniform noise
@@ -49,10 +50,12 @@ from .prior_motion import ROUNDING, motion_library
 #: has variance 1/3, so a Gaussian of the same variance has sd 1 / sqrt(3)
 GAUSS_WEIGHT = float(np.sqrt(3.0))
 
-#: per modality, :func:`smooth_path` settings of the default trackers (issue 20; chosen on 20
-#: tasks of suite seed 11, trimmed RMSE first 10 / all 50 steps with the refit after it,
-#: ``perf/refit_accuracy.py``; docs/stark-tier1.md).  Bearing is left out: measured worse than
-#: the filter (module docstring).
+#: per modality, :func:`smooth_path` settings of the trackers using it (issue 20; chosen on 20
+#: range tasks of suite seed 11, trimmed RMSE first 10 / all 50 steps with the refit after it:
+#: 0.074 / 0.040; from step 0: 0.072 / 0.041; 5 or 8 Gauss-Newton iterations, ``ftol`` 1e-5,
+#: restarts on steps 1-4: within 0.001; ``accept`` 1: same errors at 2.4x the smoother's cost; LM only, no
+#: Gauss-Newton: 0.071 / 0.040 at 2.2x the smoother's cost; docs/stark-tier1.md).  Bearing is
+#: left out: measured worse than the filter (module docstring).
 SMOOTHER_SETTINGS: dict = {
     "range": {"from_step": 1},
     "range_bearing": {"from_step": 1},
@@ -91,11 +94,15 @@ def trajectory_moments(n_steps: int, duration: float, max_components: int = 3,
     and for ``size < 2``."""
     if size < 2:
         raise ValueError(f"trajectory_moments needs at least 2 draws, got size={size}")
+    from threadpoolctl import threadpool_limits
     lib = motion_library.__wrapped__(n_steps, duration, max_components, motion_ranges, size=size, seed=seed)
     X = lib.pos.reshape(len(lib.pos), -1)
-    mean = X.mean(axis=0)
-    cov = np.cov(X, rowvar=False)
-    lam, U = np.linalg.eigh(cov)
+    # one BLAS thread: multithreaded LAPACK gives eigenvectors differing in the last bits with
+    # the thread count (a --cluster worker runs one thread), and the answers must not
+    with threadpool_limits(limits=1, user_api="blas"):
+        mean = X.mean(axis=0)
+        cov = np.cov(X, rowvar=False)
+        lam, U = np.linalg.eigh(cov)
     keep = lam > tol * lam.max()
     return TrajectoryMoments(mean, cov, U[:, keep] * np.sqrt(lam[keep]), size)
 
@@ -165,8 +172,9 @@ class _Readings:
 
 def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.ndarray | None = None,
                 emit: np.ndarray | None = None, t_start: np.ndarray | None = None,
-                weight: float = GAUSS_WEIGHT, from_step: int = 1, iters: int = 10, warm: int = 3, ftol: float = 1e-3, restart: int = 3,
-                accept: float = 2.0, path_sd: float = 0.1) -> tuple[np.ndarray, np.ndarray | None]:
+                weight: float = GAUSS_WEIGHT, from_step: int = 1, iters: int = 10, warm: int = 3,
+                ftol: float = 1e-3, restart: int = 3, accept: float = 2.0,
+                path_sd: float = 0.1) -> tuple[np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (plane units; step ``k``'s from the readings of
     steps ``0..k``) replaced from step ``from_step`` on by the MAP smoother's (module
     docstring).
