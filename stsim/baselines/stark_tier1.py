@@ -223,8 +223,8 @@ def solve_tracking_pf(task: Task, solver: str = "baseline:pf") -> list[Answer]:
 #: tracking families whose default runs the MAP smoother under the prior's Gaussian
 #: approximation between the filter and the refit (:mod:`stsim.baselines.trajectory_smoother`;
 #: issue 20).  Measured (``perf/refit_accuracy.py --n 20``, trimmed RMSE first 10 / all steps,
-#: default before -> after): range seed 11 0.128 / 0.060 -> 0.074 / 0.040, seed 7 0.124 /
-#: 0.068 -> 0.090 / 0.045; event (known emission times) seed 11 0.186 / 0.151 -> 0.155 /
+#: default before -> after): range seed 11 0.128 / 0.060 -> 0.068 / 0.040, seed 7 0.124 /
+#: 0.068 -> 0.084 / 0.046; event (known emission times) seed 11 0.186 / 0.151 -> 0.155 /
 #: 0.129, seed 7 0.147 / 0.142 -> 0.130 / 0.120.  Not in the default: range+bearing (seed 11
 #: better, seed 7 worse over the first 10 steps: 0.050 -> 0.053; and over the cost target with
 #: the refit), bearing and the ToA families with unknown emission times (worse over the first

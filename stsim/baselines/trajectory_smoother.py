@@ -54,10 +54,13 @@ GAUSS_WEIGHT = float(np.sqrt(3.0))
 #: range tasks of suite seed 11, trimmed RMSE first 10 / all 50 steps with the refit after it:
 #: 0.074 / 0.040; from step 0: 0.072 / 0.041; 5 or 8 Gauss-Newton iterations, ``ftol`` 1e-5,
 #: restarts on steps 1-4: within 0.001; ``accept`` 1: same errors at 2.4x the smoother's cost; LM only, no
-#: Gauss-Newton: 0.071 / 0.040 at 2.2x the smoother's cost; docs/stark-tier1.md).  Bearing is
-#: left out: measured worse than the filter (module docstring).
+#: Gauss-Newton: 0.071 / 0.040 at 2.2x the smoother's cost; docs/stark-tier1.md).  Range keeps
+#: the filter's answer where the smoothed position's Laplace sd exceeds 0.2 units: 0.068 / 0.040
+#: against 0.074 / 0.040 (0.15: 0.077 / 0.040, 0.3: 0.071 / 0.040; event, 20 tasks: 0.2 0.163 /
+#: 0.132, 0.4 0.155 / 0.129 against 0.155 / 0.129 without).  Bearing is left out: measured
+#: worse than the filter (module docstring).
 SMOOTHER_SETTINGS: dict = {
-    "range": {"from_step": 1},
+    "range": {"from_step": 1, "max_sd": 0.2},
     "range_bearing": {"from_step": 1},
     "toa": {"from_step": 1},
 }
@@ -174,7 +177,7 @@ def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.nd
                 emit: np.ndarray | None = None, t_start: np.ndarray | None = None,
                 weight: float = GAUSS_WEIGHT, from_step: int = 1, iters: int = 10, warm: int = 3,
                 ftol: float = 1e-3, restart: int = 3, accept: float = 2.0,
-                path_sd: float = 0.1) -> tuple[np.ndarray, np.ndarray | None]:
+                path_sd: float = 0.1, max_sd: float | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (plane units; step ``k``'s from the readings of
     steps ``0..k``) replaced from step ``from_step`` on by the MAP smoother's (module
     docstring).
@@ -199,6 +202,11 @@ def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.nd
             warm start leaves a reading more than ``accept`` bounds off.
         path_sd: the filter's path enters a start as observations of sd ``path_sd`` (plane
             units) of the prior's reduced coordinates (a ridge projection).
+        max_sd: a step whose smoothed position has a Laplace standard deviation (the root of
+            the trace of its 2 x 2 block of ``(J^T J)^-1`` at the fit, plane units) above
+            ``max_sd`` keeps the filter's answer (the readings leave it loose, e.g. one range:
+            the Gaussian prior then pulls it toward the prior's mean, while every trajectory
+            of the generator touches the domain's edges); None: never.
     Returns: ``(pos (n, 2), t0 (n,) or None)``: the answers, and for ToA with ``t_rel`` each
         step's first emission time (s; the filter's ``t_start`` before ``from_step``, NaN where
         neither is known).
@@ -279,6 +287,14 @@ def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.nd
                 best = (sol.x, sol.cost)
         a, t0 = unpack(best[0])
         if t >= from_step:
+            if max_sd is not None:                           # the Laplace sd of the position at t
+                J = jac(best[0])
+                Bt = np.vstack([Bx[t], By[t]])
+                if free_t0:
+                    Bt = np.hstack([Bt, np.zeros((2, 1))])
+                cov_t = Bt @ np.linalg.solve(J.T @ J, Bt.T)
+                if np.sqrt(np.trace(cov_t)) > max_sd:
+                    continue
             out[t] = M[t] + np.array([Bx[t] @ a, By[t] @ a])
             if free_t0:
                 t0_out[t] = t0
