@@ -115,6 +115,19 @@ def test_smoother_equals_an_independent_full_space_map():
     np.testing.assert_array_equal(smooth_path(r, path, mom, max_sd=3.0)[0], smooth_path(r, path, mom)[0])
 
 
+def test_steps_mask_answers_only_the_chosen_steps():
+    """``steps``: the unchosen steps keep the filter's answers byte for byte; a chosen prefix is
+    answered as without the mask, and a later chosen step after a gap as well (its fit starts
+    from the last one, or from the filter's path)."""
+    mom, r, x = _synthetic(n=6, seed=2)
+    path = x + 0.1
+    full = smooth_path(r, path, mom, from_step=0, iters=50, warm=50, ftol=1e-12)[0]
+    mask = np.array([True, True, True, False, False, True])
+    part = smooth_path(r, path, mom, from_step=0, iters=50, warm=50, ftol=1e-12, steps=mask)[0]
+    np.testing.assert_array_equal(part[~mask], path[~mask])
+    np.testing.assert_allclose(part[mask], full[mask], atol=1e-6)
+
+
 def test_toa_smoother_with_unknown_first_emission_equals_a_full_space_map():
     """ToA readings ``t0 + t_rel[k] + d / v + U(-h, h)`` with ``t0`` unknown (flat prior): at
     each step the smoother's position and ``t0`` are the joint maximum over the raw positions

@@ -530,21 +530,15 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
         from dataclasses import replace
 
         from .trajectory_posterior import task_readings
+        from .trajectory_smoother import smooth_then_refit
         r = task_readings(task)
         z_grid = np.full((len(full), *r.z.shape[1:]), np.nan)
         z_grid[index] = r.z
-        on_grid = replace(r, z=z_grid)
-    if smooth is not None and m == "toa" and bounded and (model.emit is not None or model.t_rel is not None):
-        # (skipped when the shot schedule broke: each step's emission time is then its own)
-        from .trajectory_smoother import smooth_task
-        pos, t0 = smooth_task(task, on_grid, pos, emit=model.emit,
-                              t_rel=None if model.emit is not None else t_rel,
-                              t_start=None if t is None else t - t_rel, **smooth)
+        if model.emit is None and model.t_rel is None:
+            smooth = None       # the shot schedule broke: each step's emission time is its own
+        pos, t0, _ = smooth_then_refit(task, replace(r, z=z_grid), pos, smooth, refit, emit=model.emit,
+                                       t_rel=None if model.emit is not None else t_rel,
+                                       t_start=None if t is None else t - t_rel)
         if t is not None and t0 is not None:
-            t = t0 + t_rel
-    if refit is not None and m == "toa" and bounded:        # the refit needs bounded noise
-        from .trajectory_refit import refit_task
-        pos, used, t0 = refit_task(task, on_grid, pos, emit=model.emit, **refit)
-        if t is not None and t0 is not None:
-            t = np.where(used, t0 + t_rel, t)
+            t = np.where(np.isfinite(t0), t0 + t_rel, t)
     return pos[index], None if t is None else t[index]

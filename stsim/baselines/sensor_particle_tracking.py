@@ -210,13 +210,9 @@ def track_sensor_task(task, seed: int = 0, **kw) -> np.ndarray:
     path = sensor_track(model, lib, len(full), seed=seed, **kw)
     if smooth is not None or refit is not None:
         from dataclasses import replace
-        on_grid = replace(r, z=full)
-    if smooth is not None:
-        from .trajectory_smoother import smooth_task
-        path = smooth_task(task, on_grid, path, **smooth)[0]
-    if refit is not None:
-        from .trajectory_refit import refit_task
-        path = refit_task(task, on_grid, path, **refit)[0]
+
+        from .trajectory_smoother import smooth_then_refit
+        path = smooth_then_refit(task, replace(r, z=full), path, smooth, refit)[0]
     return path[index]
 
 

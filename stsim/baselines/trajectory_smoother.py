@@ -177,7 +177,7 @@ def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.nd
                 emit: np.ndarray | None = None, t_start: np.ndarray | None = None,
                 weight: float = GAUSS_WEIGHT, from_step: int = 1, iters: int = 10, warm: int = 3,
                 ftol: float = 1e-3, restart: int = 3, accept: float = 2.0,
-                path_sd: float = 0.1, max_sd: float | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+                path_sd: float = 0.1, max_sd: float | None = None, steps: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (plane units; step ``k``'s from the readings of
     steps ``0..k``) replaced from step ``from_step`` on by the MAP smoother's (module
     docstring).
@@ -207,9 +207,11 @@ def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.nd
             ``max_sd`` keeps the filter's answer (the readings leave it loose, e.g. one range:
             the Gaussian prior then pulls it toward the prior's mean, while every trajectory
             of the generator touches the domain's edges); None: never.
+        steps (n,) bool: the steps to answer (None: all); the others keep the filter's answer
+            and are not fitted (the next answered step starts from the last fit).
     Returns: ``(pos (n, 2), t0 (n,) or None)``: the answers, and for ToA with ``t_rel`` each
-        step's first emission time (s; the filter's ``t_start`` before ``from_step``, NaN where
-        neither is known).
+        step's first emission time (s) where the smoother answered, NaN where the filter's
+        answer stays.
     Raises ``ValueError`` for proximity readings or ``moments`` over fewer than ``n`` steps."""
     from scipy.optimize import least_squares
     path = np.asarray(path, float)
@@ -227,110 +229,125 @@ def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.nd
     out = path.copy()
     t0_out = None
     if free_t0:
-        t0_out = np.full(n, np.nan) if t_start is None else np.asarray(t_start, float).copy()
+        t0_out = np.full(n, np.nan)
+    Dx = D + 1 if free_t0 else D                                 # unknowns: a (and t0)
+    pd = np.ones(Dx)                                             # the prior's rows: a, not t0
+    if free_t0:
+        pd[D] = 0.0
+    top = np.eye(Dx)[:D]
     eye = np.eye(D)
     a = None
     t0 = 0.0
+    H = None
+    fitted = -1                                                  # readings count of the last fit
+    want = np.ones(n, bool) if steps is None else np.asarray(steps, bool)
     for t in range(n):
-        if R.count[t] == 0:
+        if R.count[t] == 0 or not want[t]:
             continue
-        parts = R.upto(t)
-        bx, by = Bx[:t + 1], By[:t + 1]
-        m = M[:t + 1]
-        memo = {}
+        if R.count[t] == fitted:                                 # no new reading: same fit, and
+            pass                                                 # its prediction is the MAP at t
+        else:
+            fitted = R.count[t]
+            parts = R.upto(t)
+            bx, by = Bx[:t + 1], By[:t + 1]
+            m = M[:t + 1]
+            memo: dict = {}
 
-        def unpack(x):
-            return x[:D], (x[D] if free_t0 else 0.0)
+            def rj(x):
+                """Weighted reading residuals (R,) at ``x`` and their Jacobian (R, Dx)."""
+                key = x.tobytes()
+                if key not in memo:
+                    memo.clear()
+                    P = m + np.stack([bx @ x[:D], by @ x[:D]], axis=1)
+                    res, jx, jy, jt, k = R.evaluate(parts, P, x[D] if free_t0 else 0.0)
+                    J = jx[:, None] * bx[k] + jy[:, None] * by[k]
+                    if free_t0:
+                        J = np.hstack([J, jt[:, None]])
+                    memo[key] = (weight * res, weight * J)
+                return memo[key]
 
-        def ev(x):
-            key = x.tobytes()
-            if key not in memo:
-                memo.clear()
-                a_, t0_ = unpack(x)
-                P = m + np.stack([bx @ a_, by @ a_], axis=1)
-                memo[key] = R.evaluate(parts, P, t0_)
-            return memo[key]
+            def fun(x):
+                return np.concatenate([x[:D], rj(x)[0]])
 
-        def fun(x):
-            res = ev(x)[0]
-            return np.concatenate([x[:D], weight * res])
+            def jac(x):
+                return np.vstack([top, rj(x)[1]])
 
-        def jac(x):
-            _, jx, jy, jt, k = ev(x)
-            J = weight * (jx[:, None] * bx[k] + jy[:, None] * by[k])
-            top = eye
-            if free_t0:
-                J = np.hstack([J, weight * jt[:, None]])
-                top = np.hstack([eye, np.zeros((D, 1))])
-            return np.vstack([top, J])
-
-        cold = a is None or t < restart
-        best = None
-        if a is not None:                                    # warm: from the previous fit
-            x = np.append(a, t0) if free_t0 else a
-            best = _gauss_newton(fun, jac, x, warm, ftol)
-            cold = cold or np.abs(ev(best[0])[0]).max() > accept
-        if cold:                                             # from the filter's path
-            bt = np.vstack([bx, by])
-            y = np.concatenate([path[:t + 1, 0] - m[:, 0], path[:t + 1, 1] - m[:, 1]])
-            s2 = path_sd * path_sd
-            x0 = np.linalg.solve(bt.T @ bt / s2 + eye, bt.T @ y / s2)
-            if free_t0:
-                if t_start is not None and np.isfinite(t_start[t]):
-                    tt = float(t_start[t])
-                else:                                        # least squares given the path
-                    res = R.evaluate(parts, m + np.stack([bx @ x0, by @ x0], axis=1), 0.0)[0]
-                    tt = float(res.mean() * (r.toa_half + ROUNDING))
-                x0 = np.append(x0, tt)
-            sol = least_squares(fun, x0, jac=jac, method="lm", max_nfev=iters, ftol=ftol, xtol=ftol)
-            if best is None or sol.cost < best[1]:
-                best = (sol.x, sol.cost)
-        a, t0 = unpack(best[0])
-        if t >= from_step:
-            if max_sd is not None:                           # the Laplace sd of the position at t
-                J = jac(best[0])
-                Bt = np.vstack([Bx[t], By[t]])
+            cold = a is None or t < restart
+            best = None
+            if a is not None:                                    # warm: from the previous fit
+                x = np.append(a, t0) if free_t0 else a
+                best = _gauss_newton(rj, x, pd, warm, ftol)
+                cold = cold or np.abs(rj(best[0])[0]).max() > accept * weight
+            if cold:                                             # from the filter's path
+                bt = np.vstack([bx, by])
+                y = np.concatenate([path[:t + 1, 0] - m[:, 0], path[:t + 1, 1] - m[:, 1]])
+                s2 = path_sd * path_sd
+                x0 = np.linalg.solve(bt.T @ bt / s2 + eye, bt.T @ y / s2)
                 if free_t0:
-                    Bt = np.hstack([Bt, np.zeros((2, 1))])
-                cov_t = Bt @ np.linalg.solve(J.T @ J, Bt.T)
-                if np.sqrt(np.trace(cov_t)) > max_sd:
-                    continue
-            out[t] = M[t] + np.array([Bx[t] @ a, By[t] @ a])
-            if free_t0:
-                t0_out[t] = t0
+                    if t_start is not None and np.isfinite(t_start[t]):
+                        tt = float(t_start[t])
+                    else:                                        # least squares given the path
+                        res = R.evaluate(parts, m + np.stack([bx @ x0, by @ x0], axis=1), 0.0)[0]
+                        tt = float(res.mean() * (r.toa_half + ROUNDING))
+                    x0 = np.append(x0, tt)
+                sol = least_squares(fun, x0, jac=jac, method="lm", max_nfev=iters, ftol=ftol, xtol=ftol)
+                if best is None or sol.cost < best[1]:
+                    best = (sol.x, sol.cost)
+            a, t0 = best[0][:D], (best[0][D] if free_t0 else 0.0)
+            H = None
+            if max_sd is not None:                               # Gauss-Newton Hessian at the fit
+                J = rj(best[0])[1]
+                H = J.T @ J + np.diag(pd)
+        if t < from_step:
+            continue
+        if H is not None:                                        # the Laplace sd of the position
+            Bt = np.zeros((2, Dx))
+            Bt[0, :D], Bt[1, :D] = Bx[t], By[t]
+            if np.sqrt(np.trace(Bt @ np.linalg.solve(H, Bt.T))) > max_sd:
+                continue
+        out[t] = M[t] + np.array([Bx[t] @ a, By[t] @ a])
+        if free_t0:
+            t0_out[t] = t0
     return out, t0_out
 
 
-def _gauss_newton(fun, jac, x: np.ndarray, iters: int, ftol: float) -> tuple[np.ndarray, float]:
-    """Gauss-Newton on ``0.5 |fun(x)|^2`` from ``x`` (D,) with step halving (at most 4 halvings;
-    Nocedal & Wright 2006, Numerical Optimization, sections 10.3 and 3.1): ``iters`` iterations
-    at most, stopping when an accepted step gains less than ``ftol`` of the cost or none is
-    found.  The normal equations are solved by Cholesky (:func:`scipy.linalg.cho_solve`; the
-    prior's identity rows keep ``J^T J`` positive definite).  Returns ``(x, cost)``.
+def _gauss_newton(rj, x: np.ndarray, pd: np.ndarray, iters: int, ftol: float) -> tuple[np.ndarray, float]:
+    """Gauss-Newton on ``0.5 (|pd * x|^2 + |f(x)|^2)`` from ``x`` (Dx,) with step halving (at
+    most 4 halvings; Nocedal & Wright 2006, Numerical Optimization, sections 10.3 and 3.1):
+    ``rj(x)`` gives the residuals ``f`` (R,) and their Jacobian (R, Dx); ``pd`` (Dx,) is 1 on
+    the prior's standard-normal coordinates and 0 on flat ones.  At most ``iters`` iterations,
+    stopping when an accepted step gains less than ``ftol`` of the cost or none is found.  The
+    normal equations ``(J^T J + diag(pd)) d = -(J^T f + pd x)`` are solved by Cholesky
+    (:func:`scipy.linalg.cho_solve`).  Returns ``(x, cost)``.
 
     Used for the warm start of each step (the previous step's fit, already near the optimum):
-    the same answer as :func:`scipy.optimize.least_squares` at a fifth of the per-call overhead
-    (``perf/refit_accuracy.py``, docs/stark-tier1.md)."""
+    the same answer as :func:`scipy.optimize.least_squares` at a fraction of its per-call
+    overhead (docs/stark-tier1.md)."""
     from scipy.linalg import cho_factor, cho_solve
-    f = fun(x)
-    cost = 0.5 * float(f @ f)
+    P = np.diag(pd)
+
+    def cost_of(x_, f_):
+        return 0.5 * (float((pd * x_) @ x_) + float(f_ @ f_))
+
+    f, J = rj(x)
+    cost = cost_of(x, f)
     for _ in range(iters):
-        J = jac(x)
         try:
-            step = -cho_solve(cho_factor(J.T @ J, check_finite=False), J.T @ f, check_finite=False)
+            step = -cho_solve(cho_factor(J.T @ J + P, check_finite=False), J.T @ f + pd * x,
+                              check_finite=False)
         except np.linalg.LinAlgError:
             break
         for _ in range(5):
             xn = x + step
-            fn = fun(xn)
-            cn = 0.5 * float(fn @ fn)
+            fn, Jn = rj(xn)
+            cn = cost_of(xn, fn)
             if cn < cost:
                 break
             step *= 0.5
         else:
             break
         gain = (cost - cn) / max(cost, 1e-300)
-        x, f, cost = xn, fn, cn
+        x, f, J, cost = xn, fn, Jn, cn
         if gain < ftol:
             break
     return x, cost
@@ -349,3 +366,46 @@ def smooth_task(task, readings, path: np.ndarray, *, t_rel: np.ndarray | None = 
     n_lib = max(n_steps, len(path), 4)
     moments = trajectory_moments(n_lib, duration * (n_lib - 1) / max(n_steps - 1, 1), kmax, table)
     return smooth_path(readings, path, moments, t_rel=t_rel, emit=emit, t_start=t_start, **kw)
+
+
+def smooth_then_refit(task, readings, path: np.ndarray, smooth: dict | None, refit: dict | None, *,
+                      t_rel: np.ndarray | None = None, emit: np.ndarray | None = None,
+                      t_start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """A filter's answers ``path`` (n, 2) (on the step grid) through the smoother
+    (:func:`smooth_task`, settings ``smooth``, None: skipped) and then the parametric refit
+    (:func:`stsim.baselines.trajectory_refit.refit_task`, settings ``refit``, None: skipped).
+
+    With both, the smoother answers the steps before ``smooth["refit_from"]`` (default 14: the
+    refit's searches at steps 8 and 13 rank its starts by the smoothed path) and, after the
+    refit, only the later steps the refit did not answer (it replaces the others: smoothing them
+    would be wasted).  ``t_rel`` / ``emit`` / ``t_start`` as :func:`smooth_path` (ToA; ``emit``
+    also goes to the refit).
+
+    Returns ``(pos (n, 2), t0 (n,) or None, used (n,) bool)``: the answers, the first emission
+    time per step (ToA with ``t_rel``: the smoother's or the refit's where they answered, NaN
+    where the filter's answer stays), and the steps the refit answered."""
+    n = len(path)
+    pos = np.array(path, float, copy=True)
+    t0 = np.full(n, np.nan) if (t_rel is not None and emit is None) else None
+    used = np.zeros(n, bool)
+    toa = {"t_rel": t_rel, "emit": emit, "t_start": t_start}
+    if smooth is not None:
+        smooth = dict(smooth)
+        first = np.arange(n) < int(smooth.pop("refit_from", 14)) if refit is not None else None
+        pos, t_s = smooth_task(task, readings, path, steps=first, **toa, **smooth)
+        if t_s is not None and t0 is not None:
+            t0 = t_s
+    if refit is not None:
+        from .trajectory_refit import refit_task
+        pos_r, used, t_r = refit_task(task, readings, pos, emit=emit, **refit)
+        if smooth is not None and first is not None:
+            late = ~used & ~first
+            if late.any():                                   # the later steps the refit left
+                pos_s, t_s = smooth_task(task, readings, path, steps=late, **toa, **smooth)
+                pos_r[late] = pos_s[late]
+                if t_s is not None and t0 is not None:
+                    t0[late] = t_s[late]
+        pos = pos_r
+        if t_r is not None and t0 is not None:
+            t0 = np.where(used, t_r, t0)                   # t_r: NaN where the refit left a step
+    return pos, t0, used
