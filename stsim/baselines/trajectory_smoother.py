@@ -190,7 +190,8 @@ def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.nd
                 emit: np.ndarray | None = None, t_start: np.ndarray | None = None,
                 weight: float = GAUSS_WEIGHT, from_step: int = 1, iters: int = 10, warm: int = 3,
                 ftol: float = 1e-3, restart: int = 3, accept: float = 2.0,
-                path_sd: float = 0.1, max_sd: float | None = None, steps: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+                path_sd: float = 0.1, max_sd: float | None = None,
+                steps: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (plane units; step ``k``'s from the readings of
     steps ``0..k``) replaced from step ``from_step`` on by the MAP smoother's (module
     docstring).
@@ -209,8 +210,9 @@ def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.nd
         from_step: steps before it keep the filter's answer (step 0: the filter's grid
             posterior under the prior's exact law of the first position).
         iters: Levenberg-Marquardt function evaluations (``max_nfev``) of a fit from the filter's
-            path; warm: Gauss-Newton iterations of a fit from the previous step's (:func:`_gauss_newton`);
-            ftol: both stop when an iteration gains less than this fraction of the cost.
+            path; warm: Gauss-Newton iterations of a fit from the previous step's
+            (:func:`_gauss_newton`); ftol: both stop when an iteration gains less than this
+            fraction of the cost.
         restart, accept: also start from the filter's path on steps ``< restart`` and when the
             warm start leaves a reading more than ``accept`` bounds off.
         path_sd: the filter's path enters a start as observations of sd ``path_sd`` (plane
