@@ -225,8 +225,8 @@ def solve_tracking_pf(task: Task, solver: str = "baseline:pf") -> list[Answer]:
 #: issue 20).  Measured (``perf/refit_accuracy.py --n 20``, trimmed RMSE first 10 / all steps,
 #: default before -> after): range seed 11 0.128 / 0.060 -> 0.068 / 0.040, seed 7 0.124 /
 #: 0.068 -> 0.084 / 0.046; event (known emission times) seed 11 0.186 / 0.151 -> 0.155 /
-#: 0.129, seed 7 0.147 / 0.142 -> 0.130 / 0.120; x-y-t seed 11 0.270 / 0.145 -> 0.265 / 0.123,
-#: seed 7 0.314 / 0.202 -> 0.287 / 0.157.  Not in the default: range+bearing (seed 11 better,
+#: 0.129, seed 7 0.147 / 0.142 -> 0.130 / 0.120; x-y-t (steps 0-13 only) seed 11 0.270 / 0.145
+#: -> 0.265 / 0.143, seed 7 0.314 / 0.202 -> 0.287 / 0.196.  Not in the default: range+bearing (seed 11 better,
 #: seed 7 worse over the first 10 steps: 0.050 -> 0.053; and over the cost target with the
 #: refit), temporal (seed 7 level over the first 10 steps, 0.0079 -> 0.0080, at 5 ms more),
 #: bearing (worse); all but bearing have it as ``baseline:smoother``.  docs/stark-tier1.md.

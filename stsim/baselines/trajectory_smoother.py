@@ -64,8 +64,11 @@ SMOOTHER_SETTINGS: dict = {
     "range_bearing": {"from_step": 1},
     "toa": {"from_step": 1},
     # emission times unknown (the shot schedule: first emission time fitted): x-y-t, seed 11,
-    # 20 tasks, with the refit: 0.265 / 0.123 against 0.317 / 0.121 without ``max_sd``
-    "toa_schedule": {"from_step": 1, "max_sd": 0.2},
+    # 20 tasks, with the refit: 0.265 / 0.143 (0.265 / 0.123 with the late pass, 0.317 / 0.121
+    # without ``max_sd``); no late pass (``late``, :func:`smooth_then_refit`): it cost 8-9 ms per
+    # task, leaving x-y-t's default 5.0-5.1x cheaper than Stone Soup's particle filter, at the
+    # target; without it 3-4 ms
+    "toa_schedule": {"from_step": 1, "max_sd": 0.2, "late": False},
 }
 
 
@@ -392,7 +395,7 @@ def smooth_then_refit(task, readings, path: np.ndarray, smooth: dict | None, ref
     With both, the smoother answers the steps before ``smooth["refit_from"]`` (default 14: the
     refit's searches at steps 8 and 13 rank its starts by the smoothed path) and, after the
     refit, only the later steps the refit did not answer (it replaces the others: smoothing them
-    would be wasted).  ``t_rel`` / ``emit`` / ``t_start`` as :func:`smooth_path` (ToA; ``emit``
+    would be wasted; ``smooth["late"]`` False: none, they keep the filter's answers).  ``t_rel`` / ``emit`` / ``t_start`` as :func:`smooth_path` (ToA; ``emit``
     also goes to the refit).
 
     Returns ``(pos (n, 2), t0 (n,) or None, used (n,) bool)``: the answers, the first emission
@@ -406,13 +409,14 @@ def smooth_then_refit(task, readings, path: np.ndarray, smooth: dict | None, ref
     if smooth is not None:
         smooth = dict(smooth)
         first = np.arange(n) < int(smooth.pop("refit_from", 14)) if refit is not None else None
+        late_pass = bool(smooth.pop("late", True))
         pos, t_s = smooth_task(task, readings, path, steps=first, **toa, **smooth)
         if t_s is not None and t0 is not None:
             t0 = t_s
     if refit is not None:
         from .trajectory_refit import refit_task
         pos_r, used, t_r = refit_task(task, readings, pos, emit=emit, **refit)
-        if smooth is not None and first is not None:
+        if smooth is not None and first is not None and late_pass:
             late = ~used & ~first
             if late.any():                                   # the later steps the refit left
                 pos_s, t_s = smooth_task(task, readings, path, steps=late, **toa, **smooth)
