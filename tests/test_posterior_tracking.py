@@ -110,8 +110,8 @@ def test_no_worse_than_the_default_filter_on_seed_11_tasks():
     # property (issue 20): learning the parameters beats the generic motion model once a few
     # steps have pinned them down; trimmed RMSE over the first 20 steps of 3 range and 3
     # bearing tasks of suite seed 11 (not the test seed 7 of the saved limits), against the
-    # particle filter alone (``baseline:filter``; the family default adds the parametric refit's
-    # posterior mean approximation, on bearing 0.193 against this budget's 0.205)
+    # particle filter alone (``baseline:filter``; the family defaults add the smoother and the
+    # parametric refit's posterior mean approximation, which beat this budget there)
     from stsim.scoring.metrics import trimmed_rmse
     for fam in ("stark.tracking.range", "stark.tracking.bearing"):
         ours, dflt = [], []
