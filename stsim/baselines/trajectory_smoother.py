@@ -66,11 +66,10 @@ SMOOTHER_SETTINGS: dict = {
     # left event's default 5.2-5.9x cheaper than Stone Soup's particle filter (stark_tier1.
     # SMOOTHED_DEFAULTS)
     "toa": {"from_step": 1, "late": False},
-    # emission times unknown (the shot schedule: first emission time fitted): x-y-t, seed 11,
-    # 20 tasks, with the refit: 0.265 / 0.143 (0.265 / 0.123 with the late pass, 0.317 / 0.121
-    # without ``max_sd``); no late pass (``late``, :func:`smooth_then_refit`): it cost 8-9 ms per
-    # task, leaving x-y-t's default 5.0-5.1x cheaper than Stone Soup's particle filter, at the
-    # target; without it 3-4 ms
+    # emission times unknown (the shot schedule: first emission time fitted; ``baseline:smoother``
+    # of temporal and x-y-t, in no default: stark_tier1.SMOOTHED_DEFAULTS): x-y-t, seed 11, 20
+    # tasks, with the least-squares refit from step 8: 0.265 / 0.143 (0.317 / 0.121 without
+    # ``max_sd``); no late pass (``late``, :func:`smooth_then_refit`): it cost 3-9 ms per task
     "toa_schedule": {"from_step": 1, "max_sd": 0.2, "late": False},
 }
 
