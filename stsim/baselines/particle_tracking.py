@@ -475,7 +475,9 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
     """The particle filter on a proximity or ToA tracking task (``task.inputs``: sensors,
     readings, radius / wave_speed and sensor_model; the prior's schedule from
     :func:`task_schedule`); ``kw`` are :func:`particle_track` settings (proximity defaults
-    :data:`PROXIMITY_SETTINGS`) and, for ToA, ``refit``: None, or the settings of
+    :data:`PROXIMITY_SETTINGS`) and, for ToA, ``smooth``: None, or the settings of
+    :func:`stsim.baselines.trajectory_smoother.smooth_task` (the filter's answers replaced by the
+    MAP smoother's under the prior's Gaussian approximation, before the refit), and ``refit``: None, or the settings of
     :func:`stsim.baselines.trajectory_refit.refit_task` (the answers replaced by the
     generator's parametric trajectory fitted to the readings so far where that fit holds;
     bounded noise only: with Gaussian noise the filter's answers stay).  Returns positions (k, 2) and emission times (k,) or None.
@@ -515,6 +517,7 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
             kw.setdefault("n_particles", 1000)
             kw.setdefault("cells", 121)
     refit = kw.pop("refit", None)
+    smooth = kw.pop("smooth", None)
     widened: list = []
     pos, t = particle_track(model, lib, len(full), seed=seed, _eps_log=widened, **kw)
     if t is not None and max(widened) > SCHEDULE_BREAK:
@@ -523,15 +526,19 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
         model.t_rel = None
         pos, t = particle_track(model, lib, len(full), seed=seed, **kw)
     bounded = ((inp.get("sensor_model") or {}).get("noise") or {}).get("kind") != "gaussian"
-    if refit is not None and m == "toa" and bounded:        # the refit needs bounded noise
+    if (refit is not None or smooth is not None) and m == "toa" and bounded:  # both need bounded noise
         from dataclasses import replace
 
         from .trajectory_posterior import task_readings
-        from .trajectory_refit import refit_task
+        from .trajectory_smoother import smooth_then_refit
         r = task_readings(task)
-        on_grid = np.full((len(full), *r.z.shape[1:]), np.nan)
-        on_grid[index] = r.z
-        pos, used, t0 = refit_task(task, replace(r, z=on_grid), pos, emit=model.emit, **refit)
+        z_grid = np.full((len(full), *r.z.shape[1:]), np.nan)
+        z_grid[index] = r.z
+        if model.emit is None and model.t_rel is None:
+            smooth = None       # the shot schedule broke: each step's emission time is its own
+        pos, t0, _ = smooth_then_refit(task, replace(r, z=z_grid), pos, smooth, refit, emit=model.emit,
+                                       t_rel=None if model.emit is not None else t_rel,
+                                       t_start=None if t is None else t - t_rel)
         if t is not None and t0 is not None:
-            t = np.where(used, t0 + t_rel, t)
+            t = np.where(np.isfinite(t0), t0 + t_rel, t)
     return pos[index], None if t is None else t[index]

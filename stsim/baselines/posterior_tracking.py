@@ -66,16 +66,19 @@ class PosteriorTrack:
 
 def _default_filter(task):
     """The family's default tracker: the particle filter, for range, bearing, range+bearing
-    and ToA with the parametric refit of :mod:`stsim.baselines.trajectory_refit` from step 8
-    on (as :mod:`stsim.baselines.stark_tier1` runs it).  Returns ``(pos (k, 2), emit (k,) or
-    None)``."""
+    and ToA with the parametric refit of :mod:`stsim.baselines.trajectory_refit` (its
+    ``REFIT_SETTINGS``) and, for the families of
+    :data:`stsim.baselines.stark_tier1.SMOOTHED_DEFAULTS`, the MAP smoother before it (as
+    :mod:`stsim.baselines.stark_tier1` runs them).  Returns ``(pos (k, 2), emit (k,) or None)``."""
+    from .stark_tier1 import _default_smoother
     from .trajectory_refit import REFIT_SETTINGS
     m = task.inputs["modality"]
     if m in ("proximity", "toa"):
         from .particle_tracking import track_task
-        return track_task(task, **({"refit": REFIT_SETTINGS["toa"]} if m == "toa" else {}))
+        kw = {"refit": REFIT_SETTINGS["toa"], "smooth": _default_smoother(task)} if m == "toa" else {}
+        return track_task(task, **kw)
     from .sensor_particle_tracking import track_sensor_task
-    return track_sensor_task(task, refit=REFIT_SETTINGS[m]), None
+    return track_sensor_task(task, refit=REFIT_SETTINGS[m], smooth=_default_smoother(task)), None
 
 
 def posterior_track(task, budget: str | dict = DEFAULT_BUDGET, seed: int = 0,

@@ -189,7 +189,9 @@ def track_sensor_task(task, seed: int = 0, **kw) -> np.ndarray:
     (``task.inputs``: sensors (m, 2), readings, sensor_model with uniform noise; the prior's
     schedule from :func:`~stsim.baselines.prior_motion.task_schedule`, the readings placed on
     its step grid, unobserved steps predicted only); ``kw`` are :func:`sensor_track` settings
-    (defaults :data:`SENSOR_SETTINGS` of the modality) and ``refit``: None, or the settings
+    (defaults :data:`SENSOR_SETTINGS` of the modality), ``smooth``: None, or the settings of
+    :func:`stsim.baselines.trajectory_smoother.smooth_task` (the filter's answers replaced by
+    the MAP smoother's under the prior's Gaussian approximation, before the refit), and ``refit``: None, or the settings
     of :func:`stsim.baselines.trajectory_refit.refit_task`, which replaces the filter's answers
     by the generator's parametric trajectory fitted to the readings so far where that fit holds.  Returns positions (k, 2), one per
     task step.
@@ -204,12 +206,13 @@ def track_sensor_task(task, seed: int = 0, **kw) -> np.ndarray:
     model = _SensorModel(m, r.sensors, full, range_sigma=r.range_sigma, bearing_half=r.bearing_half)
     kw = {**SENSOR_SETTINGS[m], **kw}
     refit = kw.pop("refit", None)
+    smooth = kw.pop("smooth", None)
     path = sensor_track(model, lib, len(full), seed=seed, **kw)
-    if refit is not None:
+    if smooth is not None or refit is not None:
         from dataclasses import replace
 
-        from .trajectory_refit import refit_task
-        path = refit_task(task, replace(r, z=full), path, **refit)[0]
+        from .trajectory_smoother import smooth_then_refit
+        path = smooth_then_refit(task, replace(r, z=full), path, smooth, refit)[0]
     return path[index]
 
 

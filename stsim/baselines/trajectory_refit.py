@@ -15,19 +15,24 @@ the offsets left out: the normalisation cancels them) and with its forward model
   :func:`~stsim.baselines.trajectory_posterior.reading_terms`): range ``(z - d) / (sigma d +
   h)``, bearing ``wrap(z - atan2(dy, dx)) / (a + h)``, ToA ``(z - t_emit - d / v) / (a + h)``;
   a parameter vector is consistent with the readings when every residual is within ``[-1, 1]``;
-* the fit: Levenberg-Marquardt (Marquardt 1963; Nocedal & Wright 2006, section 10.3) on the
-  sum of squared residuals, run on many starts at once (one forward-model call per iteration
-  for all starts and their finite-difference Jacobian columns), parameters kept in ``[0, 1]``
-  (clipped; phases and headings wrap around the turn);
+* the fit: maximum a posteriori by Levenberg-Marquardt (Marquardt 1963; Nocedal & Wright
+  2006, section 10.3) on the readings' residuals and the prior residuals ``prior (u - 0.5)``
+  (the uniform prior's variance 1/12 against the bounded noise's 1/3: a fit with more
+  parameters than readings, the first steps, is determined), run on many starts at once with
+  the Jacobian in closed form (:func:`trajectories_jacobian`,
+  :meth:`ReadingResiduals.jacobian`), parameters kept in ``[0, 1]`` (clipped; phases and
+  headings wrap around the turn);
 * the starts: prior draws (:func:`prior_draws`, every structure alike) nearest to a filter's
-  path so far; once a fit holds it is kept and refined from where it is.
+  path so far; the consistent fits (modes) are kept and refined from where they are;
+* the answer: the mixture mean of the modes' positions, each weighted by its Laplace evidence
+  (prior density x likelihood x ``|H|^-1/2`` at the mode; :func:`mode_log_evidence`), an
+  approximation of the posterior mean, not the least-squares point.
 
 :func:`refit_path` runs it beside a filter's answers: from step ``start`` on, each step's
-answer is the fits' position when every fit kept is consistent with all readings so far and the
-fits agree (their positions at the step within ``agree`` plane units); else the filter's own.
-Failure modes: the fit minimises squared residuals, not the posterior mean; while several
-parameter sets fit (early steps, few readings) the answer stays the filter's.  Proximity
-(binary detections) is not handled.
+answer is the modes' mixture mean when a mode consistent with all readings so far is held, else
+the filter's own.  Failure modes: the Gaussian approximations (bounded noise as the Gaussian of
+equal variance; a mode's width from its curvature) misweigh modes; a mode no start reaches is
+missing from the mixture.  Proximity (binary detections) is not handled.
 """
 from __future__ import annotations
 
@@ -42,23 +47,34 @@ from .prior_motion import ROUNDING, prior_config
 from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, trajectories
 
 
-#: per modality, :func:`refit_task` settings of the default trackers (issue 20).  Chosen on 20 range tasks of suite seed 11
-#: (trimmed RMSE first 10 / all 50 steps, refit CPU ms per task; the filter alone 0.131 /
-#: 0.099): first search at step 8, at most 2 searches 5 steps apart, 1000 prior draws per
-#: structure, the 2 nearest of each structure to the filter's path given 3 LM iterations, the
-#: best 8 of those 8 more: 0.128 / 0.060, 20 ms.  Also measured: 3 searches 4 apart 0.128 /
-#: 0.059, 26 ms; 3 searches 6 apart 0.128 / 0.057, 27 ms; one draw per structure and 6 starts
-#: 0.128 / 0.062; 2 + 6 iterations 0.128 / 0.061; first search at step 10 (3 searches 5
-#: apart): 0.131 / 0.052, 25 ms (no gain on the first 10 steps); at step 12: 0.131 / 0.057.
-#: docs/stark-tier1.md.
+#: per modality, :func:`refit_task` settings of the default trackers (issue 20): MAP fits from
+#: step 0; searches at ``search_steps`` and while no mode is held (``max_searches`` in all), one
+#: prior draw per structure nearest to the filter's path given 3 LM iterations, the best 8 and the
+#: held modes 5 more; held modes refined by 2 iterations at each step before step 6 (later when a
+#: reading violates them), at most 4 modes.  Chosen for accuracy within the cost target (5x below
+#: Stone Soup's particle filter): trimmed RMSE first 10 / all steps and CPU ms per task, 20 range
+#: tasks of suite seed 11 (the filter alone 0.131 / 0.099): searches at steps 0, 4, 8, 5 in all:
+#: 0.091 / 0.039, about 40 ms; at 0 and 5, 4 in all: 0.094 / 0.045, 10 % cheaper; at 0, 2, 5, 9
+#: with 2 draws per structure, 16 starts, 4 + 10 iterations, 3 refinement iterations to step 10, 8
+#: modes: 0.066 / 0.029 at about 100 ms (1.13x the limit on suite seed 7's range tasks); one
+#: search at step 0 only: 0.103 / 0.087.  12 tasks each, all candidates in one run (CPU ms per
+#: task): range+bearing at 0, 4, 8 (5 in all) 0.0392 / 0.0340 (46 ms), at 0 and 5 (4) 0.0432 /
+#: 0.0393 (39 ms), at 0 (3) 0.0421 / 0.0402 (34 ms); ToA at 0 (3) against 0, 4, 8 (5): temporal
+#: 0.0090 / 0.0025 (34 ms) against 0.0123 / 0.0021 (48 ms), event 0.183 / 0.154 (32 ms) against
+#: 0.183 / 0.146 (44 ms).  docs/stark-tier1.md.
+_COMMON = {"start": 0, "per_structure": 1000, "pool_per_structure": 1, "n_starts": 8, "iters_pool": 3,
+           "iters_init": 5, "iters": 2, "settle": 6, "keep": 4, "prior": 2.0}
 REFIT_SETTINGS: dict = {
-    m: {"start": 8, "per_structure": 1000, "pool_per_structure": 2, "n_starts": 8, "iters_pool": 3,
-        "iters_init": 8, "iters": 3, "refit_frac": 100.0, "max_searches": 2, "search_every": 5}
-    for m in ("range", "bearing", "range_bearing", "toa")}
-#: ToA: 2 + 6 LM iterations per search instead of 3 + 8 (a fifth cheaper; 12 tasks of suite
-#: seed 11, first 10 / all steps against 3 + 8: event 0.208 / 0.150 against 0.209 / 0.158,
-#: temporal 0.0114 / 0.0023 against 0.0100 / 0.0022, x-y-t 0.352 / 0.138 against 0.351 / 0.139)
-REFIT_SETTINGS["toa"].update(iters_pool=2, iters_init=6)
+    # range runs after the smoother (stark_tier1.SMOOTHED_DEFAULTS): from step 3, searches at 3
+    # and 8 (3 in all), suite seeds 11 / 13 with the smoother: 0.071 / 0.038, 0.080 / 0.033 at
+    # 5.9x below Stone Soup's particle filter (from step 0 at 0, 4, 8: 0.060 / 0.031, 0.072 /
+    # 0.029 at 4.6x; from step 8 at 8, 13: 0.068 / 0.032, 0.111 / 0.034; from 5 at 5: 0.071 /
+    # 0.041, 0.102 / 0.034)
+    "range": {**_COMMON, "start": 3, "search_steps": (3, 8), "max_searches": 3},
+    "bearing": {**_COMMON, "search_steps": (0, 4, 8), "max_searches": 5},
+    "range_bearing": {**_COMMON, "search_steps": (0,), "max_searches": 3},
+    "toa": {**_COMMON, "search_steps": (0,), "max_searches": 3},
+}
 
 
 @dataclass(frozen=True)
@@ -199,6 +215,144 @@ class ReadingResiduals:
                 out.append((val - t0 - tk - d / r.speed) / (r.toa_half + ROUNDING))
         return np.concatenate(out, axis=1) if out else np.zeros((len(pos), 0))
 
+    def jacobian(self, pos: np.ndarray, D: np.ndarray, t_start: np.ndarray | None = None,
+                 emit_col: np.ndarray | None = None, emit_scale: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """Residuals (N, R) as :meth:`__call__` and their derivatives (N, P, R) by the chain rule
+        from the positions' derivatives ``D`` (N, P, >= upto+1, 2) (:func:`trajectories_jacobian`):
+        range ``dr/dd = -(sigma z + h) / (sigma d + h)^2``, bearing ``dr/dp = (-dy, dx) / (d^2 b)``,
+        ToA ``dr/dp = -(dx, dy) / (d v b)``; ``emit_col`` (N, P) bool marks the first emission
+        time's column, ``dr/du = -emit_scale / b`` (``emit_scale``: its range in s)."""
+        r, out, jac = self.r, [], []
+        for kind, k, s, val, tk in self.parts:
+            p = pos[:, k]
+            dx, dy = p[..., 0] - s[:, 0], p[..., 1] - s[:, 1]
+            d = np.maximum(np.hypot(dx, dy), 1e-12)
+            Dk = D[:, :, k]                                  # (N, P, R_part, 2)
+            if kind == "bearing":
+                b = r.bearing_half + np.radians(ROUNDING)
+                out.append(wrap_pi(val - np.arctan2(dy, dx)) / b)
+                gx, gy = dy / (d * d * b), -dx / (d * d * b)
+                jac.append(Dk[..., 0] * gx[:, None] + Dk[..., 1] * gy[:, None])
+                continue
+            if kind == "range":
+                den = r.range_sigma * d + ROUNDING
+                out.append((val - d) / den)
+                f = -(r.range_sigma * val + ROUNDING) / (den * den * d)
+                jac.append(Dk[..., 0] * (f * dx)[:, None] + Dk[..., 1] * (f * dy)[:, None])
+            else:
+                b = r.toa_half + ROUNDING
+                t0 = 0.0 if t_start is None else t_start[:, None]
+                out.append((val - t0 - tk - d / r.speed) / b)
+                f = -1.0 / (r.speed * b * d)
+                g = Dk[..., 0] * (f * dx)[:, None] + Dk[..., 1] * (f * dy)[:, None]
+                if emit_col is not None:
+                    g[emit_col] -= emit_scale / b
+                jac.append(g)
+        if not out:
+            return np.zeros((len(pos), 0)), np.zeros((len(pos), D.shape[1], 0))
+        return np.concatenate(out, axis=1), np.concatenate(jac, axis=2)
+
+
+def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray,
+                          cols: np.ndarray, valid: np.ndarray, upto: int | None = None,
+                          domain=(0.0, 10.0)) -> tuple[np.ndarray, np.ndarray]:
+    """Normalised positions (N, n, 2) of :func:`~stsim.baselines.trajectory_posterior.trajectories`
+    and their derivatives (N, P, n, 2) with respect to the ``u`` columns ``cols`` (N, P) (where
+    ``valid`` (N, P); zero elsewhere and for the emission column), in closed form: each basis
+    motion's derivative by its parameters (STARK Appendix 7.3 formulas,
+    :mod:`stsim.sim.motion`) times ``d physical / d u`` (``hi - lo``; ``2 (hi - lo)`` for a
+    signed rate), then the quotient rule through the per-axis min-max normalisation ``o =
+    (A - A[k_min]) / (A[k_max] - A[k_min])`` with the extreme steps held (almost everywhere
+    differentiable).  Plane units per ``u`` unit; with ``upto`` the derivatives of steps
+    ``0..upto`` only (N, P, upto+1, 2)."""
+    def _cis(omega, phase, t_rel):          # direct: the rotation recurrence's step loop costs more
+        a = omega * t_rel[None, :] + phase  # than the trigonometry of a few dozen fits
+        return np.cos(a), np.sin(a)
+    Pp = lay.physical(u)
+    t = t_rel[None, :]
+    N, n, P = len(u), len(t_rel), cols.shape[1]
+    X, Y = np.zeros((N, n)), np.zeros((N, n))
+    DX, DY = np.zeros((N, P, n)), np.zeros((N, P, n))
+    colpos = np.full((N, lay.dim), -1)
+    ri, pi = np.nonzero(valid)
+    colpos[ri, cols[ri, pi]] = pi
+    scale = np.where(lay.signed, 2.0, 1.0) * (lay.hi - lay.lo)
+    free = free_columns(lay)[0]
+    for j, kind in enumerate(lay.kinds):
+        every = bool(mask[:, j].all())
+        rows = slice(None) if every else np.flatnonzero(mask[:, j])
+        if not every and not len(rows):
+            continue
+        sl = lay.slices[kind]
+        idx = dict(zip(lay.names[kind], range(sl.start, sl.stop)))
+        Q = Pp[rows, sl]
+        q = {k: Q[:, i:i + 1] for i, k in enumerate(lay.names[kind])}
+        # the offsets (x0, y0, cx, cy) are left out: the min-max normalisation cancels them
+        if kind == "linear":
+            x, y = q["vx"] * t, q["vy"] * t
+            d = {"vx": (t, 0.0), "vy": (0.0, t)}
+        elif kind == "circular":
+            ca, sa = _cis(q["omega"], q["phase"], t_rel)
+            R = q["radius"]
+            Rc, Rs = R * ca, R * sa
+            x, y = Rc, Rs
+            d = {"radius": (ca, sa), "omega": (-Rs * t, Rc * t), "phase": (-Rs, Rc)}
+        elif kind == "sinusoidal":
+            ca, sa = _cis(q["omega"], q["phase"], t_rel)
+            sp, A = q["speed"] * t, q["amplitude"]
+            o = A * sa
+            c, sn = np.cos(q["theta"]), np.sin(q["theta"])
+            x, y = sp * c - o * sn, sp * sn + o * c
+            Ac = A * ca
+            d = {"speed": (t * c, t * sn), "theta": (-y, x), "amplitude": (-sa * sn, sa * c),
+                 "omega": (-Ac * t * sn, Ac * t * c), "phase": (-Ac * sn, Ac * c)}
+        elif kind == "figure_eight":
+            ca, sa = _cis(q["omega"], np.zeros_like(q["omega"]), t_rel)
+            A = q["amplitude"]
+            sc = sa * ca
+            a, b = A * sa, A * sc
+            c, sn = np.cos(q["theta"]), np.sin(q["theta"])
+            x, y = c * a - sn * b, sn * a + c * b
+            da, db = A * ca * t, A * (ca * ca - sa * sa) * t         # d/d omega
+            d = {"amplitude": (c * sa - sn * sc, sn * sa + c * sc),
+                 "omega": (c * da - sn * db, sn * da + c * db), "theta": (-y, x)}
+        else:  # spiral
+            ca, sa = _cis(q["omega"], q["phase"], t_rel)
+            r = q["r0"] + q["growth"] * t
+            rc, rs = r * ca, r * sa
+            x, y = rc, rs
+            d = {"r0": (ca, sa), "growth": (t * ca, t * sa), "omega": (-rs * t, rc * t), "phase": (-rs, rc)}
+        X[rows] += x
+        Y[rows] += y
+        r_ = np.arange(N) if every else rows
+        for name, (gx, gy) in d.items():
+            c = idx[name]
+            if not free[c]:                                  # a fixed parameter (zero-width range)
+                continue
+            p = colpos[r_, c]                                # every row with the kind fits it
+            DX[r_, p] = scale[c] * gx
+            DY[r_, p] = scale[c] * gy
+    low, high = domain
+    pos = np.empty((N, n, 2))
+    m = n if upto is None else min(n, upto + 1)
+    D = np.empty((N, P, m, 2))
+    rr = np.arange(N)
+    for k, (A, dA) in enumerate(((X, DX), (Y, DY))):
+        kmin, kmax = A.argmin(axis=1), A.argmax(axis=1)
+        lo, span = A[rr, kmin], A[rr, kmax] - A[rr, kmin]
+        flat = span < 1e-12
+        s = np.where(flat, 1.0, span)
+        rel = (A - lo[:, None]) / s[:, None]
+        o = low + rel * (high - low)
+        o[flat] = 0.5 * (low + high)
+        pos[:, :, k] = o
+        dlo, dspan = dA[rr, :, kmin], dA[rr, :, kmax] - dA[rr, :, kmin]          # (N, P)
+        g = (dA[:, :, :m] - dlo[:, :, None]) - rel[:, None, :m] * dspan[:, :, None]
+        g *= ((high - low) / s)[:, None, None]
+        g[flat] = 0.0
+        D[..., k] = g
+    return pos, D
+
 
 def _t_start(lay: PriorLayout, u: np.ndarray) -> np.ndarray | None:
     """(N,) first emission times of ``u`` (N, dim) (:meth:`PriorLayout.physical`'s last column,
@@ -208,24 +362,24 @@ def _t_start(lay: PriorLayout, u: np.ndarray) -> np.ndarray | None:
     return lay.lo[-1] + u[:, -1] * (lay.hi[-1] - lay.lo[-1])
 
 
-def _forward(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray, res: ReadingResiduals):
-    pos = trajectories(lay, u, mask, t_rel)
-    return pos, res(pos, _t_start(lay, u))
-
-
 def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, mask: np.ndarray,
-                        t_rel: np.ndarray, iters: int = 20, lam: float = 1e-2, delta: float = 1e-5,
-                        lam_per_start: np.ndarray | None = None, tol: float = 1e-4):
+                        t_rel: np.ndarray, iters: int = 20, lam: float = 1e-2,
+                        lam_per_start: np.ndarray | None = None, tol: float = 1e-4,
+                        prior: float = 0.0, info: bool = False):
     """Levenberg-Marquardt on the sum of squared residuals ``res``, for ``N`` starts at once.
 
     Args: u (N, dim) starts in ``[0, 1]``; mask (N, 5) each start's active kinds (fixed);
         t_rel (n,) step times; iters iterations; lam the starting damping (Marquardt's scaling
-        ``lam * diag(J^T J)``); delta the forward-difference step in ``u`` units;
+        ``lam * diag(J^T J)``; the Jacobian in closed form, :func:`trajectories_jacobian`);
         lam_per_start (N,) a damping per start to continue from (overrides ``lam``); a start
         stops when an accepted step gains less than ``tol`` of its cost.
+        prior: the weight of the prior residuals ``prior (u - 0.5)`` (each active non-periodic
+        column) added to the readings' (0: least squares).
     Returns: ``(u (N, dim), cost (N,), worst (N,), lam (N,))``: the fitted parameters, their
-        sum of squared residuals and largest absolute residual (``<= 1``: consistent), and the
-        damping reached."""
+        sum of squared residuals (prior residuals included) and largest absolute reading
+        residual (``<= 1``: consistent), and the damping reached; with ``info`` also
+        ``(J^T J (N, P, P), cols (N, P), valid (N, P), pos (N, n, 2))``: the Gauss-Newton matrix in
+        the active columns ``cols`` (where ``valid``) and the fits' positions."""
     u = u.copy()
     N = len(u)
     free, periodic = free_columns(lay)
@@ -245,22 +399,29 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
     lam = np.full(N, float(lam)) if lam_per_start is None else lam_per_start.astype(float).copy()
     pp = np.arange(P)
 
+    emit_col = (cols == lay.dim - 1) & valid if lay.emit is not None else None
+    emit_scale = float(lay.hi[-1] - lay.lo[-1]) if lay.emit is not None else 0.0
+
     def evaluate(a, ua):
-        """Residuals (n, R) at ``ua`` (n, dim) (the starts ``a``) and their forward-difference
-        Jacobian (n, P, R), from one call of the forward model."""
-        ri, ci = np.nonzero(valid[a])
-        cc = cols[a[ri], ci]
-        up = ua[ri].copy()
-        step = np.where(up[np.arange(len(ri)), cc] + delta > 1.0, -delta, delta)
-        up[np.arange(len(ri)), cc] += step
-        _, rall = _forward(lay, np.vstack([ua, up]), np.vstack([mask[a], mask[a[ri]]]), t_rel, res)
-        ra, rp = rall[:len(a)], rall[len(a):]
-        Ja = np.zeros((len(a), P, ra.shape[1]))
-        Ja[ri, ci] = (rp - ra[ri]) / step[:, None]
-        return ra, Ja
+        """Residuals (n, R) at ``ua`` (n, dim) (the starts ``a``) and their Jacobian (n, P, R)
+        (:func:`trajectories_jacobian`, :meth:`ReadingResiduals.jacobian`)."""
+        pos, D = trajectories_jacobian(lay, ua, mask[a], t_rel, cols[a], valid[a], res.upto)
+        return pos, *res.jacobian(pos, D, _t_start(lay, ua), None if emit_col is None else emit_col[a], emit_scale)
+
+    # the prior as extra residuals: ``prior * (u - 0.5)`` on every active non-periodic column
+    pw = prior * (valid & ~periodic[cols])                   # (N, P)
+
+    def with_prior(a, ua, pos, ra, Ja):
+        if not prior:
+            return pos, ra, Ja
+        ga = pw[a]
+        rp = ga * (ua[np.arange(len(a))[:, None], cols[a]] - 0.5)
+        Jp = np.zeros((len(a), P, P))
+        Jp[:, pp, pp] = ga
+        return pos, np.concatenate([ra, rp], axis=1), np.concatenate([Ja, Jp], axis=2)
 
     every = np.arange(N)
-    r0, J = evaluate(every, u)
+    X, r0, J = with_prior(every, u, *evaluate(every, u))
     cost = (r0 * r0).sum(axis=1)
     live = np.ones(N, bool)
     for _ in range(iters):
@@ -279,17 +440,19 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         un[ri, cols[a[ri], ci]] += d[ri, ci]
         un[:, periodic] %= 1.0
         np.clip(un, 0.0, 1.0, out=un)
-        rn, Jn = evaluate(a, un)                              # the candidate and its Jacobian
+        Xn, rn, Jn = with_prior(a, un, *evaluate(a, un))      # the candidate and its Jacobian
         cn = (rn * rn).sum(axis=1)
         better = cn < cost[a]
         gain = (cost[a] - cn) / np.maximum(cost[a], 1e-300)
         b = a[better]
-        u[b], r0[b], J[b], cost[b] = un[better], rn[better], Jn[better], cn[better]
+        u[b], r0[b], J[b], cost[b], X[b] = un[better], rn[better], Jn[better], cn[better], Xn[better]
         lam[a] = np.where(better, lam[a] / 3.0, lam[a] * 4.0)
         # converged: an accepted step that gained less than ``tol`` of the cost, or damping so
         # large the steps vanish
         live[a] = ~((better & (gain < tol)) | (lam[a] > 1e8))
-    worst = np.abs(r0).max(axis=1) if r0.shape[1] else np.zeros(N)
+    worst = np.abs(r0[:, :res.size]).max(axis=1) if res.size else np.zeros(N)
+    if info:
+        return u, cost, worst, lam, (J @ J.transpose(0, 2, 1), cols, valid, X)
     return u, cost, worst, lam
 
 
@@ -304,98 +467,164 @@ def _init_emission(lay: PriorLayout, res: ReadingResiduals, u: np.ndarray, pos: 
     u[:, -1] = np.clip((t0 - lay.lo[-1]) / (lay.hi[-1] - lay.lo[-1]), 0.0, 1.0)
 
 
+def laplace_log_evidence(neg_log_joint: np.ndarray, H: np.ndarray, dim: np.ndarray) -> np.ndarray:
+    """Laplace approximation of the log marginal likelihood ``log integral p(z | u) p(u) du``
+    at modes ``u^`` (Tierney & Kadane 1986; MacKay 2003, ch. 27, eq. 27.10):
+    ``-Phi(u^) + (dim / 2) log(2 pi) - (1/2) log |H|`` with ``Phi = -log(p(z | u) p(u))``.
+
+    Args: neg_log_joint (N,) ``Phi`` at each mode; H (N, P, P) its Hessian (Gauss-Newton), padded
+        with unit rows and columns past ``dim``; dim (N,) each mode's number of parameters.
+    Returns: (N,) log evidence (nats).  Exact for a linear model with Gaussian noise and prior."""
+    logdet = np.linalg.slogdet(H)[1]
+    return -neg_log_joint + 0.5 * dim * np.log(2 * np.pi) - 0.5 * logdet
+
+
+def mode_log_evidence(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, cost: np.ndarray,
+                      info: tuple, prior: float, max_components: int) -> np.ndarray:
+    """Laplace log evidence (nats, up to a constant shared by all modes of the same readings) of
+    fits from :func:`levenberg_marquardt` (``info=True``) for the mixture of :func:`refit_path`.
+
+    The bounded noise of a reading (residual ``r`` in units of its bound) is taken as the
+    Gaussian of equal variance (``r`` with variance 1/3: ``Phi`` gains ``1.5 r^2``, as
+    :func:`~stsim.baselines.trajectory_posterior.reading_jacobians`), the uniform prior of each
+    non-periodic ``u`` coordinate as ``N(0.5, 1/12)`` (penalty ``6 (u - 0.5)^2``, normaliser
+    ``sqrt(12 / 2 pi)``), a periodic one (phase, heading) as its uniform density 1 with the
+    curvature 12 of the same variance added to ``H`` (the mode's width cannot pass the prior's
+    range); the structure's prior probability (STARK Appendix 7.3: ``k`` uniform in
+    ``1..max_components``, a uniform ``k``-subset of the 5 kinds) multiplies it.  ``cost``
+    (N,) and ``info``'s ``J^T J`` include the LM's prior residuals ``prior (u - 0.5)``, removed
+    here.  Returns (N,)."""
+    from .trajectory_posterior import _log_struct_prior
+    JtJ, cols, valid = info[:3]
+    N, P = len(u), cols.shape[1]
+    _, periodic = free_columns(lay)
+    per = valid & periodic[cols]
+    nonper = valid & ~per
+    pen = (((u[np.arange(N)[:, None], cols] - 0.5) ** 2) * nonper).sum(axis=1)
+    rss = cost - prior ** 2 * pen
+    eye = np.eye(P)[None]
+    H = 3.0 * (JtJ - prior ** 2 * eye * nonper[:, None, :]) + 12.0 * eye * valid[:, None, :] + eye * ~valid[:, None, :]
+    phi = 1.5 * rss + 6.0 * pen - _log_struct_prior(mask, max_components, len(lay.kinds)) \
+        - 0.5 * nonper.sum(axis=1) * np.log(12.0 / (2 * np.pi))
+    return laplace_log_evidence(phi, H, valid.sum(axis=1))
+
+
+def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws, path: np.ndarray, t: int,
+                   t_rel: np.ndarray, *, pool_per_structure: int, n_starts: int, iters_pool: int,
+                   prior: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Starts of a search: the ``pool_per_structure`` prior draws of each structure nearest to
+    ``path[:t + 1]`` (:meth:`PriorDraws.path_distance`) given ``iters_pool`` LM iterations,
+    the ``n_starts`` best of them.  Returns ``(u, mask, lam)``."""
+    d = draws.path_distance(path[:t + 1])
+    g = d.reshape(-1, draws.per_structure)
+    k = min(pool_per_structure, g.shape[1])
+    best_g = np.argpartition(g, k - 1, axis=1)[:, :k]
+    pick = (best_g + draws.per_structure * np.arange(len(g))[:, None]).ravel()
+    u0, m0 = draws.u[pick].copy(), draws.mask[pick]
+    _init_emission(lay, res, u0, draws.pos[pick])
+    u, cost, _, lam = levenberg_marquardt(res, lay, u0, m0, t_rel, iters_pool, prior=prior)
+    best = np.argsort(cost)[:n_starts]
+    return u[best], m0[best], lam[best]
+
+
 def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarray, *,
-               start: int = 8, pool_per_structure: int = 2, pool: int = 48, n_starts: int = 8,
-               iters_pool: int = 3, iters_init: int = 8, iters: int = 3, search_every: int = 5,
-               max_searches: int = 2, refit_frac: float = 100.0, accept: float = 1.5,
-               agree: float = 0.1, keep: int = 2, rank: str = "path", clip: float = 10.0,
-               emit: np.ndarray | None = None,
+               start: int = 0, pool_per_structure: int = 2, n_starts: int = 16,
+               iters_pool: int = 4, iters_init: int = 10, iters: int = 3,
+               search_steps: tuple = (0, 2, 5, 9), search_every: int = 5, max_searches: int = 6,
+               settle: int = 10, refit_frac: float = 100.0, accept: float = 1.5, keep: int = 8,
+               prior: float = 2.0, emit: np.ndarray | None = None,
                _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
-    replaced from step ``start`` on by the parametric refit where it holds (module docstring).
+    replaced from step ``start`` on by a posterior mean approximation of the parametric refit
+    where one holds (module docstring).
 
-    Search: at step ``start`` and then every ``search_every`` steps while no fit is held (at
-    most ``max_searches`` times), the ``pool_per_structure`` draws of each structure nearest to
-    the filter's path so far (``rank="path"``: summed squared distance over at most 12 of its
-    steps, :meth:`PriorDraws.path_distance`; ``"readings"``: summed squared residuals, each
-    clipped at ``clip`` bounds) or, with ``pool_per_structure=0``, the ``pool`` nearest overall,
-    get ``iters_pool`` LM iterations on the readings of steps ``0..t``, the ``n_starts`` best
-    of them ``iters_init`` more.  Held fits (at most ``keep``, the best by squared residuals
-    among those whose largest residual is within ``accept`` bounds) are checked against all
-    readings so far at every step and refitted (``iters`` iterations from where they are) when
-    the check fails or ``refit_frac * t`` steps have passed since their last refit; fits
-    failing ``accept`` after that are dropped.  Step ``t``'s answer is the held fits' mean
-    position when they agree within ``agree`` plane units, else ``path[t]``.
+    Fits: maximum a posteriori (LM on the readings' residuals and the prior residuals
+    ``prior (u - 0.5)``, :func:`levenberg_marquardt`; ``prior = 2`` is the uniform prior's
+    variance 1/12 against the noise's 1/3), so that a fit with more parameters than readings
+    (the first steps) is determined.  Search at the steps ``search_steps`` and, while no fit
+    is held, every ``search_every`` steps (at most ``max_searches`` searches in all): the
+    starts of :func:`_search_starts` and the held modes get ``iters_init`` LM iterations
+    together.  Held fits (modes; at most ``keep``: the most probable consistent ones,
+    largest residual within ``accept`` bounds, one per structure and position) are refined
+    (``iters`` LM iterations from where they are) at every step with new readings before step
+    ``settle``, after it only when a reading violates ``accept`` or ``refit_frac * t`` steps
+    have passed since their last refit.  Step ``t``'s answer is the mixture mean of the modes'
+    positions weighted by their Laplace evidence (:func:`mode_log_evidence`); ``path[t]``
+    when no mode is held.
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).
 
+    The defaults are the slower, more accurate search measured in :data:`REFIT_SETTINGS`'
+    comment; ``_log`` collects ``(step, modes held, largest mixture weight)``.
+
     Returns: ``(pos (n, 2), used (n,) bool: the step's answer is the refit's, t_start (n,) the
-    fits' first emission time at used steps (NaN elsewhere) or None without emission)``.
+    modes' mean first emission time at used steps (NaN elsewhere) or None without emission)``.
     Raises ``ValueError`` for proximity readings (:class:`ReadingResiduals`)."""
     lay = draws.layout
+    kmax = int(draws.mask.sum(axis=1).max())
     n = len(path)
     out = np.array(path, float, copy=True)
     used = np.zeros(n, bool)
     t_out = np.full(n, np.nan) if lay.emit is not None else None
-    u = mask = lam = pos = None
+    u = mask = lam = pos = logz = None
     last_search = last_refit = -10 ** 9
-    searches = 0
+    searches, size = 0, 0
     every = ReadingResiduals(r, n - 1, t_rel, emit)
+    search_steps = set(search_steps)
     for t in range(start, n):
         res = every.prefix(t)
         if res.size == 0:
             continue
-        if u is not None:
-            rr = res(pos, _t_start(lay, u))
-            worst, cost = np.abs(rr).max(axis=1), (rr * rr).sum(axis=1)
-            if (worst > accept).any() or t - last_refit >= max(1, round(refit_frac * t)):
-                u, cost, worst, lam = levenberg_marquardt(res, lay, u, mask, t_rel, iters, lam_per_start=lam)
-                last_refit = t
-                pos = None
-        elif t - last_search >= search_every and searches < max_searches:
+        fresh, size = res.size > size, res.size
+        search = searches < max_searches and (t in search_steps or (u is None and t - last_search >= search_every))
+        changed = True
+        if search:                                       # new starts, fitted with the held modes
             last_search = last_refit = t
             searches += 1
-            pos = None
-            if rank == "readings":
-                t0 = np.zeros(len(draws.u)) if lay.emit is not None else None
-                rd = res(draws.pos, t0)
-                if lay.emit is not None:                 # the best first emission time of each
-                    rd -= rd.mean(axis=1, keepdims=True)
-                d = np.minimum(rd * rd, clip * clip).sum(axis=1)
-            else:
-                d = draws.path_distance(out[:t + 1])
-            if pool_per_structure:                      # the best few of every structure
-                g = d.reshape(-1, draws.per_structure)
-                k = min(pool_per_structure, g.shape[1])
-                best_g = np.argpartition(g, k - 1, axis=1)[:, :k]
-                pick = (best_g + draws.per_structure * np.arange(len(g))[:, None]).ravel()
-            else:
-                pick = np.argpartition(d, min(pool, len(d) - 1))[:pool]
-            u0, m0 = draws.u[pick].copy(), draws.mask[pick]
-            _init_emission(lay, res, u0, draws.pos[pick])
-            u, cost, worst, lam = levenberg_marquardt(res, lay, u0, m0, t_rel, iters_pool)
-            best = np.argsort(cost)[:n_starts]
-            u, mask = u[best], m0[best]
-            u, cost, worst, lam = levenberg_marquardt(res, lay, u, mask, t_rel, iters_init, lam_per_start=lam[best])
+            us, ms, ls = _search_starts(res, lay, draws, out, t, t_rel, pool_per_structure=pool_per_structure,
+                                        n_starts=n_starts, iters_pool=iters_pool, prior=prior)
+            if u is not None:
+                us, ms, ls = np.vstack([u, us]), np.vstack([mask, ms]), np.concatenate([lam, ls])
+            u, cost, worst, lam, inf = levenberg_marquardt(res, lay, us, ms, t_rel, iters_init, lam_per_start=ls,
+                                                           prior=prior, info=True)
+            mask = ms
+        elif u is not None and fresh:
+            worst = np.abs(res(pos, _t_start(lay, u))).max(axis=1)
+            changed = t < settle or (worst > accept).any() or t - last_refit >= max(1, round(refit_frac * t))
+            if changed:
+                u, cost, worst, lam, inf = levenberg_marquardt(res, lay, u, mask, t_rel, iters, lam_per_start=lam,
+                                                               prior=prior, info=True)
+                last_refit = t
+        elif u is not None:
+            changed = False
         else:
             continue
-        ok = worst <= accept
-        if not ok.any():
-            u = mask = lam = pos = None
-            continue
-        order = np.flatnonzero(ok)[np.argsort(cost[ok])][:keep]
-        u, mask, lam = u[order], mask[order], lam[order]
-        pos = trajectories(lay, u, mask, t_rel) if pos is None else pos[order]
-        here = pos[:, t]
-        spread = np.hypot(*(here - here.mean(axis=0)).T).max()
+        if changed:
+            logz = mode_log_evidence(lay, u, mask, cost, inf, prior, kmax)
+            ok = np.flatnonzero(worst <= accept)
+            if not len(ok):
+                u = mask = lam = pos = logz = None
+                continue
+            ok = ok[np.argsort(-logz[ok])]
+            pos = inf[3][ok]
+            chosen = []
+            for i in range(len(ok)):                          # one per structure and position
+                if len(chosen) == keep:
+                    break
+                if not any((mask[ok[i]] == mask[ok[j]]).all() and np.abs(pos[i, t] - pos[j, t]).max() < 1e-3
+                           for j in chosen):
+                    chosen.append(i)
+            sel = ok[chosen]
+            u, mask, lam, logz, pos = u[sel], mask[sel], lam[sel], logz[sel], pos[chosen]
+        w = np.exp(logz - logz.max())
+        w /= w.sum()
         if _log is not None:
-            _log.append((t, len(order), float(worst[order].max()), float(spread)))
-        if spread <= agree:
-            out[t] = here.mean(axis=0)
-            used[t] = True
-            if t_out is not None:
-                t_out[t] = _t_start(lay, u).mean()
+            _log.append((t, len(u), float(w.max())))
+        out[t] = w @ pos[:, t]
+        used[t] = True
+        if t_out is not None:
+            t_out[t] = w @ _t_start(lay, u)
     return out, used, t_out
 
 
