@@ -196,8 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-steps", type=_int_at_least(0), default=-1, metavar="K",
                    help="tracking steps scored per task (default: suite's, 10; 0 = all)")
     r.add_argument("--trim", type=_trim_fraction, default=0.10, help="trim fraction each side (default 0.10)")
-    r.add_argument("--workers", type=_int_at_least(1, MAX_WORKERS, " (requests in flight to a live model; "
-                                                   "a larger --workers is most likely a typo)"), default=1,
+    r.add_argument("--workers", type=_int_at_least(1, MAX_WORKERS, " (for any solver; a solver that runs "
+                                                   "here: at most 4 per core)"), default=1,
                    help="solver processes on this machine (default 1; at most 4 per core), or for a live "
                         f"model requests in flight (at most {MAX_WORKERS}); with --cluster only for live "
                         "models: requests in flight across the whole cluster")

@@ -329,7 +329,10 @@ def test_rmse_of_huge_finite_errors_does_not_overflow():
     (["run", "quickstart", "--solver", "openai:m", "--request-timeout", "inf"],
      "argument --request-timeout: must be a finite number above 0 and at most 86400, got inf"),
     # --workers 100000 started that many processes (or sandboxes of a code: solver)
-    (["run", "quickstart", "--workers", "100000"], "argument --workers: must be at most 256"),
+    # ... said "requests in flight to a live model" for a baseline run too
+    (["run", "quickstart", "--workers", "100000"],
+     "argument --workers: must be at most 256 (for any solver; a solver that runs here: at most 4 per core), "
+     "got 100000"),
     (["run", "quickstart", "--workers", "200"], "--workers 200: --solver baseline runs each worker on this machine"),
     (["run", "quickstart", "--workers", "200", "--solver", "code:x.py"],
      "--workers 200: --solver code:x.py runs each worker on this machine"),
