@@ -264,41 +264,37 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     signed rate), then the quotient rule through the per-axis min-max normalisation ``o =
     (A - A[k_min]) / (A[k_max] - A[k_min])`` with the extreme steps held (almost everywhere
     differentiable).  Plane units per ``u`` unit; with ``upto`` the derivatives of steps
-    ``0..upto`` only (N, P, upto+1, 2)."""
-    def _cis(omega, phase, t_rel):          # direct: the rotation recurrence's step loop costs more
-        a = omega * t_rel[None, :] + phase  # than the trigonometry of a few dozen fits
-        return np.cos(a), np.sin(a)
+    ``0..upto`` only (N, P, upto+1, 2).
+
+    Each kind present in any row is evaluated on every row (a row without it adds nothing to
+    the positions and never gathers its columns): a few dozen whole-array numpy calls per
+    evaluation, whatever the mix of structures (the LM's inner loop, issue 20)."""
     Pp = lay.physical(u)
     t = t_rel[None, :]
     N, n, P = len(u), len(t_rel), cols.shape[1]
-    X, Y = np.zeros((N, n)), np.zeros((N, n))
-    DX, DY = np.zeros((N, P, n)), np.zeros((N, P, n))
-    colpos = np.full((N, lay.dim), -1)
-    ri, pi = np.nonzero(valid)
-    colpos[ri, cols[ri, pi]] = pi
-    scale = np.where(lay.signed, 2.0, 1.0) * (lay.hi - lay.lo)
-    free = free_columns(lay)[0]
+    XY = np.zeros((2, N, n))                                  # per-axis sums
+    G = np.zeros((2, N, lay.dim, n))                          # d (x, y) / d physical, every column
+    has = mask.any(axis=0)
     for j, kind in enumerate(lay.kinds):
-        every = bool(mask[:, j].all())
-        rows = slice(None) if every else np.flatnonzero(mask[:, j])
-        if not every and not len(rows):
+        if not has[j]:
             continue
         sl = lay.slices[kind]
         idx = dict(zip(lay.names[kind], range(sl.start, sl.stop)))
-        Q = Pp[rows, sl]
-        q = {k: Q[:, i:i + 1] for i, k in enumerate(lay.names[kind])}
+        q = {k: Pp[:, i:i + 1] for k, i in idx.items()}       # (N, 1) each parameter
         # the offsets (x0, y0, cx, cy) are left out: the min-max normalisation cancels them
         if kind == "linear":
             x, y = q["vx"] * t, q["vy"] * t
-            d = {"vx": (t, 0.0), "vy": (0.0, t)}
+            d = {"vx": (t, None), "vy": (None, t)}
         elif kind == "circular":
-            ca, sa = _cis(q["omega"], q["phase"], t_rel)
+            a = q["omega"] * t + q["phase"]
+            ca, sa = np.cos(a), np.sin(a)
             R = q["radius"]
             Rc, Rs = R * ca, R * sa
             x, y = Rc, Rs
             d = {"radius": (ca, sa), "omega": (-Rs * t, Rc * t), "phase": (-Rs, Rc)}
         elif kind == "sinusoidal":
-            ca, sa = _cis(q["omega"], q["phase"], t_rel)
+            a = q["omega"] * t + q["phase"]
+            ca, sa = np.cos(a), np.sin(a)
             sp, A = q["speed"] * t, q["amplitude"]
             o = A * sa
             c, sn = np.cos(q["theta"]), np.sin(q["theta"])
@@ -307,7 +303,8 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
             d = {"speed": (t * c, t * sn), "theta": (-y, x), "amplitude": (-sa * sn, sa * c),
                  "omega": (-Ac * t * sn, Ac * t * c), "phase": (-Ac * sn, Ac * c)}
         elif kind == "figure_eight":
-            ca, sa = _cis(q["omega"], np.zeros_like(q["omega"]), t_rel)
+            a = q["omega"] * t + np.zeros_like(q["omega"])
+            ca, sa = np.cos(a), np.sin(a)
             A = q["amplitude"]
             sc = sa * ca
             a, b = A * sa, A * sc
@@ -317,41 +314,46 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
             d = {"amplitude": (c * sa - sn * sc, sn * sa + c * sc),
                  "omega": (c * da - sn * db, sn * da + c * db), "theta": (-y, x)}
         else:  # spiral
-            ca, sa = _cis(q["omega"], q["phase"], t_rel)
+            a = q["omega"] * t + q["phase"]
+            ca, sa = np.cos(a), np.sin(a)
             r = q["r0"] + q["growth"] * t
             rc, rs = r * ca, r * sa
             x, y = rc, rs
             d = {"r0": (ca, sa), "growth": (t * ca, t * sa), "omega": (-rs * t, rc * t), "phase": (-rs, rc)}
-        X[rows] += x
-        Y[rows] += y
-        r_ = np.arange(N) if every else rows
+        m_j = mask[:, j:j + 1]
+        XY[0] += np.where(m_j, x, 0.0)
+        XY[1] += np.where(m_j, y, 0.0)
         for name, (gx, gy) in d.items():
-            c = idx[name]
-            if not free[c]:                                  # a fixed parameter (zero-width range)
-                continue
-            p = colpos[r_, c]                                # every row with the kind fits it
-            DX[r_, p] = scale[c] * gx
-            DY[r_, p] = scale[c] * gy
-    low, high = domain
-    pos = np.empty((N, n, 2))
-    m = n if upto is None else min(n, upto + 1)
-    D = np.empty((N, P, m, 2))
+            if gx is not None:
+                G[0, :, idx[name]] = gx
+            if gy is not None:
+                G[1, :, idx[name]] = gy
     rr = np.arange(N)
-    for k, (A, dA) in enumerate(((X, DX), (Y, DY))):
-        kmin, kmax = A.argmin(axis=1), A.argmax(axis=1)
-        lo, span = A[rr, kmin], A[rr, kmax] - A[rr, kmin]
-        flat = span < 1e-12
-        s = np.where(flat, 1.0, span)
-        rel = (A - lo[:, None]) / s[:, None]
-        o = low + rel * (high - low)
-        o[flat] = 0.5 * (low + high)
-        pos[:, :, k] = o
-        dlo, dspan = dA[rr, :, kmin], dA[rr, :, kmax] - dA[rr, :, kmin]          # (N, P)
-        g = (dA[:, :, :m] - dlo[:, :, None]) - rel[:, None, :m] * dspan[:, :, None]
-        g *= ((high - low) / s)[:, None, None]
-        g[flat] = 0.0
-        D[..., k] = g
-    return pos, D
+    # gather each row's columns, times d physical / d u (zero on padding and fixed columns)
+    scale = np.where(lay.signed, 2.0, 1.0) * (lay.hi - lay.lo)
+    sc = np.where(valid & free_columns(lay)[0][cols], scale[cols], 0.0)      # (N, P)
+    m = n if upto is None else min(n, upto + 1)
+    low, high = domain
+    kmin, kmax = XY.argmin(axis=2), XY.argmax(axis=2)         # (2, N)
+    ax = np.arange(2)[:, None]
+    lo = XY[ax, rr, kmin]
+    span = XY[ax, rr, kmax] - lo
+    flat = span < 1e-12
+    s = np.where(flat, 1.0, span)
+    rel = (XY - lo[:, :, None]) / s[:, :, None]
+    o = low + rel * (high - low)
+    o[flat] = 0.5 * (low + high)
+    pos = np.ascontiguousarray(o.transpose(1, 2, 0))
+    # the derivatives at steps 0..m-1 and at each axis' extreme steps only
+    dA = G[..., :m][:, rr[:, None], cols]                     # (2, N, P, m)
+    dA *= sc[None, :, :, None]
+    at = (ax[:, :, None], rr[None, :, None], cols[None])
+    dlo = G[at + (kmin[:, :, None],)] * sc                   # (2, N, P)
+    dspan = G[at + (kmax[:, :, None],)] * sc - dlo
+    g = (dA - dlo[..., None]) - rel[:, :, None, :m] * dspan[..., None]
+    g *= ((high - low) / s)[:, :, None, None]
+    g[flat] = 0.0
+    return pos, np.ascontiguousarray(g.transpose(1, 2, 3, 0))
 
 
 def _t_start(lay: PriorLayout, u: np.ndarray) -> np.ndarray | None:
