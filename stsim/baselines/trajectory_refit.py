@@ -253,6 +253,22 @@ class ReadingResiduals:
         return np.concatenate(out, axis=1), np.concatenate(jac, axis=2)
 
 
+_PERP = np.array([-1.0, 1.0])[:, None, None]        # (x, y) -> (-y, x) on a leading axis of 2
+_COLS: dict = {}
+
+
+def _columns(lay: PriorLayout) -> dict:
+    """``{kind: {parameter name: column of u}}`` of a layout (cached while it is referenced)."""
+    hit = _COLS.get(id(lay))
+    if hit is not None and hit[0] is lay:
+        return hit[1]
+    out = {k: dict(zip(lay.names[k], range(lay.slices[k].start, lay.slices[k].stop))) for k in lay.kinds}
+    if len(_COLS) > 64:
+        _COLS.clear()
+    _COLS[id(lay)] = (lay, out)
+    return out
+
+
 def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray,
                           cols: np.ndarray, valid: np.ndarray, upto: int | None = None,
                           domain=(0.0, 10.0)) -> tuple[np.ndarray, np.ndarray]:
@@ -275,59 +291,66 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     XY = np.zeros((2, N, n))                                  # per-axis sums
     G = np.zeros((2, N, lay.dim, n))                          # d (x, y) / d physical, every column
     has = mask.any(axis=0)
-    for j, kind in enumerate(lay.kinds):
-        if not has[j]:
-            continue
-        sl = lay.slices[kind]
-        idx = dict(zip(lay.names[kind], range(sl.start, sl.stop)))
-        q = {k: Pp[:, i:i + 1] for k, i in idx.items()}       # (N, 1) each parameter
-        # the offsets (x0, y0, cx, cy) are left out: the min-max normalisation cancels them
+    idx = _columns(lay)
+    kinds = [kind for j, kind in enumerate(lay.kinds) if has[j]]
+    # every present kind's angle omega t + phase (figure eight: omega t + 0) and heading theta
+    # at once: one cos and one sin call each
+    turning = [k for k in kinds if k != "linear"]
+    if turning:
+        Pz = np.zeros((N, lay.dim + 1))                       # the last column: a zero phase
+        Pz[:, :-1] = Pp
+        om = [idx[k]["omega"] for k in turning]
+        ph = [idx[k].get("phase", lay.dim) for k in turning]
+        ang = Pz[:, om].T[:, :, None] * t + Pz[:, ph].T[:, :, None]        # (K, N, n)
+        CS = np.zeros((2, len(turning), N, n))                             # only rows with the kind
+        on = mask[:, [lay.kinds.index(k) for k in turning]].T              # (K, N)
+        a_on = ang[on]
+        CS[0][on], CS[1][on] = np.cos(a_on), np.sin(a_on)
+        CS = CS.transpose(1, 0, 2, 3)                                      # (K, 2, N, n)
+        rot = [k for k in turning if "theta" in idx[k]]
+        if rot:
+            th = Pp[:, [idx[k]["theta"] for k in rot]].T[:, :, None]       # (K', N, 1)
+            CT = np.stack([np.cos(th), np.sin(th)], axis=1)                # (K', 2, N, 1)
+            CTp = CT[:, ::-1] * _PERP                                      # (-sin, cos)
+    for kind in kinds:
+        ix = idx[kind]
+        q = {k: Pp[:, i:i + 1] for k, i in ix.items()}        # (N, 1) each parameter
+        # (x, y) as (2, N, n) arrays; perp(v) = (-v_y, v_x); the offsets (x0, y0, cx, cy) are
+        # left out: the min-max normalisation cancels them
         if kind == "linear":
-            x, y = q["vx"] * t, q["vy"] * t
-            d = {"vx": (t, None), "vy": (None, t)}
-        elif kind == "circular":
-            a = q["omega"] * t + q["phase"]
-            ca, sa = np.cos(a), np.sin(a)
-            R = q["radius"]
-            Rc, Rs = R * ca, R * sa
-            x, y = Rc, Rs
-            d = {"radius": (ca, sa), "omega": (-Rs * t, Rc * t), "phase": (-Rs, Rc)}
-        elif kind == "sinusoidal":
-            a = q["omega"] * t + q["phase"]
-            ca, sa = np.cos(a), np.sin(a)
-            sp, A = q["speed"] * t, q["amplitude"]
-            o = A * sa
-            c, sn = np.cos(q["theta"]), np.sin(q["theta"])
-            x, y = sp * c - o * sn, sp * sn + o * c
-            Ac = A * ca
-            d = {"speed": (t * c, t * sn), "theta": (-y, x), "amplitude": (-sa * sn, sa * c),
-                 "omega": (-Ac * t * sn, Ac * t * c), "phase": (-Ac * sn, Ac * c)}
-        elif kind == "figure_eight":
-            a = q["omega"] * t + np.zeros_like(q["omega"])
-            ca, sa = np.cos(a), np.sin(a)
-            A = q["amplitude"]
-            sc = sa * ca
-            a, b = A * sa, A * sc
-            c, sn = np.cos(q["theta"]), np.sin(q["theta"])
-            x, y = c * a - sn * b, sn * a + c * b
-            da, db = A * ca * t, A * (ca * ca - sa * sa) * t         # d/d omega
-            d = {"amplitude": (c * sa - sn * sc, sn * sa + c * sc),
-                 "omega": (c * da - sn * db, sn * da + c * db), "theta": (-y, x)}
-        else:  # spiral
-            a = q["omega"] * t + q["phase"]
-            ca, sa = np.cos(a), np.sin(a)
-            r = q["r0"] + q["growth"] * t
-            rc, rs = r * ca, r * sa
-            x, y = rc, rs
-            d = {"r0": (ca, sa), "growth": (t * ca, t * sa), "omega": (-rs * t, rc * t), "phase": (-rs, rc)}
-        m_j = mask[:, j:j + 1]
-        XY[0] += np.where(m_j, x, 0.0)
-        XY[1] += np.where(m_j, y, 0.0)
-        for name, (gx, gy) in d.items():
-            if gx is not None:
-                G[0, :, idx[name]] = gx
-            if gy is not None:
-                G[1, :, idx[name]] = gy
+            xy = Pp[:, [ix["vx"], ix["vy"]]].T[:, :, None] * t
+            G[0, :, ix["vx"]] = t
+            G[1, :, ix["vy"]] = t
+            d = {}
+        else:
+            cs = CS[turning.index(kind)]                       # (cos, sin) of the angle
+            if kind in ("circular", "spiral"):
+                r = q["radius"] if kind == "circular" else q["r0"] + q["growth"] * t
+                xy = r * cs
+                pxy = xy[::-1] * _PERP
+                d = {"omega": pxy * t, "phase": pxy}
+                if kind == "circular":
+                    d["radius"] = cs
+                else:
+                    d["r0"], d["growth"] = cs, t * cs
+            else:                                             # a path rotated by the heading theta
+                k_ = rot.index(kind)
+                ct, ctp = CT[k_], CTp[k_]
+                ca, sa = cs[0], cs[1]
+                A = q["amplitude"]
+                if kind == "sinusoidal":
+                    xy = (q["speed"] * t) * ct + (A * sa) * ctp
+                    Ac = A * ca
+                    d = {"speed": t * ct, "amplitude": sa * ctp, "omega": (Ac * t) * ctp, "phase": Ac * ctp}
+                else:                                         # figure eight
+                    sc = sa * ca
+                    xy = (A * sa) * ct + (A * sc) * ctp
+                    d = {"amplitude": sa * ct + sc * ctp,
+                         "omega": (A * ca * t) * ct + (A * (ca * ca - sa * sa) * t) * ctp}
+                d["theta"] = xy[::-1] * _PERP
+        XY += np.where(mask[:, lay.kinds.index(kind)][:, None], xy, 0.0)
+        for name, g2 in d.items():
+            G[:, :, ix[name]] = g2
     rr = np.arange(N)
     # gather each row's columns, times d physical / d u (zero on padding and fixed columns)
     scale = np.where(lay.signed, 2.0, 1.0) * (lay.hi - lay.lo)
