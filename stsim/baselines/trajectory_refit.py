@@ -223,33 +223,37 @@ class ReadingResiduals:
         ToA ``dr/dp = -(dx, dy) / (d v b)``; ``emit_col`` (N, P) bool marks the first emission
         time's column, ``dr/du = -emit_scale / b`` (``emit_scale``: its range in s)."""
         r, out, jac = self.r, [], []
+        Pt = np.moveaxis(pos, -1, 0)                         # (2, N, n): the axes apart (views of
+        Dt = np.moveaxis(D, -1, 0)                           # trajectories_jacobian's arrays)
         for kind, k, s, val, tk in self.parts:
-            p = pos[:, k]
-            dx, dy = p[..., 0] - s[:, 0], p[..., 1] - s[:, 1]
+            p = Pt.take(k, axis=2)                           # (2, N, R_part)
+            dx, dy = p[0] - s[:, 0], p[1] - s[:, 1]
             d = np.maximum(np.hypot(dx, dy), 1e-12)
-            Dk = D[:, :, k]                                  # (N, P, R_part, 2)
+            Dk = Dt.take(k, axis=3)                          # (2, N, P, R_part)
             if kind == "bearing":
                 b = r.bearing_half + np.radians(ROUNDING)
                 out.append(wrap_pi(val - np.arctan2(dy, dx)) / b)
                 gx, gy = dy / (d * d * b), -dx / (d * d * b)
-                jac.append(Dk[..., 0] * gx[:, None] + Dk[..., 1] * gy[:, None])
+                jac.append(Dk[0] * gx[:, None] + Dk[1] * gy[:, None])
                 continue
             if kind == "range":
                 den = r.range_sigma * d + ROUNDING
                 out.append((val - d) / den)
                 f = -(r.range_sigma * val + ROUNDING) / (den * den * d)
-                jac.append(Dk[..., 0] * (f * dx)[:, None] + Dk[..., 1] * (f * dy)[:, None])
+                jac.append(Dk[0] * (f * dx)[:, None] + Dk[1] * (f * dy)[:, None])
             else:
                 b = r.toa_half + ROUNDING
                 t0 = 0.0 if t_start is None else t_start[:, None]
                 out.append((val - t0 - tk - d / r.speed) / b)
                 f = -1.0 / (r.speed * b * d)
-                g = Dk[..., 0] * (f * dx)[:, None] + Dk[..., 1] * (f * dy)[:, None]
+                g = Dk[0] * (f * dx)[:, None] + Dk[1] * (f * dy)[:, None]
                 if emit_col is not None:
                     g[emit_col] -= emit_scale / b
                 jac.append(g)
         if not out:
             return np.zeros((len(pos), 0)), np.zeros((len(pos), D.shape[1], 0))
+        if len(out) == 1:
+            return out[0], jac[0]
         return np.concatenate(out, axis=1), np.concatenate(jac, axis=2)
 
 
@@ -366,7 +370,7 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     rel = (XY - lo[:, :, None]) / s[:, :, None]
     o = low + rel * (high - low)
     o[flat] = 0.5 * (low + high)
-    pos = np.ascontiguousarray(o.transpose(1, 2, 0))
+    pos = o.transpose(1, 2, 0)                                # (N, n, 2) views, the axes apart
     # the derivatives at steps 0..m-1 and at each axis' extreme steps only
     dA = G[..., :m][:, rr[:, None], cols]                     # (2, N, P, m)
     dA *= sc[None, :, :, None]
@@ -376,7 +380,7 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     g = (dA - dlo[..., None]) - rel[:, :, None, :m] * dspan[..., None]
     g *= ((high - low) / s)[:, :, None, None]
     g[flat] = 0.0
-    return pos, np.ascontiguousarray(g.transpose(1, 2, 3, 0))
+    return pos, g.transpose(1, 2, 3, 0)
 
 
 def _t_start(lay: PriorLayout, u: np.ndarray) -> np.ndarray | None:
