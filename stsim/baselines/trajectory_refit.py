@@ -261,12 +261,18 @@ _PERP = np.array([-1.0, 1.0])[:, None, None]        # (x, y) -> (-y, x) on a lea
 _COLS: dict = {}
 
 
-def _columns(lay: PriorLayout) -> dict:
-    """``{kind: {parameter name: column of u}}`` of a layout (cached while it is referenced)."""
+def _columns(lay: PriorLayout) -> tuple[dict, np.ndarray, np.ndarray]:
+    """``({kind: {parameter name: column of u}}, kind (dim,) int: each column's kind (0 for the
+    emission column), scale (dim,): d physical / d u)`` of a layout (cached while it is
+    referenced)."""
     hit = _COLS.get(id(lay))
     if hit is not None and hit[0] is lay:
         return hit[1]
-    out = {k: dict(zip(lay.names[k], range(lay.slices[k].start, lay.slices[k].stop))) for k in lay.kinds}
+    idx = {k: dict(zip(lay.names[k], range(lay.slices[k].start, lay.slices[k].stop))) for k in lay.kinds}
+    kind = np.zeros(lay.dim, int)
+    for j, k in enumerate(lay.kinds):
+        kind[lay.slices[k]] = j
+    out = (idx, kind, np.where(lay.signed, 2.0, 1.0) * (lay.hi - lay.lo))
     if len(_COLS) > 64:
         _COLS.clear()
     _COLS[id(lay)] = (lay, out)
@@ -289,13 +295,15 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     Each kind present in any row is evaluated on every row (a row without it adds nothing to
     the positions and never gathers its columns): a few dozen whole-array numpy calls per
     evaluation, whatever the mix of structures (the LM's inner loop, issue 20)."""
-    Pp = lay.physical(u)
+    idx, kind_of, scale = _columns(lay)
+    # physical parameters, zero where the row lacks the kind: its (x, y) are then +-0 exactly,
+    # and adding them leaves the sums' bits as they are
+    Pp = np.where(mask[:, kind_of], lay.physical(u), 0.0)
     t = t_rel[None, :]
     N, n, P = len(u), len(t_rel), cols.shape[1]
     XY = np.zeros((2, N, n))                                  # per-axis sums
     G = np.zeros((2, N, lay.dim, n))                          # d (x, y) / d physical, every column
     has = mask.any(axis=0)
-    idx = _columns(lay)
     kinds = [kind for j, kind in enumerate(lay.kinds) if has[j]]
     # every present kind's angle omega t + phase (figure eight: omega t + 0) and heading theta
     # at once: one cos and one sin call each
@@ -305,20 +313,22 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
         Pz[:, :-1] = Pp
         om = [idx[k]["omega"] for k in turning]
         ph = [idx[k].get("phase", lay.dim) for k in turning]
-        ang = Pz[:, om].T[:, :, None] * t + Pz[:, ph].T[:, :, None]        # (K, N, n)
-        CS = np.zeros((2, len(turning), N, n))                             # only rows with the kind
         on = mask[:, [lay.kinds.index(k) for k in turning]].T              # (K, N)
-        a_on = ang[on]
+        a_on = Pz[:, om].T[on][:, None] * t + Pz[:, ph].T[on][:, None]     # the rows with the kind
+        CS = np.zeros((2, len(turning), N, n))
         CS[0][on], CS[1][on] = np.cos(a_on), np.sin(a_on)
         CS = CS.transpose(1, 0, 2, 3)                                      # (K, 2, N, n)
         rot = [k for k in turning if "theta" in idx[k]]
         if rot:
             th = Pp[:, [idx[k]["theta"] for k in rot]].T[:, :, None]       # (K', N, 1)
-            CT = np.stack([np.cos(th), np.sin(th)], axis=1)                # (K', 2, N, 1)
+            CT = np.empty((len(rot), 2, N, 1))                             # (cos, sin)
+            np.cos(th, out=CT[:, 0])
+            np.sin(th, out=CT[:, 1])
             CTp = CT[:, ::-1] * _PERP                                      # (-sin, cos)
     for kind in kinds:
         ix = idx[kind]
-        q = {k: Pp[:, i:i + 1] for k, i in ix.items()}        # (N, 1) each parameter
+        def q(name, ix=ix):                                   # (N, 1) a parameter's values
+            return Pp[:, ix[name], None]
         # (x, y) as (2, N, n) arrays; perp(v) = (-v_y, v_x); the offsets (x0, y0, cx, cy) are
         # left out: the min-max normalisation cancels them
         if kind == "linear":
@@ -329,7 +339,7 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
         else:
             cs = CS[turning.index(kind)]                       # (cos, sin) of the angle
             if kind in ("circular", "spiral"):
-                r = q["radius"] if kind == "circular" else q["r0"] + q["growth"] * t
+                r = q("radius") if kind == "circular" else q("r0") + q("growth") * t
                 xy = r * cs
                 pxy = xy[::-1] * _PERP
                 d = {"omega": pxy * t, "phase": pxy}
@@ -341,9 +351,9 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
                 k_ = rot.index(kind)
                 ct, ctp = CT[k_], CTp[k_]
                 ca, sa = cs[0], cs[1]
-                A = q["amplitude"]
+                A = q("amplitude")
                 if kind == "sinusoidal":
-                    xy = (q["speed"] * t) * ct + (A * sa) * ctp
+                    xy = (q("speed") * t) * ct + (A * sa) * ctp
                     Ac = A * ca
                     d = {"speed": t * ct, "amplitude": sa * ctp, "omega": (Ac * t) * ctp, "phase": Ac * ctp}
                 else:                                         # figure eight
@@ -352,12 +362,11 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
                     d = {"amplitude": sa * ct + sc * ctp,
                          "omega": (A * ca * t) * ct + (A * (ca * ca - sa * sa) * t) * ctp}
                 d["theta"] = xy[::-1] * _PERP
-        XY += np.where(mask[:, lay.kinds.index(kind)][:, None], xy, 0.0)
+        XY += xy
         for name, g2 in d.items():
             G[:, :, ix[name]] = g2
     rr = np.arange(N)
     # gather each row's columns, times d physical / d u (zero on padding and fixed columns)
-    scale = np.where(lay.signed, 2.0, 1.0) * (lay.hi - lay.lo)
     sc = np.where(valid & free_columns(lay)[0][cols], scale[cols], 0.0)      # (N, P)
     m = n if upto is None else min(n, upto + 1)
     low, high = domain
