@@ -223,8 +223,8 @@ class ReadingResiduals:
         ToA ``dr/dp = -(dx, dy) / (d v b)``; ``emit_col`` (N, P) bool marks the first emission
         time's column, ``dr/du = -emit_scale / b`` (``emit_scale``: its range in s)."""
         r, out, jac = self.r, [], []
-        Pt = np.moveaxis(pos, -1, 0)                         # (2, N, n): the axes apart (views of
-        Dt = np.moveaxis(D, -1, 0)                           # trajectories_jacobian's arrays)
+        Pt = pos.transpose(2, 0, 1)                          # (2, N, n): the axes apart (views of
+        Dt = D.transpose(3, 0, 1, 2)                         # trajectories_jacobian's arrays)
         for kind, k, s, val, tk in self.parts:
             p = Pt.take(k, axis=2)                           # (2, N, R_part)
             dx, dy = p[0] - s[:, 0], p[1] - s[:, 1]
