@@ -67,7 +67,7 @@ SMOOTHER_SETTINGS: dict = {
     # SMOOTHED_DEFAULTS)
     "toa": {"from_step": 1, "late": False},
     # emission times unknown (the shot schedule: first emission time fitted; temporal and x-y-t,
-    # in their defaults: stark_tier1.SMOOTHED_DEFAULTS): x-y-t, seed 11, 20 tasks, with the
+    # in x-y-t's default: stark_tier1.SMOOTHED_DEFAULTS): x-y-t, seed 11, 20 tasks, with the
     # least-squares refit from step 8: 0.265 / 0.143 (0.317 / 0.121 without ``max_sd``); with
     # the late pass (the later steps the refit leaves, :func:`smooth_then_refit`): better over
     # all steps on seeds 11 and 13 than steps 0-13 only (stark_tier1.SMOOTHED_DEFAULTS' comment)
