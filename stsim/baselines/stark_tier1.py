@@ -231,15 +231,16 @@ def solve_tracking_pf(task: Task, solver: str = "baseline:pf") -> list[Answer]:
 #: cheaper than Stone Soup's particle filter); event (steps 0-13) 0.163 / 0.146 -> 0.163 /
 #: 0.145, 0.129 / 0.098 -> 0.125 / 0.096 (also smoothing the later steps the refit leaves,
 #: 0.163 / 0.128 and 0.125 / 0.088, measured 5.2-5.9x).  x-y-t (emission times unknown:
-#: ``SMOOTHER_SETTINGS["toa_schedule"]``, steps 0-13 and the later steps the refit leaves)
-#: joined once the refit's Levenberg-Marquardt was made cheaper (same answers): 0.2620 / 0.1441
-#: -> 0.2600 / 0.1199 (seed 11), 0.2622 / 0.1042 -> 0.2474 / 0.1008 (seed 13) (steps 0-13 only:
-#: 0.2600 / 0.1437, 0.2474 / 0.1031), measured 5.75-6.32x cheaper than Stone Soup's particle
-#: filter in four runs of ``perf/smoothed_cost.py`` (steps 0-13 only: 6.5-6.7x; before the
-#: cheaper refit 4.8-5.9x).  Not in the default: temporal (0.0058 / 0.0019 -> 0.0047 / 0.0014,
-#: 0.0052 / 0.0024 -> 0.0050 / 0.0019 with the later steps, but 5.25-5.69x in four runs of
-#: ``perf/smoothed_cost.py`` with the cheaper refit, below the 6 % margin; steps 0-13 only:
-#: worse over all steps, 0.0022 and 0.0026); range+bearing (0.047 / 0.047 -> 0.040 / 0.038 and
+#: ``SMOOTHER_SETTINGS["toa_schedule"]``, steps 0-13) joined once the refit's
+#: Levenberg-Marquardt was made cheaper (same answers): 0.2620 / 0.1441 -> 0.2600 / 0.1437 (seed
+#: 11), 0.2622 / 0.1042 -> 0.2474 / 0.1031 (seed 13), measured 6.3x cheaper than Stone Soup's
+#: particle filter in ``perf/pf_cost.py`` and 6.5-6.7x in four runs of ``perf/smoothed_cost.py``
+#: (before the cheaper refit: 4.8x in ``perf/pf_cost.py``); with the later steps the refit
+#: leaves smoothed too 0.2600 / 0.1199 and 0.2474 / 0.1008, but 4.8-5.4x in ``perf/pf_cost.py``.
+#: Not in the default: temporal (0.0058 / 0.0019 -> 0.0047 / 0.0014, 0.0052 / 0.0024 -> 0.0050
+#: / 0.0019 with the later steps, but 5.25-5.69x in four runs of ``perf/smoothed_cost.py`` with
+#: the cheaper refit, below the 6 % margin; steps 0-13 only: worse over all steps, 0.0022 and
+#: 0.0026); range+bearing (0.047 / 0.047 -> 0.040 / 0.038 and
 #: 0.053 / 0.043 -> 0.039 / 0.030, but 4.2-4.8x with the cheaper refit); bearing (seed 11 worse
 #: over the first 10 steps, 0.209 -> 0.211).  All but bearing have it as ``baseline:smoother``.
 #: Scripts in docs/stark-tier1.md.
