@@ -211,6 +211,30 @@ def test_trajectory_jacobian_matches_central_differences(table):
         assert np.abs(fd - D[:, p]).max() < 1e-5 * (1 + np.abs(fd).max())
 
 
+def test_trajectory_jacobian_rows_independent_of_the_batch():
+    """Each fit's positions and derivatives are bit for bit the same evaluated alone, in a
+    batch of other structures (every kind present in any row runs on all rows, zeroed where a
+    row lacks it) or in a sub-batch (the LM evaluates its live starts only), and ``upto`` keeps
+    the first ``upto + 1`` steps of the full derivatives bit for bit (the extreme steps of the
+    normalisation past ``upto`` included); with a first emission column, its derivatives are
+    zero."""
+    lay = PriorLayout(MOTION_RANGES["stark_release"], emit=(0.0, 5.0))
+    rng = np.random.default_rng(3)
+    S = structures(5, 3)
+    mask = S[rng.permutation(len(S))[:12]]
+    u = rng.uniform(0.0, 1.0, (12, lay.dim))
+    cols, valid = _active_columns(lay, mask, True)
+    t = np.linspace(0.0, 10.0, 50)
+    pos, D = trajectories_jacobian(lay, u, mask, t, cols, valid)
+    for i in range(12):
+        pi, Di = trajectories_jacobian(lay, u[i:i + 1], mask[i:i + 1], t, cols[i:i + 1], valid[i:i + 1])
+        assert np.array_equal(pi[0], pos[i]) and np.array_equal(Di[0], D[i])
+    sub = np.array([1, 4, 7, 10])
+    ps, Ds = trajectories_jacobian(lay, u[sub], mask[sub], t, cols[sub], valid[sub], upto=6)
+    assert np.array_equal(ps, pos[sub]) and np.array_equal(Ds, D[sub, :, :7])
+    assert not D[cols == lay.dim - 1].any() and not D[~valid].any()
+
+
 @pytest.mark.parametrize("family", ["stark.tracking.range_bearing", "stark.temporal_tracking.event"])
 def test_residual_jacobian_matches_central_differences(family):
     """:meth:`ReadingResiduals.jacobian` (range and bearing; ToA with the first emission time)

@@ -230,16 +230,21 @@ def solve_tracking_pf(task: Task, solver: str = "baseline:pf") -> list[Answer]:
 #: refit from step 0 after the smoother, 0.060 / 0.031 and 0.072 / 0.029, measured 4.6-4.9x
 #: cheaper than Stone Soup's particle filter); event (steps 0-13) 0.163 / 0.146 -> 0.163 /
 #: 0.145, 0.129 / 0.098 -> 0.125 / 0.096 (also smoothing the later steps the refit leaves,
-#: 0.163 / 0.128 and 0.125 / 0.088, measured 5.2-5.9x).  Not in the default: x-y-t (steps 0-13:
-#: 0.262 / 0.144 -> 0.260 / 0.144, 0.262 / 0.104 -> 0.247 / 0.103, but measured 4.8-6.2x, 4.8x
-#: in ``perf/pf_cost.py``; with the later steps 4.8-5.9x); range+bearing (0.047 / 0.047 ->
-#: 0.040 / 0.038 and 0.053 / 0.043 -> 0.039 / 0.030, but 4.6-5.0x cheaper than Stone Soup's
-#: particle filter, 4.7x in ``perf/vs_stonesoup.py``); temporal (0.0058 / 0.0019 -> 0.0047 /
-#: 0.0014 and 0.0052 / 0.0024 -> 0.0050 / 0.0019 at 4.9-5.3x; steps 0-13 only: worse over all
-#: steps, 0.0022 and 0.0026); bearing (seed 11 worse over the first 10 steps, 0.209 -> 0.211).
-#: All but bearing have it as ``baseline:smoother``.
+#: 0.163 / 0.128 and 0.125 / 0.088, measured 5.2-5.9x).  x-y-t (emission times unknown:
+#: ``SMOOTHER_SETTINGS["toa_schedule"]``, steps 0-13) joined once the refit's
+#: Levenberg-Marquardt was made cheaper (same answers): 0.2620 / 0.1441 -> 0.2600 / 0.1437 (seed
+#: 11), 0.2622 / 0.1042 -> 0.2474 / 0.1031 (seed 13), measured 6.3x cheaper than Stone Soup's
+#: particle filter in ``perf/pf_cost.py`` and 6.5-6.7x in four runs of ``perf/smoothed_cost.py``
+#: (before the cheaper refit: 4.8x in ``perf/pf_cost.py``); with the later steps the refit
+#: leaves smoothed too 0.2600 / 0.1199 and 0.2474 / 0.1008, but 4.8-5.4x in ``perf/pf_cost.py``.
+#: Not in the default: temporal (0.0058 / 0.0019 -> 0.0047 / 0.0014, 0.0052 / 0.0024 -> 0.0050
+#: / 0.0019 with the later steps, but 5.25-5.69x in four runs of ``perf/smoothed_cost.py`` with
+#: the cheaper refit, below the 6 % margin; steps 0-13 only: worse over all steps, 0.0022 and
+#: 0.0026); range+bearing (0.047 / 0.047 -> 0.040 / 0.038 and
+#: 0.053 / 0.043 -> 0.039 / 0.030, but 4.2-4.8x with the cheaper refit); bearing (seed 11 worse
+#: over the first 10 steps, 0.209 -> 0.211).  All but bearing have it as ``baseline:smoother``.
 #: Scripts in docs/stark-tier1.md.
-SMOOTHED_DEFAULTS = ("stark.tracking.range", "stark.tracking.event")
+SMOOTHED_DEFAULTS = ("stark.tracking.range", "stark.tracking.event", "stark.tracking.event_xyt")
 
 
 def _default_smoother(task: Task) -> dict | None:
@@ -328,7 +333,7 @@ def solve_event_tracking(task: Task, solver: str = "baseline") -> list[Answer]:
     where it holds, by the generator's parametric trajectory and first emission time fitted to
     all readings so far (:mod:`stsim.baselines.trajectory_refit`,
     :data:`~stsim.baselines.trajectory_refit.REFIT_SETTINGS`; issue 20); for the families of
-    :data:`SMOOTHED_DEFAULTS` (position with known emission times) the MAP smoother over the steps seen so far
+    :data:`SMOOTHED_DEFAULTS` (event, x-y-t) the MAP smoother over the steps seen so far
     runs between the two (:mod:`stsim.baselines.trajectory_smoother`)."""
     from .trajectory_refit import REFIT_SETTINGS
     return _event_tracking(task, solver, refit=REFIT_SETTINGS["toa"], smooth=_default_smoother(task))

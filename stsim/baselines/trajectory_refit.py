@@ -223,34 +223,60 @@ class ReadingResiduals:
         ToA ``dr/dp = -(dx, dy) / (d v b)``; ``emit_col`` (N, P) bool marks the first emission
         time's column, ``dr/du = -emit_scale / b`` (``emit_scale``: its range in s)."""
         r, out, jac = self.r, [], []
+        Pt = pos.transpose(2, 0, 1)                          # (2, N, n): the axes apart (views of
+        Dt = D.transpose(3, 0, 1, 2)                         # trajectories_jacobian's arrays)
         for kind, k, s, val, tk in self.parts:
-            p = pos[:, k]
-            dx, dy = p[..., 0] - s[:, 0], p[..., 1] - s[:, 1]
+            p = Pt.take(k, axis=2)                           # (2, N, R_part)
+            dx, dy = p[0] - s[:, 0], p[1] - s[:, 1]
             d = np.maximum(np.hypot(dx, dy), 1e-12)
-            Dk = D[:, :, k]                                  # (N, P, R_part, 2)
+            Dk = Dt.take(k, axis=3)                          # (2, N, P, R_part)
             if kind == "bearing":
                 b = r.bearing_half + np.radians(ROUNDING)
                 out.append(wrap_pi(val - np.arctan2(dy, dx)) / b)
                 gx, gy = dy / (d * d * b), -dx / (d * d * b)
-                jac.append(Dk[..., 0] * gx[:, None] + Dk[..., 1] * gy[:, None])
+                jac.append(Dk[0] * gx[:, None] + Dk[1] * gy[:, None])
                 continue
             if kind == "range":
                 den = r.range_sigma * d + ROUNDING
                 out.append((val - d) / den)
                 f = -(r.range_sigma * val + ROUNDING) / (den * den * d)
-                jac.append(Dk[..., 0] * (f * dx)[:, None] + Dk[..., 1] * (f * dy)[:, None])
+                jac.append(Dk[0] * (f * dx)[:, None] + Dk[1] * (f * dy)[:, None])
             else:
                 b = r.toa_half + ROUNDING
                 t0 = 0.0 if t_start is None else t_start[:, None]
                 out.append((val - t0 - tk - d / r.speed) / b)
                 f = -1.0 / (r.speed * b * d)
-                g = Dk[..., 0] * (f * dx)[:, None] + Dk[..., 1] * (f * dy)[:, None]
+                g = Dk[0] * (f * dx)[:, None] + Dk[1] * (f * dy)[:, None]
                 if emit_col is not None:
                     g[emit_col] -= emit_scale / b
                 jac.append(g)
         if not out:
             return np.zeros((len(pos), 0)), np.zeros((len(pos), D.shape[1], 0))
+        if len(out) == 1:
+            return out[0], jac[0]
         return np.concatenate(out, axis=1), np.concatenate(jac, axis=2)
+
+
+_PERP = np.array([-1.0, 1.0])[:, None, None]        # (x, y) -> (-y, x) on a leading axis of 2
+_COLS: dict = {}
+
+
+def _columns(lay: PriorLayout) -> tuple[dict, np.ndarray, np.ndarray]:
+    """``({kind: {parameter name: column of u}}, kind (dim,) int: each column's kind (0 for the
+    emission column), scale (dim,): d physical / d u)`` of a layout (cached while it is
+    referenced)."""
+    hit = _COLS.get(id(lay))
+    if hit is not None and hit[0] is lay:
+        return hit[1]
+    idx = {k: dict(zip(lay.names[k], range(lay.slices[k].start, lay.slices[k].stop))) for k in lay.kinds}
+    kind = np.zeros(lay.dim, int)
+    for j, k in enumerate(lay.kinds):
+        kind[lay.slices[k]] = j
+    out = (idx, kind, np.where(lay.signed, 2.0, 1.0) * (lay.hi - lay.lo))
+    if len(_COLS) > 64:
+        _COLS.clear()
+    _COLS[id(lay)] = (lay, out)
+    return out
 
 
 def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray,
@@ -264,94 +290,106 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     signed rate), then the quotient rule through the per-axis min-max normalisation ``o =
     (A - A[k_min]) / (A[k_max] - A[k_min])`` with the extreme steps held (almost everywhere
     differentiable).  Plane units per ``u`` unit; with ``upto`` the derivatives of steps
-    ``0..upto`` only (N, P, upto+1, 2)."""
-    def _cis(omega, phase, t_rel):          # direct: the rotation recurrence's step loop costs more
-        a = omega * t_rel[None, :] + phase  # than the trigonometry of a few dozen fits
-        return np.cos(a), np.sin(a)
-    Pp = lay.physical(u)
+    ``0..upto`` only (N, P, upto+1, 2).
+
+    Each kind present in any row is evaluated on every row (a row without it adds nothing to
+    the positions and never gathers its columns): a few dozen whole-array numpy calls per
+    evaluation, whatever the mix of structures (the LM's inner loop, issue 20)."""
+    idx, kind_of, scale = _columns(lay)
+    # physical parameters, zero where the row lacks the kind: its (x, y) are then +-0 exactly,
+    # and adding them leaves the sums' bits as they are
+    Pp = np.where(mask[:, kind_of], lay.physical(u), 0.0)
     t = t_rel[None, :]
     N, n, P = len(u), len(t_rel), cols.shape[1]
-    X, Y = np.zeros((N, n)), np.zeros((N, n))
-    DX, DY = np.zeros((N, P, n)), np.zeros((N, P, n))
-    colpos = np.full((N, lay.dim), -1)
-    ri, pi = np.nonzero(valid)
-    colpos[ri, cols[ri, pi]] = pi
-    scale = np.where(lay.signed, 2.0, 1.0) * (lay.hi - lay.lo)
-    free = free_columns(lay)[0]
-    for j, kind in enumerate(lay.kinds):
-        every = bool(mask[:, j].all())
-        rows = slice(None) if every else np.flatnonzero(mask[:, j])
-        if not every and not len(rows):
-            continue
-        sl = lay.slices[kind]
-        idx = dict(zip(lay.names[kind], range(sl.start, sl.stop)))
-        Q = Pp[rows, sl]
-        q = {k: Q[:, i:i + 1] for i, k in enumerate(lay.names[kind])}
-        # the offsets (x0, y0, cx, cy) are left out: the min-max normalisation cancels them
+    XY = np.zeros((2, N, n))                                  # per-axis sums
+    G = np.zeros((2, N, lay.dim, n))                          # d (x, y) / d physical, every column
+    has = mask.any(axis=0)
+    kinds = [kind for j, kind in enumerate(lay.kinds) if has[j]]
+    # every present kind's angle omega t + phase (figure eight: omega t + 0) and heading theta
+    # at once: one cos and one sin call each
+    turning = [k for k in kinds if k != "linear"]
+    if turning:
+        Pz = np.zeros((N, lay.dim + 1))                       # the last column: a zero phase
+        Pz[:, :-1] = Pp
+        om = [idx[k]["omega"] for k in turning]
+        ph = [idx[k].get("phase", lay.dim) for k in turning]
+        on = mask[:, [lay.kinds.index(k) for k in turning]].T              # (K, N)
+        a_on = Pz[:, om].T[on][:, None] * t + Pz[:, ph].T[on][:, None]     # the rows with the kind
+        CS = np.zeros((2, len(turning), N, n))
+        CS[0][on], CS[1][on] = np.cos(a_on), np.sin(a_on)
+        CS = CS.transpose(1, 0, 2, 3)                                      # (K, 2, N, n)
+        rot = [k for k in turning if "theta" in idx[k]]
+        if rot:
+            th = Pp[:, [idx[k]["theta"] for k in rot]].T[:, :, None]       # (K', N, 1)
+            CT = np.empty((len(rot), 2, N, 1))                             # (cos, sin)
+            np.cos(th, out=CT[:, 0])
+            np.sin(th, out=CT[:, 1])
+            CTp = CT[:, ::-1] * _PERP                                      # (-sin, cos)
+    for kind in kinds:
+        ix = idx[kind]
+        def q(name, ix=ix):                                   # (N, 1) a parameter's values
+            return Pp[:, ix[name], None]
+        # (x, y) as (2, N, n) arrays; perp(v) = (-v_y, v_x); the offsets (x0, y0, cx, cy) are
+        # left out: the min-max normalisation cancels them
         if kind == "linear":
-            x, y = q["vx"] * t, q["vy"] * t
-            d = {"vx": (t, 0.0), "vy": (0.0, t)}
-        elif kind == "circular":
-            ca, sa = _cis(q["omega"], q["phase"], t_rel)
-            R = q["radius"]
-            Rc, Rs = R * ca, R * sa
-            x, y = Rc, Rs
-            d = {"radius": (ca, sa), "omega": (-Rs * t, Rc * t), "phase": (-Rs, Rc)}
-        elif kind == "sinusoidal":
-            ca, sa = _cis(q["omega"], q["phase"], t_rel)
-            sp, A = q["speed"] * t, q["amplitude"]
-            o = A * sa
-            c, sn = np.cos(q["theta"]), np.sin(q["theta"])
-            x, y = sp * c - o * sn, sp * sn + o * c
-            Ac = A * ca
-            d = {"speed": (t * c, t * sn), "theta": (-y, x), "amplitude": (-sa * sn, sa * c),
-                 "omega": (-Ac * t * sn, Ac * t * c), "phase": (-Ac * sn, Ac * c)}
-        elif kind == "figure_eight":
-            ca, sa = _cis(q["omega"], np.zeros_like(q["omega"]), t_rel)
-            A = q["amplitude"]
-            sc = sa * ca
-            a, b = A * sa, A * sc
-            c, sn = np.cos(q["theta"]), np.sin(q["theta"])
-            x, y = c * a - sn * b, sn * a + c * b
-            da, db = A * ca * t, A * (ca * ca - sa * sa) * t         # d/d omega
-            d = {"amplitude": (c * sa - sn * sc, sn * sa + c * sc),
-                 "omega": (c * da - sn * db, sn * da + c * db), "theta": (-y, x)}
-        else:  # spiral
-            ca, sa = _cis(q["omega"], q["phase"], t_rel)
-            r = q["r0"] + q["growth"] * t
-            rc, rs = r * ca, r * sa
-            x, y = rc, rs
-            d = {"r0": (ca, sa), "growth": (t * ca, t * sa), "omega": (-rs * t, rc * t), "phase": (-rs, rc)}
-        X[rows] += x
-        Y[rows] += y
-        r_ = np.arange(N) if every else rows
-        for name, (gx, gy) in d.items():
-            c = idx[name]
-            if not free[c]:                                  # a fixed parameter (zero-width range)
-                continue
-            p = colpos[r_, c]                                # every row with the kind fits it
-            DX[r_, p] = scale[c] * gx
-            DY[r_, p] = scale[c] * gy
-    low, high = domain
-    pos = np.empty((N, n, 2))
-    m = n if upto is None else min(n, upto + 1)
-    D = np.empty((N, P, m, 2))
+            xy = Pp[:, [ix["vx"], ix["vy"]]].T[:, :, None] * t
+            G[0, :, ix["vx"]] = t
+            G[1, :, ix["vy"]] = t
+            d = {}
+        else:
+            cs = CS[turning.index(kind)]                       # (cos, sin) of the angle
+            if kind in ("circular", "spiral"):
+                r = q("radius") if kind == "circular" else q("r0") + q("growth") * t
+                xy = r * cs
+                pxy = xy[::-1] * _PERP
+                d = {"omega": pxy * t, "phase": pxy}
+                if kind == "circular":
+                    d["radius"] = cs
+                else:
+                    d["r0"], d["growth"] = cs, t * cs
+            else:                                             # a path rotated by the heading theta
+                k_ = rot.index(kind)
+                ct, ctp = CT[k_], CTp[k_]
+                ca, sa = cs[0], cs[1]
+                A = q("amplitude")
+                if kind == "sinusoidal":
+                    xy = (q("speed") * t) * ct + (A * sa) * ctp
+                    Ac = A * ca
+                    d = {"speed": t * ct, "amplitude": sa * ctp, "omega": (Ac * t) * ctp, "phase": Ac * ctp}
+                else:                                         # figure eight
+                    sc = sa * ca
+                    xy = (A * sa) * ct + (A * sc) * ctp
+                    d = {"amplitude": sa * ct + sc * ctp,
+                         "omega": (A * ca * t) * ct + (A * (ca * ca - sa * sa) * t) * ctp}
+                d["theta"] = xy[::-1] * _PERP
+        XY += xy
+        for name, g2 in d.items():
+            G[:, :, ix[name]] = g2
     rr = np.arange(N)
-    for k, (A, dA) in enumerate(((X, DX), (Y, DY))):
-        kmin, kmax = A.argmin(axis=1), A.argmax(axis=1)
-        lo, span = A[rr, kmin], A[rr, kmax] - A[rr, kmin]
-        flat = span < 1e-12
-        s = np.where(flat, 1.0, span)
-        rel = (A - lo[:, None]) / s[:, None]
-        o = low + rel * (high - low)
-        o[flat] = 0.5 * (low + high)
-        pos[:, :, k] = o
-        dlo, dspan = dA[rr, :, kmin], dA[rr, :, kmax] - dA[rr, :, kmin]          # (N, P)
-        g = (dA[:, :, :m] - dlo[:, :, None]) - rel[:, None, :m] * dspan[:, :, None]
-        g *= ((high - low) / s)[:, None, None]
-        g[flat] = 0.0
-        D[..., k] = g
-    return pos, D
+    # gather each row's columns, times d physical / d u (zero on padding and fixed columns)
+    sc = np.where(valid & free_columns(lay)[0][cols], scale[cols], 0.0)      # (N, P)
+    m = n if upto is None else min(n, upto + 1)
+    low, high = domain
+    kmin, kmax = XY.argmin(axis=2), XY.argmax(axis=2)         # (2, N)
+    ax = np.arange(2)[:, None]
+    lo = XY[ax, rr, kmin]
+    span = XY[ax, rr, kmax] - lo
+    flat = span < 1e-12
+    s = np.where(flat, 1.0, span)
+    rel = (XY - lo[:, :, None]) / s[:, :, None]
+    o = low + rel * (high - low)
+    o[flat] = 0.5 * (low + high)
+    pos = o.transpose(1, 2, 0)                                # (N, n, 2) views, the axes apart
+    # the derivatives at steps 0..m-1 and at each axis' extreme steps only
+    dA = G[..., :m][:, rr[:, None], cols]                     # (2, N, P, m)
+    dA *= sc[None, :, :, None]
+    at = (ax[:, :, None], rr[None, :, None], cols[None])
+    dlo = G[at + (kmin[:, :, None],)] * sc                   # (2, N, P)
+    dspan = G[at + (kmax[:, :, None],)] * sc - dlo
+    g = (dA - dlo[..., None]) - rel[:, :, None, :m] * dspan[..., None]
+    g *= ((high - low) / s)[:, :, None, None]
+    g[flat] = 0.0
+    return pos, g.transpose(1, 2, 3, 0)
 
 
 def _t_start(lay: PriorLayout, u: np.ndarray) -> np.ndarray | None:

@@ -66,10 +66,12 @@ SMOOTHER_SETTINGS: dict = {
     # left event's default 5.2-5.9x cheaper than Stone Soup's particle filter (stark_tier1.
     # SMOOTHED_DEFAULTS)
     "toa": {"from_step": 1, "late": False},
-    # emission times unknown (the shot schedule: first emission time fitted; ``baseline:smoother``
-    # of temporal and x-y-t, in no default: stark_tier1.SMOOTHED_DEFAULTS): x-y-t, seed 11, 20
-    # tasks, with the least-squares refit from step 8: 0.265 / 0.143 (0.317 / 0.121 without
-    # ``max_sd``); no late pass (``late``, :func:`smooth_then_refit`): it cost 3-9 ms per task
+    # emission times unknown (the shot schedule: first emission time fitted; temporal and x-y-t,
+    # in x-y-t's default: stark_tier1.SMOOTHED_DEFAULTS): x-y-t, seed 11, 20 tasks, with the
+    # least-squares refit from step 8: 0.265 / 0.143 (0.317 / 0.121 without ``max_sd``); no late
+    # pass (``late``, :func:`smooth_then_refit`): better over all steps (x-y-t 0.120 against
+    # 0.144 on seed 11) but x-y-t's default then measured 4.8-5.4x cheaper than Stone Soup's
+    # particle filter in three runs of ``perf/pf_cost.py`` (steps 0-13 only: 6.3x)
     "toa_schedule": {"from_step": 1, "max_sd": 0.2, "late": False},
 }
 
