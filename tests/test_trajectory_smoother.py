@@ -210,3 +210,36 @@ def test_default_with_the_smoother_beats_the_filter_alone(family):
     d, f = np.array(E["default"]), np.array(E["filter"])
     assert trimmed_rmse(d[:, :10].ravel()) < trimmed_rmse(f[:, :10].ravel())
     assert trimmed_rmse(d.ravel()) < trimmed_rmse(f.ravel())
+
+
+def test_a_step_with_every_reading_dropped_answers_the_prediction_of_the_last_fit():
+    """Step 2 with no reading (all NaN) and a single-step path: step 2's answer is the MAP of
+    steps 0..2 given the readings of steps 0..1 (the prior's prediction; the full-space MAP
+    over the raw positions with the missing step's readings left out, scipy BFGS), and step 3
+    goes on from there; a task of one step answers its step 0 alone (from_step 0)."""
+    from scipy.optimize import minimize
+    mom, r, x = _synthetic(n=5, seed=3)
+    z = r.z.copy()
+    z[2] = np.nan
+    from dataclasses import replace
+    r = replace(r, z=z)
+    path = x + 0.2
+    out, _ = smooth_path(r, path, mom, from_step=0, iters=50, warm=50, ftol=1e-12)
+    for t in (2, 3):
+        m = mom.mean[:2 * (t + 1)]
+        Ci = np.linalg.inv(mom.cov[:2 * (t + 1), :2 * (t + 1)])
+        s, zz = r.sensors, z[:t + 1, :, 0]
+
+        def f(v):
+            P = v.reshape(-1, 2)
+            d = np.hypot(P[:, None, 0] - s[:, 0], P[:, None, 1] - s[:, 1])
+            res = (zz - d) / (0.01 * d + ROUNDING)
+            return 0.5 * (v - m) @ Ci @ (v - m) + 0.5 * GAUSS_WEIGHT ** 2 * np.nansum(res ** 2)
+
+        best = minimize(f, x[:t + 1].ravel(), method="BFGS", options={"gtol": 1e-9, "maxiter": 2000})
+        np.testing.assert_allclose(out[t], best.x.reshape(-1, 2)[t], atol=1e-4)
+    # no reading at all: every answer is the filter's
+    none = replace(r, z=np.full_like(z, np.nan))
+    np.testing.assert_array_equal(smooth_path(none, path, mom, from_step=0)[0], path)
+    one = smooth_path(replace(r, z=z[:1]), path[:1], mom, from_step=0, iters=50, ftol=1e-12)[0]
+    np.testing.assert_allclose(one[0], out[0], atol=1e-6)
