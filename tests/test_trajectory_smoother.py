@@ -244,3 +244,22 @@ def test_a_step_with_every_reading_dropped_answers_the_prediction_of_the_last_fi
     np.testing.assert_array_equal(smooth_path(none, path, mom, from_step=0)[0], path)
     one = smooth_path(replace(r, z=z[:1]), path[:1], mom, from_step=0, iters=50, ftol=1e-12)[0]
     np.testing.assert_allclose(one[0], out[0], atol=1e-6)
+
+
+def test_smoothed_defaults_wiring():
+    """``SMOOTHED_DEFAULTS`` (range, event, x-y-t; docs/stark-tier1.md) decides whether the
+    default runs the smoother: range's default answers are the filter, smoother and refit's and
+    differ from the refit alone; range+bearing's (not listed) are the refit alone's."""
+    from stsim.baselines.sensor_particle_tracking import track_sensor_task
+    from stsim.baselines.stark_tier1 import SMOOTHED_DEFAULTS
+    from stsim.baselines.trajectory_refit import REFIT_SETTINGS
+    from stsim.baselines.trajectory_smoother import settings_for
+    assert set(SMOOTHED_DEFAULTS) == {"stark.tracking.range", "stark.tracking.event", "stark.tracking.event_xyt"}
+    for fam, smoothed in (("stark.tracking.range", True), ("stark.tracking.range_bearing", False)):
+        task = generate_task(fam, 0, suite="stark-tier1", suite_seed=11)
+        m = task.inputs["modality"]
+        got = np.array([a.value for a in BASELINES[fam](task)], float)
+        refit_only = track_sensor_task(task, refit=REFIT_SETTINGS[m])
+        both = track_sensor_task(task, refit=REFIT_SETTINGS[m], smooth=settings_for(task))
+        np.testing.assert_array_equal(got, both if smoothed else refit_only)
+        assert np.abs(both - refit_only).max() > 1e-6
