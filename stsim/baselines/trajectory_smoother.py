@@ -242,7 +242,8 @@ def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.nd
     Returns: ``(pos (n, 2), t0 (n,) or None)``: the answers, and for ToA with ``t_rel`` each
         step's first emission time (s) where the smoother answered, NaN where the filter's
         answer stays.
-    Raises ``ValueError`` for proximity readings or ``moments`` over fewer than ``n`` steps."""
+    Raises ``ValueError`` for proximity readings, ``moments`` over fewer than ``n`` steps, or
+    ToA readings with neither ``t_rel`` nor ``emit``."""
     from scipy.optimize import least_squares
     path = np.asarray(path, float)
     n = len(path)
@@ -389,7 +390,8 @@ def smooth_task(task, readings, path: np.ndarray, *, t_rel: np.ndarray | None = 
     (n, 2) on the trajectory's step grid (:func:`~stsim.baselines.prior_motion.on_step_grid`),
     the moments of the task's prior (:func:`~stsim.baselines.prior_motion.task_schedule`, over
     ``max(n_steps, n)`` steps); ``t_rel`` / ``emit`` / ``t_start`` for ToA and ``kw`` as
-    :func:`smooth_path`.  Returns its ``(pos (n, 2), t0 (n,) or None)``."""
+    :func:`smooth_path`.  Returns its ``(pos (n, 2), t0 (n,) or None)``; raises its
+    ``ValueError``s."""
     from .prior_motion import task_schedule
     n_steps, duration, kmax, table = task_schedule(task)
     n_lib = max(n_steps, len(path), 4)
