@@ -239,7 +239,8 @@ def solve_tracking_pf(task: Task, solver: str = "baseline:pf") -> list[Answer]:
 #: leaves smoothed too 0.2600 / 0.1199 and 0.2474 / 0.1008, but 4.8-5.4x in ``perf/pf_cost.py``.
 #: Not in the default: temporal (0.0058 / 0.0019 -> 0.0047 / 0.0014, 0.0052 / 0.0024 -> 0.0050
 #: / 0.0019 with the later steps, but 5.25-5.69x in four runs of ``perf/smoothed_cost.py`` with
-#: the cheaper refit, below the 6 % margin; steps 0-13 only: worse over all steps, 0.0022 and
+#: the cheaper refit, below the 6 % margin, when ``toa_schedule`` still had ``late`` on; steps
+#: 0-13 only, what that script's ``+smoother`` now runs: worse over all steps, 0.0022 and
 #: 0.0026); range+bearing (0.047 / 0.047 -> 0.040 / 0.038 and
 #: 0.053 / 0.043 -> 0.039 / 0.030, but 4.2-4.8x with the cheaper refit); bearing (seed 11 worse
 #: over the first 10 steps, 0.209 -> 0.211).  All but bearing have it as ``baseline:smoother``.

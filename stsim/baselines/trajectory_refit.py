@@ -569,7 +569,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                start: int = 0, pool_per_structure: int = 2, n_starts: int = 16,
                iters_pool: int = 4, iters_init: int = 10, iters: int = 3,
                search_steps: tuple = (0, 2, 5, 9), search_every: int = 5, max_searches: int = 6,
-               settle: int = 10, refit_frac: float = 100.0, accept: float = 1.5, keep: int = 8,
+               settle: int = 10, accept: float = 1.5, keep: int = 8,
                prior: float = 2.0, emit: np.ndarray | None = None,
                _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
@@ -585,10 +585,9 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     together.  Held fits (modes; at most ``keep``: the most probable consistent ones,
     largest residual within ``accept`` bounds, one per structure and position) are refined
     (``iters`` LM iterations from where they are) at every step with new readings before step
-    ``settle``, after it only when a reading violates ``accept`` or ``refit_frac * t`` steps
-    have passed since their last refit.  Step ``t``'s answer is the mixture mean of the modes'
-    positions weighted by their Laplace evidence (:func:`mode_log_evidence`); ``path[t]``
-    when no mode is held.
+    ``settle``, after it only when a reading violates ``accept``.  Step ``t``'s answer is the
+    mixture mean of the modes' positions weighted by their Laplace evidence
+    (:func:`mode_log_evidence`); ``path[t]`` when no mode is held.
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).
@@ -606,7 +605,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     used = np.zeros(n, bool)
     t_out = np.full(n, np.nan) if lay.emit is not None else None
     u = mask = lam = pos = logz = None
-    last_search = last_refit = -10 ** 9
+    last_search = -10 ** 9
     searches, size = 0, 0
     every = ReadingResiduals(r, n - 1, t_rel, emit)
     search_steps = set(search_steps)
@@ -618,7 +617,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
         search = searches < max_searches and (t in search_steps or (u is None and t - last_search >= search_every))
         changed = True
         if search:                                       # new starts, fitted with the held modes
-            last_search = last_refit = t
+            last_search = t
             searches += 1
             us, ms, ls = _search_starts(res, lay, draws, out, t, t_rel, pool_per_structure=pool_per_structure,
                                         n_starts=n_starts, iters_pool=iters_pool, prior=prior)
@@ -629,11 +628,10 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
             mask = ms
         elif u is not None and fresh:
             worst = np.abs(res(pos, _t_start(lay, u))).max(axis=1)
-            changed = t < settle or (worst > accept).any() or t - last_refit >= max(1, round(refit_frac * t))
+            changed = t < settle or (worst > accept).any()
             if changed:
                 u, cost, worst, lam, inf = levenberg_marquardt(res, lay, u, mask, t_rel, iters, lam_per_start=lam,
                                                                prior=prior, info=True)
-                last_refit = t
         elif u is not None:
             changed = False
         else:

@@ -76,6 +76,14 @@ SMOOTHER_SETTINGS: dict = {
 }
 
 
+#: :func:`smooth_then_refit`: with the refit after it, the smoother answers steps
+#: ``0..SMOOTH_BEFORE_REFIT - 1`` (the refit's first searches, range at steps 3 and 8, ToA at 0,
+#: and its fallback where it holds no mode use that path); kept from the first least-squares
+#: refit, chosen when its searches were at steps 8 and 13, and not re-tuned since (the defaults' figures
+#: in docs/stark-tier1.md are measured with it)
+SMOOTH_BEFORE_REFIT = 14
+
+
 def settings_for(task) -> dict | None:
     """The :data:`SMOOTHER_SETTINGS` entry of a tracking task: by modality, ToA split by whether
     the emission times are given (``"toa"``) or not (``"toa_schedule"``); None for a modality
@@ -234,7 +242,8 @@ def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.nd
     Returns: ``(pos (n, 2), t0 (n,) or None)``: the answers, and for ToA with ``t_rel`` each
         step's first emission time (s) where the smoother answered, NaN where the filter's
         answer stays.
-    Raises ``ValueError`` for proximity readings or ``moments`` over fewer than ``n`` steps."""
+    Raises ``ValueError`` for proximity readings, ``moments`` over fewer than ``n`` steps, or
+    ToA readings with neither ``t_rel`` nor ``emit``."""
     from scipy.optimize import least_squares
     path = np.asarray(path, float)
     n = len(path)
@@ -381,7 +390,8 @@ def smooth_task(task, readings, path: np.ndarray, *, t_rel: np.ndarray | None = 
     (n, 2) on the trajectory's step grid (:func:`~stsim.baselines.prior_motion.on_step_grid`),
     the moments of the task's prior (:func:`~stsim.baselines.prior_motion.task_schedule`, over
     ``max(n_steps, n)`` steps); ``t_rel`` / ``emit`` / ``t_start`` for ToA and ``kw`` as
-    :func:`smooth_path`.  Returns its ``(pos (n, 2), t0 (n,) or None)``."""
+    :func:`smooth_path`.  Returns its ``(pos (n, 2), t0 (n,) or None)``; raises its
+    ``ValueError``s."""
     from .prior_motion import task_schedule
     n_steps, duration, kmax, table = task_schedule(task)
     n_lib = max(n_steps, len(path), 4)
@@ -396,11 +406,14 @@ def smooth_then_refit(task, readings, path: np.ndarray, smooth: dict | None, ref
     (:func:`smooth_task`, settings ``smooth``, None: skipped) and then the parametric refit
     (:func:`stsim.baselines.trajectory_refit.refit_task`, settings ``refit``, None: skipped).
 
-    With both, the smoother answers the steps before ``smooth["refit_from"]`` (default 14: the
-    refit's searches at steps 8 and 13 rank its starts by the smoothed path) and, after the
-    refit, only the later steps the refit did not answer (it replaces the others: smoothing them
-    would be wasted; ``smooth["late"]`` False: none, they keep the filter's answers).  ``t_rel`` / ``emit`` / ``t_start`` as :func:`smooth_path` (ToA; ``emit``
-    also goes to the refit).
+    With both, the smoother answers the steps before ``smooth["refit_from"]`` (default
+    :data:`SMOOTH_BEFORE_REFIT`; no entry of :data:`SMOOTHER_SETTINGS` overrides it) and, after
+    the refit, only the later steps the refit did not answer (it replaces the others: smoothing
+    them would be wasted; ``smooth["late"]`` False: none, they keep the filter's answers).  The
+    refit ranks its search starts by the smoothed path (searches at the steps of
+    :data:`~stsim.baselines.trajectory_refit.REFIT_SETTINGS`, and every 5 steps while it holds
+    no mode) and falls back to it where it holds none.  ``t_rel`` / ``emit`` / ``t_start`` as
+    :func:`smooth_path` (ToA; ``emit`` also goes to the refit).
 
     Returns ``(pos (n, 2), t0 (n,) or None, used (n,) bool)``: the answers, the first emission
     time per step (ToA with ``t_rel``: the smoother's or the refit's where they answered, NaN
@@ -412,7 +425,7 @@ def smooth_then_refit(task, readings, path: np.ndarray, smooth: dict | None, ref
     toa = {"t_rel": t_rel, "emit": emit, "t_start": t_start}
     if smooth is not None:
         smooth = dict(smooth)
-        first = np.arange(n) < int(smooth.pop("refit_from", 14)) if refit is not None else None
+        first = np.arange(n) < int(smooth.pop("refit_from", SMOOTH_BEFORE_REFIT)) if refit is not None else None
         late_pass = bool(smooth.pop("late", True))
         pos, t_s = smooth_task(task, readings, path, steps=first, **toa, **smooth)
         if t_s is not None and t0 is not None:
