@@ -187,8 +187,9 @@ def legend(families: dict[str, dict[str, Any]]) -> str:
     heavy = _heavy(families, numeric)
     if heavy:
         notes.append(f"RMS.err is over 3x trim.err for {', '.join(heavy)}"
-                     ": a few items have errors far above the rest (e.g. a tracker that lost its target for "
-                     "some steps); trim.err leaves them out, RMS.err keeps them, the median shows the typical item.")
+                     ": a few items have errors far above the rest (e.g. a first tracking step whose one or two "
+                     "readings leave the position ambiguous, or a tracker that lost its target for some "
+                     "steps); trim.err leaves them out, RMS.err keeps them, the median shows the typical item.")
     failed = "'failed' counts items with no usable answer (no estimate, unparsable, refused, missing)"
     effects = ([] if not numeric else ["they are left out of the error columns"]) + \
               ([] if not categorical else ["they count as wrong in 'accuracy'"])
