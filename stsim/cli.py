@@ -951,7 +951,7 @@ def _cmd_show(args) -> int:
         validate_task(task)
     except RecordError as exc:
         if task.family not in RELATION_FAMILIES:
-            raise
+            raise CLIError(f"{exc} (in {args.tasks})") from None
         # a degenerate relation item (e.g. a released one `stsim audit` tags [degenerate]): shown
         print(f"stsim: warning: {exc}", file=sys.stderr)
     answers = None
@@ -991,7 +991,10 @@ def _cmd_score(args) -> int:
         check_cluster_spec(args.cluster)  # before anything is read or written
     tasks = read_tasks(args.tasks)
     for t in tasks:
-        validate_task(t)
+        try:
+            validate_task(t)
+        except RecordError as exc:   # the file as well as the task: which of the two files it is
+            raise CLIError(f"{exc} (in {args.tasks})") from None
     if args.tolerance is not None:
         from .answers import get_format
         if not any(get_format(t.answer_format).numeric for t in tasks):
@@ -1138,7 +1141,7 @@ def _cmd_audit(args) -> int:
             valid.append(t)
         except RecordError as exc:
             if t.family not in RELATION_FAMILIES:
-                raise
+                raise CLIError(f"{exc} (in {args.tasks})") from None
             report.append(AuditResult(t.id, None, False, 1.0, f"[degenerate] {exc}"))
     report += audit_tasks(valid)
     bad = [r for r in report if not r.ok]

@@ -37,6 +37,8 @@ def test_bad_task_file(tmp_path, capsys, mutate, message, command):
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert "tasks.jsonl:1" in err or "stark.localization.range/000000" in err
+    # the file is named as well as the task (score reads two files; a NaN reading named only the task)
+    assert f"(in {path})" in err or f"{path}:1" in err
 
 
 def test_not_json_and_empty_and_missing_files(tmp_path, capsys):
