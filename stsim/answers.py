@@ -806,7 +806,7 @@ def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: st
                            spec=spec, solver=solver)
     if rubric in WHOLE_REPLY_RUBRICS:   # its end alone could name one direction where the whole names several
         return Answer(task_id, step, "format_failure", text=text, solver=solver,
-                      detail=f"{cut.split(':')[0]}: the {rubric!r} rubric reads the whole reply (every "
+                      detail=f"a reply of {len(text):,} characters: the {rubric!r} rubric reads the whole reply (every "
                              f"direction it names), and replies longer than {MAX_REPLY_CHARS:,} characters "
                              "are not read (stsim.answers.MAX_REPLY_CHARS)")
     got = _parse_text(scan, task_id=task_id, step=step, answer_format=answer_format, rubric=rubric,

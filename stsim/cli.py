@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Sequence
 
 from . import __version__
-from .records import RecordError, UnknownName
+from .records import RUN_FOLDER_FILES, RecordError, UnknownName
 
 
 class CLIError(Exception):
@@ -556,10 +556,6 @@ def _resume_options(args) -> None:
         args.data = Path(rec["data"])
 
 
-#: the files `stsim run` writes into its --out folder (replacing any of that name)
-RUN_FILES = ("run.json", "tasks.jsonl", "answers.jsonl", "scores.jsonl", "summary.json")
-
-
 def _keep_other_run(out: Path, this: dict) -> None:
     """Refuse (exit 2) an ``--out`` folder that holds the run of another suite, solver, seed,
     ``--n``, ``--family``, ``--data``, ``--context``, ``--language`` or ``--structured``: its
@@ -567,7 +563,7 @@ def _keep_other_run(out: Path, this: dict) -> None:
     summary.json is read, else (a run that was interrupted) its run.json.  The same run again (a
     live model resuming from its cache) is allowed.  A folder that is not a run's (no run.json,
     no summary.json naming a suite: e.g. `stsim score --out`) but holds a file of a name in
-    :data:`RUN_FILES` is refused too."""
+    :data:`stsim.records.RUN_FOLDER_FILES` is refused too."""
     from .benchmarks.runner import CONDITION_DEFAULTS
     old = None
     for name in ("summary.json", "run.json"):
@@ -579,7 +575,7 @@ def _keep_other_run(out: Path, this: dict) -> None:
     if not isinstance(old, dict) or "suite" not in old:
         # not a `stsim run` folder (e.g. `stsim score --out`, or files of one's own): a run
         # would overwrite whichever of its files have the names a run writes
-        mine = [n for n in RUN_FILES if (out / n).exists()]
+        mine = [n for n in RUN_FOLDER_FILES if (out / n).exists()]
         if mine:
             raise CLIError(f"--out {out}: holds {', '.join(mine)} that no `stsim run` wrote there (no run.json"
                            f"{'' if not isinstance(old, dict) else '; its summary.json names no suite'}); "

@@ -25,6 +25,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+#: The files ``stsim run`` writes into its run folder (``--out``), replacing any of these names;
+#: ``answers.previous.jsonl`` only while a resumed run is incomplete (deleted when it completes).
+RUN_FOLDER_FILES = ("run.json", "tasks.jsonl", "answers.jsonl", "answers.previous.jsonl", "scores.jsonl",
+                    "summary.json")
+
 #: Outcomes an :class:`Answer` may carry.  ``ok`` means ``value`` holds a typed answer.
 ANSWER_STATUSES = (
     "ok",

@@ -57,7 +57,7 @@ import numpy as np
 from .geometry import DOMAIN
 from .prior_motion import (ROUNDING, MotionLibrary, adaptive_tolerance, first_position_prior,
                            library_cache, on_step_grid, reflect, start_graph,
-                           start_grid, task_schedule)
+                           start_grid, step_grid, task_schedule)
 from .resampling import systematic_resample
 
 #: a step whose readings need the noise bound widened this many times over (for the particles
@@ -495,8 +495,8 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
             kw.setdefault(key, val)
     index, full, lib = on_step_grid(task, z, kw.pop("lib_size", 4000))
     n, duration = task_schedule(task)[:2]
-    n_lib = max(n, len(full), 4)
-    t_rel = np.linspace(0.0, duration * (n_lib - 1) / max(n - 1, 1), n_lib)[:len(full)]
+    n_lib, span = step_grid(n, duration, len(full))
+    t_rel = np.linspace(0.0, span, n_lib)[:len(full)]
     if m == "proximity":
         model = _Model("proximity", s, full, radius=float(inp["radius"]))
     else:

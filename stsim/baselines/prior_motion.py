@@ -6,8 +6,8 @@ shared by :mod:`stsim.baselines.particle_tracking` (proximity, ToA) and
   Appendix 7.3: 1..3 summed basis motions, min-max normalised per axis over all steps) with their
   per-step differences (velocity, acceleration, jerk), and :func:`library_cache`, its per-step
   tables laid out as contiguous rows;
-* :func:`task_schedule` and :func:`on_step_grid`: the prior a task was drawn from and its
-  readings placed on the trajectory's step grid;
+* :func:`task_schedule`, :func:`step_grid` and :func:`on_step_grid`: the prior a task was drawn
+  from, the step grid that covers its readings, and its readings placed on that grid;
 * the step-0 draw: :func:`start_grid`, :func:`first_position_prior` (the prior's law of the first
   position) and :func:`start_graph` (library first positions near each other, for the first
   velocity);
@@ -207,6 +207,16 @@ def adaptive_tolerance(viol: np.ndarray, logw: np.ndarray, min_ess: float, unifo
     return float(v[hit[0]] if len(hit) else v[-1])
 
 
+def step_grid(n_steps: int, duration: float, length: int) -> tuple[int, float]:
+    """The trajectory step grid that covers ``length`` steps of a prior of ``n_steps`` positions
+    over ``duration`` seconds: ``(n_lib, span)``, ``n_lib = max(n_steps, length, 4)`` positions
+    (at least the 4 the library needs) over ``span`` seconds at the prior's own step
+    ``duration / (n_steps - 1)`` (``duration`` when ``n_steps`` is 1); step ``k`` at
+    ``k * span / (n_lib - 1)`` s."""
+    n_lib = max(n_steps, length, 4)
+    return n_lib, duration * (n_lib - 1) / max(n_steps - 1, 1)
+
+
 def on_step_grid(task, z: np.ndarray, size: int = 4000) -> tuple[np.ndarray, np.ndarray, "MotionLibrary"]:
     """The readings ``z`` (one row per task step) placed on the trajectory's step grid, and the
     prior library for it: ``(index, full, lib)`` with ``index`` the task steps' trajectory step
@@ -222,6 +232,5 @@ def on_step_grid(task, z: np.ndarray, size: int = 4000) -> tuple[np.ndarray, np.
             index = cand
     full = np.full((int(index[-1]) + 1, *z.shape[1:]), np.nan)
     full[index] = z
-    n_lib = max(n, len(full), 4)
-    return index, full, motion_library(n_lib, duration * (n_lib - 1) / max(n - 1, 1), kmax, table,
-                                       size=size)
+    n_lib, span = step_grid(n, duration, len(full))
+    return index, full, motion_library(n_lib, span, kmax, table, size=size)

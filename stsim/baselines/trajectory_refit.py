@@ -43,7 +43,7 @@ import numpy as np
 
 from ..sim.motion import MOTION_RANGES
 from .geometry import wrap_pi
-from .prior_motion import ROUNDING, prior_config
+from .prior_motion import ROUNDING, prior_config, step_grid
 from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, trajectories
 
 
@@ -681,7 +681,6 @@ def refit_task(task, readings: Readings, path: np.ndarray, emit: np.ndarray | No
     ``per_structure`` prior draws of each structure (:func:`prior_draws`); ``kw`` go to
     :func:`refit_path`.  Returns its ``(pos, used, t_start)``."""
     n, duration, kmax, table, emit_range = task_prior(task)
-    n_lib = max(n, len(path), 4)
-    span = duration * (n_lib - 1) / max(n - 1, 1)
+    n_lib, span = step_grid(n, duration, len(path))
     draws = prior_draws(n_lib, span, kmax, table, None if emit is not None else emit_range, per_structure)
     return refit_path(readings, np.linspace(0.0, span, n_lib), draws, path, emit=emit, **kw)

@@ -392,10 +392,9 @@ def smooth_task(task, readings, path: np.ndarray, *, t_rel: np.ndarray | None = 
     ``max(n_steps, n)`` steps); ``t_rel`` / ``emit`` / ``t_start`` for ToA and ``kw`` as
     :func:`smooth_path`.  Returns its ``(pos (n, 2), t0 (n,) or None)``; raises its
     ``ValueError``s."""
-    from .prior_motion import task_schedule
+    from .prior_motion import step_grid, task_schedule
     n_steps, duration, kmax, table = task_schedule(task)
-    n_lib = max(n_steps, len(path), 4)
-    moments = trajectory_moments(n_lib, duration * (n_lib - 1) / max(n_steps - 1, 1), kmax, table)
+    moments = trajectory_moments(*step_grid(n_steps, duration, len(path)), kmax, table)
     return smooth_path(readings, path, moments, t_rel=t_rel, emit=emit, t_start=t_start, **kw)
 
 

@@ -52,7 +52,7 @@ from typing import Any, Callable, Iterable, Iterator
 from tqdm import tqdm
 
 from .. import __version__
-from ..records import Answer, JsonlWriter, Score, Task, dumps
+from ..records import RUN_FOLDER_FILES, Answer, JsonlWriter, Score, Task, dumps
 from ..answers import get_format, lenient_read
 from ..solvers.random_guess import random_reference
 from ..scoring.score import run_analyses, score_answers, summarise, wants_analysis
@@ -244,17 +244,12 @@ def previous_answers(out: Path, tasks: Iterable[Task]) -> dict[str, list[Answer]
     return final
 
 
-#: the files a run writes into its folder (a ``--resume`` given one of them is told the folder)
-_RUN_FOLDER_FILES = ("run.json", "tasks.jsonl", "answers.jsonl", "answers.previous.jsonl", "scores.jsonl",
-                     "summary.json")
-
-
 def _check_resume(out: Path, identity: dict[str, Any]) -> None:
     """Raise :class:`RunError` unless ``out`` holds a run with the same identity."""
     path = out / "run.json"
     if out.exists() and not out.is_dir():
         hint = (f"; give its folder: --resume {out.parent}"
-                if out.name in _RUN_FOLDER_FILES and (out.parent / "run.json").is_file() else "")
+                if out.name in RUN_FOLDER_FILES and (out.parent / "run.json").is_file() else "")
         raise RunError(f"--resume {out}: is a file, not a folder; --resume takes the folder of the "
                        "interrupted run (its --out folder, holding run.json, tasks.jsonl and answers.jsonl)"
                        + hint)

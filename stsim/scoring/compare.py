@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..records import RecordError, iter_jsonl
+from ..records import RUN_FOLDER_FILES, RecordError, iter_jsonl
 from .metrics import trimmed_rmse
 
 STARK_CI_TRIM = 0.25  # STARK §4.4: "removing the top and bottom 25% of data points"
@@ -34,7 +34,7 @@ def _families_text(run: str | Path, fams: dict[str, Any]) -> str:
 
 
 #: the files of a run folder that are not its scores (given to compare by mistake)
-_OTHER_RUN_FILES = ("summary.json", "run.json", "answers.jsonl", "tasks.jsonl", "answers.previous.jsonl")
+_OTHER_RUN_FILES = tuple(n for n in RUN_FOLDER_FILES if n != "scores.jsonl")
 
 
 def _family_items(run: str | Path) -> dict[str, dict[tuple[str, Any], dict[str, Any]]]:

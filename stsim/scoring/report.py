@@ -121,6 +121,13 @@ def _heavy(families: dict[str, dict[str, Any]], numeric: list[str]) -> list[str]
     return [f for f in numeric if (families[f].get("rmse") or 0) > 3 * (families[f].get("trimmed_rmse") or float("inf"))]
 
 
+def _xyt_units(families: dict[str, dict[str, Any]], numeric: list[str]) -> str:
+    """``"family: unit, ..."`` of the x-y-t families among ``numeric`` whose rows name their
+    time unit (``row["time_unit"]``: the unit of dt in their error); "" when none does."""
+    return ", ".join(f"{f}: {families[f]['time_unit']}" for f in numeric
+                     if f.endswith("event_xyt") and families[f].get("time_unit"))
+
+
 def short_legend(families: dict[str, dict[str, Any]], explain: str) -> str:
     """What the printed table's columns are, in a few lines, and the command (``explain``,
     e.g. ``stsim run quickstart --explain``) that prints the full :func:`legend`: every
@@ -132,9 +139,8 @@ def short_legend(families: dict[str, dict[str, Any]], explain: str) -> str:
         lines.append("n: scored items (a tracking task: one per scored step); trim.err / RMS.err / median: our "
                      "physical error per item ('measure': eucl, abs, rel.L2), trim.err without the 10 % "
                      "smallest and largest.")
-    xyt = [f for f in numeric if f.endswith("event_xyt")]
-    if xyt:   # the one error that mixes units: not left to --explain
-        units = ", ".join(f"{f}: {families[f]['time_unit']}" for f in xyt if families[f].get("time_unit"))
+    if any(f.endswith("event_xyt") for f in numeric):   # the one error that mixes units: not left to --explain
+        units = _xyt_units(families, numeric)
         lines.append("event_xyt: the error is the norm of (dx km, dy km, dt) together, mixing units"
                      + (f" (dt in {units})." if units else "."))
     if any("stark_n" in families[f] for f in numeric):
@@ -146,7 +152,8 @@ def short_legend(families: dict[str, dict[str, Any]], explain: str) -> str:
     lines.append("failed: items with no usable answer, " + ", ".join(
         (["left out of the error columns"] if numeric else []) + (["counted wrong in accuracy"] if categorical else []))
         + ".")
-    notes = [f"RMS.err over 3x trim.err for {', '.join(_heavy(families, numeric))}"] if _heavy(families, numeric) else []
+    heavy = _heavy(families, numeric)
+    notes = [f"RMS.err over 3x trim.err for {', '.join(heavy)}"] if heavy else []
     notes += ["accuracy n/a for a family with no answer at all"] if any(
         families[f]["accuracy"] is None for f in categorical) else []
     lines.append(f"Full legend{' (and notes on this run: ' + '; '.join(notes) + ')' if notes else ''}: {explain}")
@@ -168,8 +175,7 @@ def legend(families: dict[str, dict[str, Any]]) -> str:
                      "time error (abs s: seconds, abs min: minutes), rel.L2 = ||pred - gold|| / ||gold|| (field families); trim.err is "
                      "their root mean square after dropping the 10 % smallest and largest (STARK §4.1).")
     if any(f.endswith("event_xyt") for f in numeric):
-        units = ", ".join(f"{f}: {families[f]['time_unit']}" for f in numeric
-                          if f.endswith("event_xyt") and families[f].get("time_unit"))
+        units = _xyt_units(families, numeric)
         notes.append("event_xyt families answer [x, y, t0]; our error is the Euclidean norm of "
                      "(dx km, dy km, dt s or min) together, so it mixes units"
                      + (f" (dt in {units})." if units else "."))

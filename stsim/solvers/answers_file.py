@@ -120,10 +120,10 @@ def read_answers(path: str | Path, tasks_by_id: dict[str, Task]) -> tuple[list[A
                         + ", ".join(unknown_lines) + (", ..." if unknown > len(unknown_lines) else ""))
     if not answers:
         warnings.append(f"{path} holds no usable answers: every item counts as missing")
-    long = [a for a in answers if a.text is not None and len(a.text) > MAX_REPLY_CHARS
-            and tasks_by_id[a.task_id].meta.get("rubric", "stark") != "stark-legacy"]
-    unread = [a for a in long if tasks_by_id[a.task_id].meta.get("rubric", "stark") in WHOLE_REPLY_RUBRICS]
-    cut = [a for a in long if a not in unread]
+    long = [(a, tasks_by_id[a.task_id].meta.get("rubric", "stark")) for a in answers
+            if a.text is not None and len(a.text) > MAX_REPLY_CHARS]
+    unread = [a for a, rubric in long if rubric in WHOLE_REPLY_RUBRICS]
+    cut = [a for a, rubric in long if rubric not in WHOLE_REPLY_RUBRICS and rubric != "stark-legacy"]
     if unread:
         warnings.append(f"{path}: {len(unread)} repl{'y' if len(unread) == 1 else 'ies'} longer than "
                         f"{MAX_REPLY_CHARS:,} characters to a question whose rubric reads the whole reply "
