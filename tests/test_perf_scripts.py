@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import re
 import sys
 import time
 from pathlib import Path
@@ -126,6 +127,14 @@ def test_one_per_item_error_for_every_perf_script():
     assert common.item_errors("time", np.array([2.0, np.inf]), [2.5, 1.0]).tolist() == [0.5, np.inf]
     with pytest.raises(ValueError, match="2 estimates against 1"):
         common.item_errors("time", [1.0, 2.0], [1.0])
+    # an estimate not of its gold's shape is named, not an IndexError / TypeError from inside
+    # the format, nor (a third coordinate against a point) silently scored by its first two
+    for est, gold, fmt, msg in (([[1.0, 2.0], [1.0]], [[0.0, 0.0]] * 2, "point", "point estimate 1 is of shape (1,)"),
+                                ([[1.0, 2.0, 3.0]], [[0.0, 0.0]], "point", "shape (3,); its gold answer has shape (2,)"),
+                                ([[1.0, 2.0]], [1.0], "time", "time estimate 0 is of shape (2,); its gold answer has shape ()"),
+                                ([2.0, [[1.0, 2.0], 3.0]], [1.0, 1.0], "time", "time estimate 1 is [[1.0, 2.0], 3.0] (not an")):
+        with pytest.raises(ValueError, match=re.escape(msg)):
+            common.item_errors(fmt, est, gold)
     pf = _load("pf_vs_limit")
 
     class Step:
