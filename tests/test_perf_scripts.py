@@ -83,9 +83,9 @@ def _limits_file(tmp_path):
     import json
     data = {"meta": {"seed": 7, "steps": 2, "n": 2},
             "families": {"stark.tracking.event": {"summary": {}, "tasks": [
-                {"index": 0, "id": "a", "lost": False, "gold": [[1.0, 1.0], [2.0, 2.0]],
+                {"index": 0, "id": "stark-tier1/stark.tracking.event/000000", "lost": False, "gold": [[1.0, 1.0], [2.0, 2.0]],
                  "limit": [[1.0, 1.5], [2.0, 2.0]]},
-                {"index": 1, "id": "b", "lost": True, "gold": None, "limit": None}]}}}
+                {"index": 1, "id": "stark-tier1/stark.tracking.event/000001", "lost": True, "gold": None, "limit": None}]}}}
     path = tmp_path / "limits.json"
     path.write_text(json.dumps(data))
     return path
@@ -94,14 +94,24 @@ def _limits_file(tmp_path):
 def test_pf_vs_limit_reads_a_bayes_floor_save_file(tmp_path, capsys):
     mod = _load("pf_vs_limit")
     lim, seed, steps = mod.limits(str(_limits_file(tmp_path)), "stark.tracking.event", 5)
-    assert (seed, steps) == (7, 2) and lim[1] is None
-    np.testing.assert_array_equal(lim[0], [[1.0, 1.5], [2.0, 2.0]])
+    assert (seed, steps) == (7, 2) and lim[1][1] is None
+    assert [lim[i][0].id for i in (0, 1)] == ["stark-tier1/stark.tracking.event/00000" + k for k in "01"]
+    np.testing.assert_array_equal(lim[0][1], [[1.0, 1.5], [2.0, 2.0]])
     for path, fam in ((tmp_path / "absent.json", "stark.tracking.event"),
                       (_limits_file(tmp_path), "stark.tracking.proximity")):
         with pytest.raises(SystemExit) as e:
             mod.limits(str(path), fam, 5)
         assert e.value.code == 2
     assert "stsim: error:" in capsys.readouterr().err
+    # a file of another generator version: its task ids are not the generated ones (as
+    # perf/refit_accuracy.py and perf/limit_frontier.py check)
+    path = _limits_file(tmp_path)
+    path.write_text(path.read_text().replace("event/000001", "event/000009"))
+    with pytest.raises(SystemExit) as e:
+        mod.limits(str(path), "stark.tracking.event", 5)
+    assert e.value.code == 2
+    assert "tasks ['1: stark-tier1/stark.tracking.event/000009 (generated stark-tier1/stark.tracking.event/000001)']" \
+        " are not this run's" in capsys.readouterr().err
 
 
 def test_limit_frontier_refuses_a_missing_limits_file_and_scores_like_bayes_floor(tmp_path, capsys):
