@@ -60,16 +60,28 @@ def item_errors(answer_format: str, est, gold) -> np.ndarray:
     docstring); ``inf`` where the estimate is missing (``None``) or not finite.
 
     Raises:
-        ValueError: ``est`` and ``gold`` have different lengths."""
+        ValueError: ``est`` and ``gold`` have different lengths, or an estimate (not ``None``)
+        is not numbers of its gold answer's shape (e.g. ``[x]`` or ``[x, y, t]`` against a
+        point ``[x, y]``, a row against a time), naming the item and both shapes."""
     fmt = get_format(answer_format)
     if len(est) != len(gold):
         raise ValueError(f"{len(est)} estimates against {len(gold)} gold answers")
     out = np.empty(len(gold))
     for k, (e, g) in enumerate(zip(est, gold)):
-        if e is None or not np.all(np.isfinite(np.asarray(e, float))):
+        if e is None:
+            out[k] = np.inf
+            continue
+        try:
+            a = np.asarray(e, float)
+        except (TypeError, ValueError):   # ragged, e.g. [[1.0, 2.0], 3.0]
+            a = None
+        if a is None or a.shape != np.shape(g):
+            what = f"{e!r} (not an array of numbers)" if a is None else f"of shape {a.shape}"
+            raise ValueError(f"{answer_format} estimate {k} is {what}; its gold answer has shape {np.shape(g)}")
+        if not np.all(np.isfinite(a)):
             out[k] = np.inf
         else:
-            v = fmt.error(np.asarray(e, float).tolist(), np.asarray(g, float).tolist())
+            v = fmt.error(a.tolist(), np.asarray(g, float).tolist())
             out[k] = v if np.isfinite(v) else np.inf
     return out
 

@@ -14,7 +14,8 @@ its position only).
 
 Run:  python perf/pf_vs_limit.py --limits limits.json --family stark.tracking.proximity
           [--n 20] [--seeds 3] [--against '{"extent": 0, "terminal": 0}']
-Exit 2 when the limits file is absent or holds no per-task limits of the family.
+Exit 2 when the limits file is absent, holds no per-task limits of the family, or holds tasks
+that are not the ones generated from its suite seed (another generator version: their task ids).
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import sys
 
 import numpy as np
 from _common import PF_FAMILIES as FAMILIES
-from _common import answer_values, family_limits, item_errors, load_limits
+from _common import answer_values, check_task_ids, family_limits, item_errors, load_limits
 
 from stsim.baselines.particle_tracking import track_task
 from stsim.baselines.trajectory_refit import REFIT_SETTINGS
@@ -38,24 +39,29 @@ def _errors(task, est, m):
 
 
 def limits(path: str, fam: str, n: int) -> tuple[dict, int, int]:
-    """``({task index: the limit's answers (steps,) or (steps, d), or None when lost}, suite
-    seed, steps)`` of the first ``n`` tasks of ``fam`` in a ``bayes_floor.py --save`` file.
+    """``({task index: (the generated task, the limit's answers (steps,) or (steps, d), or None
+    when lost)}, suite seed, steps)`` of the first ``n`` tasks of ``fam`` in a ``bayes_floor.py
+    --save`` file, each task generated from the file's suite seed.
 
     Raises SystemExit(2) with a message when the file or the family's tasks are absent
-    (:func:`_common.load_limits`, :func:`_common.family_limits`)."""
+    (:func:`_common.load_limits`, :func:`_common.family_limits`), or when a record's task id is
+    not the generated task's (:func:`_common.check_task_ids`: another generator version)."""
     data = load_limits(path)
-    tasks = family_limits(data, fam, path)
-    got = {r["index"]: (None if r["lost"] or r["limit"] is None else np.asarray(r["limit"], float))
-           for r in tasks[:n]}
-    return got, int(data["meta"]["seed"]), int(data["meta"]["steps"])
+    records = family_limits(data, fam, path)[:n]
+    seed = int(data["meta"]["seed"])
+    tasks = {r["index"]: generate_task(fam, r["index"], suite="stark-tier1", suite_seed=seed) for r in records}
+    check_task_ids(records, tasks, path)
+    got = {r["index"]: (tasks[r["index"]],
+                        None if r["lost"] or r["limit"] is None else np.asarray(r["limit"], float))
+           for r in records}
+    return got, seed, int(data["meta"]["steps"])
 
 
-def score(fam: str, lim: dict, steps: int, seed: int, seeds: int, kw: dict) -> dict:
+def score(lim: dict, steps: int, seeds: int, kw: dict) -> dict:
     ours, ref = [], []
-    for i, lv in lim.items():
+    for task, lv in lim.values():
         if lv is None:
             continue
-        task = generate_task(fam, i, suite="stark-tier1", suite_seed=seed)
         m = min(steps, len(task.steps))
         for s in range(seeds):
             # the family's default: the filter, and for ToA the parametric refit after it
@@ -80,12 +86,12 @@ def main(argv=None) -> int:
     ap.add_argument("--against", default=None, help="JSON track_task settings to compare (e.g. the previous default)")
     args = ap.parse_args(argv)
     lim, seed, steps = limits(args.limits, args.family, args.n)
-    lost = sum(v is None for v in lim.values())
+    lost = sum(lv is None for _, lv in lim.values())
     print(f"{args.family}: {len(lim)} tasks of suite seed {seed} ({args.limits}), limit lost on {lost}; "
           f"{args.seeds} filter seeds; trimmed RMSE first 10 / all {steps} steps")
     rows = [("default", {})] + ([("against", json.loads(args.against))] if args.against else [])
     for name, kw in rows:
-        r = score(args.family, lim, steps, seed, args.seeds, kw)
+        r = score(lim, steps, args.seeds, kw)
         print(f"{name:8s} {r['ours10']:.4f} ({r['ours10'] / r['lim10']:.2f}x limit {r['lim10']:.4f}) / "
               f"{r['ours']:.4f} ({r['ours'] / r['lim']:.2f}x limit {r['lim']:.4f})  {kw or ''}")
         print(f"{'':8s} per step RMS ours  {np.round(r['step_ours'], 3).tolist()}")

@@ -18,7 +18,6 @@ Run:  python perf/smoothed_cost.py [--family F ...] [--n 10] [--ref-n 5] [--seed
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from _common import STONESOUP_FAMILIES
@@ -78,5 +77,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.dirname(__file__))
     sys.exit(main())

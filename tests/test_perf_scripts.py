@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import re
 import sys
 import time
 from pathlib import Path
@@ -82,9 +83,9 @@ def _limits_file(tmp_path):
     import json
     data = {"meta": {"seed": 7, "steps": 2, "n": 2},
             "families": {"stark.tracking.event": {"summary": {}, "tasks": [
-                {"index": 0, "id": "a", "lost": False, "gold": [[1.0, 1.0], [2.0, 2.0]],
+                {"index": 0, "id": "stark-tier1/stark.tracking.event/000000", "lost": False, "gold": [[1.0, 1.0], [2.0, 2.0]],
                  "limit": [[1.0, 1.5], [2.0, 2.0]]},
-                {"index": 1, "id": "b", "lost": True, "gold": None, "limit": None}]}}}
+                {"index": 1, "id": "stark-tier1/stark.tracking.event/000001", "lost": True, "gold": None, "limit": None}]}}}
     path = tmp_path / "limits.json"
     path.write_text(json.dumps(data))
     return path
@@ -93,14 +94,24 @@ def _limits_file(tmp_path):
 def test_pf_vs_limit_reads_a_bayes_floor_save_file(tmp_path, capsys):
     mod = _load("pf_vs_limit")
     lim, seed, steps = mod.limits(str(_limits_file(tmp_path)), "stark.tracking.event", 5)
-    assert (seed, steps) == (7, 2) and lim[1] is None
-    np.testing.assert_array_equal(lim[0], [[1.0, 1.5], [2.0, 2.0]])
+    assert (seed, steps) == (7, 2) and lim[1][1] is None
+    assert [lim[i][0].id for i in (0, 1)] == ["stark-tier1/stark.tracking.event/00000" + k for k in "01"]
+    np.testing.assert_array_equal(lim[0][1], [[1.0, 1.5], [2.0, 2.0]])
     for path, fam in ((tmp_path / "absent.json", "stark.tracking.event"),
                       (_limits_file(tmp_path), "stark.tracking.proximity")):
         with pytest.raises(SystemExit) as e:
             mod.limits(str(path), fam, 5)
         assert e.value.code == 2
     assert "stsim: error:" in capsys.readouterr().err
+    # a file of another generator version: its task ids are not the generated ones (as
+    # perf/refit_accuracy.py and perf/limit_frontier.py check)
+    path = _limits_file(tmp_path)
+    path.write_text(path.read_text().replace("event/000001", "event/000009"))
+    with pytest.raises(SystemExit) as e:
+        mod.limits(str(path), "stark.tracking.event", 5)
+    assert e.value.code == 2
+    assert "tasks ['1: stark-tier1/stark.tracking.event/000009 (generated stark-tier1/stark.tracking.event/000001)']" \
+        " are not this run's" in capsys.readouterr().err
 
 
 def test_limit_frontier_refuses_a_missing_limits_file_and_scores_like_bayes_floor(tmp_path, capsys):
@@ -126,6 +137,14 @@ def test_one_per_item_error_for_every_perf_script():
     assert common.item_errors("time", np.array([2.0, np.inf]), [2.5, 1.0]).tolist() == [0.5, np.inf]
     with pytest.raises(ValueError, match="2 estimates against 1"):
         common.item_errors("time", [1.0, 2.0], [1.0])
+    # an estimate not of its gold's shape is named, not an IndexError / TypeError from inside
+    # the format, nor (a third coordinate against a point) silently scored by its first two
+    for est, gold, fmt, msg in (([[1.0, 2.0], [1.0]], [[0.0, 0.0]] * 2, "point", "point estimate 1 is of shape (1,)"),
+                                ([[1.0, 2.0, 3.0]], [[0.0, 0.0]], "point", "shape (3,); its gold answer has shape (2,)"),
+                                ([[1.0, 2.0]], [1.0], "time", "time estimate 0 is of shape (2,); its gold answer has shape ()"),
+                                ([2.0, [[1.0, 2.0], 3.0]], [1.0, 1.0], "time", "time estimate 1 is [[1.0, 2.0], 3.0] (not an")):
+        with pytest.raises(ValueError, match=re.escape(msg)):
+            common.item_errors(fmt, est, gold)
     pf = _load("pf_vs_limit")
 
     class Step:

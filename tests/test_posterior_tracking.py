@@ -71,6 +71,23 @@ def test_failed_run_escalates_once_then_the_default_tracker_answers(monkeypatch)
         pt.posterior_track(task, "huge")
 
 
+@pytest.mark.parametrize("fam", ["stark.tracking.event_xyt", "stark.tracking.proximity"])
+def test_the_fallback_answers_as_the_family_default_for_toa_and_proximity(monkeypatch, fam):
+    # the default tracker's wiring has one home (stark_tier1.default_track): a sampler failing
+    # at step 0 leaves every step to it, and its answers are the family default's, for x-y-t
+    # (refit and smoother, emission times too) and proximity (the filter alone) as for range
+    from stsim.baselines.stark_tier1 import default_track
+    task = generate_task(fam, 1, suite="stark-tier1", suite_seed=11)
+    monkeypatch.setattr(pt, "smc_posterior", _fake_sampler({0: 0}, []))
+    r = pt.posterior_track(task, "tiny", escalate=False)
+    assert r.fallback == len(task.steps)
+    got = r.pos if r.emit is None else np.column_stack([r.pos, r.emit])
+    np.testing.assert_allclose(got, [a.value for a in BASELINES[fam](task)])
+    pos, emit = default_track(task)
+    np.testing.assert_allclose(pos, r.pos)
+    assert (emit is None) == (fam == "stark.tracking.proximity")
+
+
 def test_step_answers_match_importance_sampling_of_the_generator():
     # independent second computation: 60,000 trajectories drawn by the generator's own
     # random_trajectory (not the sampler's parameterisation), weighted by the exact bounded

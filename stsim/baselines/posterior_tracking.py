@@ -64,23 +64,6 @@ class PosteriorTrack:
     error: str = ""
 
 
-def _default_filter(task):
-    """The family's default tracker: the particle filter, for range, bearing, range+bearing
-    and ToA with the parametric refit of :mod:`stsim.baselines.trajectory_refit` (its
-    ``REFIT_SETTINGS``) and, for the families of
-    :data:`stsim.baselines.stark_tier1.SMOOTHED_DEFAULTS`, the MAP smoother before it (as
-    :mod:`stsim.baselines.stark_tier1` runs them).  Returns ``(pos (k, 2), emit (k,) or None)``."""
-    from .stark_tier1 import _default_smoother
-    from .trajectory_refit import REFIT_SETTINGS
-    m = task.inputs["modality"]
-    if m in ("proximity", "toa"):
-        from .particle_tracking import track_task
-        kw = {"refit": REFIT_SETTINGS["toa"], "smooth": _default_smoother(task)} if m == "toa" else {}
-        return track_task(task, **kw)
-    from .sensor_particle_tracking import track_sensor_task
-    return track_sensor_task(task, refit=REFIT_SETTINGS[m], smooth=_default_smoother(task)), None
-
-
 def posterior_track(task, budget: str | dict = DEFAULT_BUDGET, seed: int = 0,
                     n_steps: int | None = None, escalate: bool = True) -> PosteriorTrack:
     """Posterior-mean answers of a range, bearing, range+bearing, proximity or ToA tracking
@@ -150,7 +133,8 @@ def posterior_track(task, budget: str | dict = DEFAULT_BUDGET, seed: int = 0,
             emit[i] = got[st][2]
         done = i + 1
     if done < k:
-        fp, fe = _default_filter(task)
+        from .stark_tier1 import default_track
+        fp, fe = default_track(task)
         pos[done:] = np.asarray(fp, float)[done:k]
         if toa:
             emit[done:] = (np.asarray(fe, float)[done:k] if fe is not None

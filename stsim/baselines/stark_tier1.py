@@ -191,8 +191,7 @@ def solve_tracking_ekf(task: Task, solver: str = "baseline:ekf") -> list[Answer]
     bearing and range+bearing; proximity goes to its particle filter."""
     m = task.inputs["modality"]
     if m == "proximity":
-        from .particle_tracking import track_task
-        est = track_task(task)[0]
+        est = default_track(task)[0]
     else:
         s = np.asarray(task.inputs["sensors"], float)
         z = _readings(task)
@@ -213,11 +212,32 @@ def solve_tracking_pf(task: Task, solver: str = "baseline:pf") -> list[Answer]:
     so far first (:mod:`stsim.baselines.trajectory_smoother`).
 
     Raises ``ValueError`` for Gaussian noise (the filter needs bounded noise)."""
-    from .sensor_particle_tracking import track_sensor_task
+    est, _ = default_track(task)
+    return _per_step(task, [[float(a), float(b)] for a, b in est], solver)
+
+
+def default_track(task: Task) -> tuple[np.ndarray, np.ndarray | None]:
+    """The particle-filter default tracker of a range, bearing, range+bearing, proximity or ToA
+    tracking task with bounded noise: for proximity the filter alone
+    (:func:`stsim.baselines.particle_tracking.track_task`); for ToA and for range, bearing and
+    range+bearing (:func:`stsim.baselines.sensor_particle_tracking.track_sensor_task`) the filter
+    with the parametric refit (:data:`~stsim.baselines.trajectory_refit.REFIT_SETTINGS`) and,
+    for the families of :data:`SMOOTHED_DEFAULTS`, the MAP smoother between the two (issue 20).
+    What :func:`solve_tracking_pf` and :func:`solve_event_tracking` answer, and what
+    :func:`stsim.baselines.posterior_tracking.posterior_track` falls back to.
+
+    Returns positions (k, 2), plane units, and emission times (k,), the task's time unit, for
+    ToA (None otherwise, and for ToA when the filter gives none), for the task's k steps.
+
+    Raises ``ValueError`` for Gaussian noise (the filters need bounded noise) or another modality."""
     from .trajectory_refit import REFIT_SETTINGS
     m = task.inputs["modality"]
-    est = track_sensor_task(task, refit=REFIT_SETTINGS[m], smooth=_default_smoother(task))
-    return _per_step(task, [[float(a), float(b)] for a, b in est], solver)
+    if m in ("proximity", "toa"):
+        from .particle_tracking import track_task
+        kw = {"refit": REFIT_SETTINGS["toa"], "smooth": _default_smoother(task)} if m == "toa" else {}
+        return track_task(task, **kw)
+    from .sensor_particle_tracking import track_sensor_task
+    return track_sensor_task(task, refit=REFIT_SETTINGS[m], smooth=_default_smoother(task)), None
 
 
 #: tracking families whose default runs the MAP smoother under the prior's Gaussian
@@ -335,19 +355,17 @@ def solve_event_tracking(task: Task, solver: str = "baseline") -> list[Answer]:
     all readings so far (:mod:`stsim.baselines.trajectory_refit`,
     :data:`~stsim.baselines.trajectory_refit.REFIT_SETTINGS`; issue 20); for the families of
     :data:`SMOOTHED_DEFAULTS` (event, x-y-t) the MAP smoother over the steps seen so far
-    runs between the two (:mod:`stsim.baselines.trajectory_smoother`)."""
-    from .trajectory_refit import REFIT_SETTINGS
-    return _event_tracking(task, solver, refit=REFIT_SETTINGS["toa"], smooth=_default_smoother(task))
+    runs between the two (:mod:`stsim.baselines.trajectory_smoother`; :func:`default_track`)."""
+    return _event_tracking(task, solver, *default_track(task))
 
 
 def solve_event_tracking_filter(task: Task, solver: str = "baseline:filter") -> list[Answer]:
     """ToA tracking by the particle filter alone (the default before the parametric refit)."""
-    return _event_tracking(task, solver)
-
-
-def _event_tracking(task: Task, solver: str, **kw) -> list[Answer]:
     from .particle_tracking import track_task
-    pos, t0 = track_task(task, **kw)
+    return _event_tracking(task, solver, *track_task(task))
+
+
+def _event_tracking(task: Task, solver: str, pos, t0) -> list[Answer]:
     if t0 is None:
         t0 = np.asarray(task.inputs.get("times") or [np.nan] * len(pos), float)
     return _per_step(task, _event_values(task, pos, t0), solver)

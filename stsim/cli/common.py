@@ -1,0 +1,160 @@
+"""What every command of the ``stsim`` command shares: the user-error exceptions, the argparse
+types and bounds of numeric options, the options of several commands, the parser class
+(its help ends with the known suites and solvers), and the output-folder checks."""
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+
+class CLIError(Exception):
+    """A user error: printed as ``stsim: error: ...`` with exit code 2."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C with a message saying what was left behind (printed as ``stsim: interrupted: ...``)."""
+
+
+def int_at_least(low: int | None, high: int | None = None, why: str = ""):
+    """An argparse type: an integer >= ``low`` (``None``: any) and <= ``high`` (``None``: any;
+    ``why`` says what the bound is for); argparse reports a bad one with exit code 2."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if low is not None and value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:,}{why}, got {value}")
+        return value
+    parse.__name__ = "integer" if low is None else f"integer >= {low}"
+    return parse
+
+
+#: the largest ``--workers``: requests in flight to a live model (``stsim.benchmarks.runner``'s
+#: ``MAX_WORKERS``, not imported at start-up); solvers that run here get at most 4 per core,
+#: checked by the runner (``check_run_options``), for the API as for the CLI
+MAX_WORKERS = 256
+
+
+#: the largest ``--n`` (tasks per family): far above every benchmark's size (STARK: 50), far
+#: below what fills the memory or the disk (``--n 99999999999999999999`` ran out of memory)
+MAX_N_PER_FAMILY = 1_000_000
+N_WHY = " tasks per family (a larger --n is most likely a typo)"
+
+
+def finite_number(low: float, high: float | None = None, *, above: bool = False):
+    """An argparse type: a finite number >= ``low`` (> ``low`` when ``above``) and <= ``high``
+    (``None``: no bound); NaN and infinities are rejected."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not math.isfinite(value) or (value <= low if above else value < low) or \
+                (high is not None and value > high):
+            where = f"{'above' if above else 'at least'} {low:g}" + ("" if high is None else f" and at most {high:g}")
+            raise argparse.ArgumentTypeError(f"must be a finite number {where}, got {text}")
+        return value
+    parse.__name__ = "number"
+    return parse
+
+
+def trim_fraction(text: str) -> float:
+    """An argparse type: a trim fraction in [0, 0.5) (NaN rejected)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 <= value < 0.5:  # also false for NaN
+        raise argparse.ArgumentTypeError(f"must be in [0, 0.5), got {text}")
+    return value
+
+
+#: the help of the SUITE argument of run (generate, export: with their verb)
+SUITES_HELP = "the suite to run (the known suites are listed at the end of --help)"
+
+
+def add_common(p: argparse.ArgumentParser) -> None:
+    """Add ``--n``, ``--seed`` and ``--family`` (run, generate, export) to ``p``."""
+    p.add_argument("--n", type=int_at_least(1, MAX_N_PER_FAMILY, N_WHY), default=None, metavar="N",
+                   help="tasks per family (default: the suite's own count)")
+    p.add_argument("--seed", type=int_at_least(0), default=0, help="suite seed (default 0; non-negative)")
+    p.add_argument("--family", default=None, metavar="GLOB",
+                   help="only families matching this pattern, e.g. 'stark.localization.*'")
+
+
+def add_cluster(p: argparse.ArgumentParser) -> None:
+    """Add ``--cluster`` and ``--chunk-size`` (run, generate) to ``p``."""
+    p.add_argument("--cluster", default=None, metavar="local:N|tcp://HOST:PORT",
+                   help="generate (solve, score) on a Dask cluster: N local worker processes, or a running "
+                        "`dask scheduler`; needs stsim[distributed] (docs/distributed.md)")
+    p.add_argument("--chunk-size", type=int_at_least(1), default=None, metavar="K",
+                   help="tasks per cluster chunk (default 16)")
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose ``run`` / ``generate`` / ``export`` help ends with the known suites, looked
+    up only when help is shown (loading every suite costs about a second)."""
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        if self.prog in ("stsim run", "stsim generate", "stsim export"):  # not `stsim sandbox run`
+            import textwrap
+            from ..benchmarks.suites import all_suites
+            text += "\n" + textwrap.fill("suites: " + ", ".join(sorted(all_suites())) +
+                                         " (`stsim list` describes them)", 78, subsequent_indent="  ",
+                                         break_on_hyphens=False) + "\n"
+        if self.prog == "stsim run":
+            import textwrap
+            text += textwrap.fill("solvers (--solver): " + ", ".join(_solver_forms()) +
+                                  " (`stsim list` says which families each variant serves)", 78,
+                                  subsequent_indent="  ", break_on_hyphens=False) + "\n"
+        return text
+
+
+def _solver_forms() -> list[str]:
+    """Every ``--solver`` spec form, for ``stsim run --help``: the registered solvers, with the
+    argument each one takes, and the baseline variants."""
+    from ..baselines import ALTERNATIVES
+    from ..solvers.base import SOLVERS, load_builtin_solvers
+    load_builtin_solvers()
+    variants = sorted({v for alts in ALTERNATIVES.values() for v in alts})
+    forms = {"baseline": "baseline (default)", "code": "code:PROGRAM.py|DIR|PROGRAMS.jsonl",
+             "openai": "openai:MODEL"}
+    out = []
+    for name in sorted(SOLVERS):
+        out.append(forms.get(name, name))
+        if name == "baseline" and variants:
+            out.append("baseline:VARIANT (" + ", ".join(variants) + ")")
+    return out
+
+
+def out_dir(path: Path, flag: str = "--out") -> Path:
+    """Create the output folder ``path`` (and parents); raise :class:`CLIError` naming it when
+    it is an existing file or cannot be created."""
+    from ..benchmarks.runner import RunError, make_out_dir
+    try:
+        make_out_dir(path, flag)
+    except RunError as exc:
+        raise CLIError(str(exc)) from None
+    return path
+
+
+def refuse_run_folder(folder: Path, flag: str, doing: str, replaces: str) -> None:
+    """Raise :class:`CLIError` when ``folder`` holds a `stsim run` (its run.json): ``doing``
+    there would replace ``replaces`` of that run (whose answers may be a live model's, paid
+    for).  Only ``stsim run`` itself (the same run again, or ``--resume``) writes there."""
+    if (folder / "run.json").is_file():
+        raise CLIError(f"{flag} {folder}: holds a `stsim run` (run.json); {doing} into it would replace "
+                       f"{replaces}; choose another folder")
+
+
+def written(out: Path) -> list[str]:
+    """Every file and folder in a run's output folder, sorted (folders with a trailing /)."""
+    try:
+        return sorted(p.name + ("/" if p.is_dir() else "") for p in out.iterdir())
+    except OSError:
+        return []
