@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .refusal import REJECTION_FORMAT, looks_like_refusal as _refusal_reader
-from .answers_geo import GEO_FORMATS, GeoFormat, ParseError, geoqa_rubric
+from .answers_geo import GEO_FORMATS, GeoFormat, ParseError, geoqa_rubric, structured_answer_problem
 from .records import Answer, UnknownName
 
 
@@ -841,6 +841,9 @@ def _parse_text(text: str, *, task_id: str, step: int | None, answer_format: str
             return Answer(task_id, step, "refusal", text=text, detail="explicit refusal", solver=solver)
         return Answer(task_id, step, "format_failure", text=text,
                       detail=note or f"no answer found by the {rubric!r} rubric", solver=solver)
+    typed = structured_answer_problem(answer_format, text) if rubric == "geoqa" else None
+    if typed is not None:   # {"answer": 123} for a cell id: its JSON type is no value of the format
+        return Answer(task_id, step, "format_failure", text=text, detail=typed, solver=solver)
     try:
         value = fmt.normalise(fmt.parse(body, spec), spec)
     except ParseError as exc:

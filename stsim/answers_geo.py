@@ -584,7 +584,9 @@ class CellFormat(GeoFormat):
         return t
 
     def normalise(self, value, spec=None):
-        v = str(value).strip().lower()
+        if not isinstance(value, str):   # a typed 123: a number has lost a cell id's leading zeros
+            raise GeoParseError(f"a cell id is a string, got {type(value).__name__} {value!r:.40}")
+        v = value.strip().lower()
         if not re.fullmatch(r"[0-9a-z]+", v):
             raise GeoParseError(f"{value!r} is not a cell id")
         return v
@@ -666,6 +668,48 @@ GEO_FORMATS: tuple[GeoFormat, ...] = (
     EntitySetFormat(), RankedListFormat(), CellFormat(), DateTimeFormat())
 
 _MARK = re.compile(r"(?:^|\n)\s*\**\s*(?:final\s+)?answer\s*\**\s*[:=]\s*\**", re.IGNORECASE)
+
+
+#: The geoqa formats whose JSON ``answer`` is a string (``stsim.geoqa.schema.value_schema``), or
+#: a list of strings for the set formats: a JSON number or boolean there is no such value.
+_JSON_STRING_FORMATS = ("geo_cell", "geo_entity", "geo_polygon", "geo_compass", "geo_datetime")
+_JSON_NAME_LIST_FORMATS = ("geo_entity_set", "geo_ranked")
+
+
+def structured_answer_problem(format_name: str, text: str) -> str | None:
+    """Why the ``answer`` of a structured reply ``{"answer": ..., "note": ...}`` has the wrong
+    JSON type for ``format_name`` (its schema, :mod:`stsim.geoqa.schema`), else ``None`` (also
+    for a reply that is no such object).  A JSON number or boolean where a string is asked
+    (a grid cell, a name, a compass point, a date-time, WKT) or inside a list of names is
+    refused: ``{"answer": 123}`` is no cell id (a geohash ``0123`` written as a number has lost
+    its ``0``, an H3 or S2 id its case and leading zeros) and ``{"answer": true}`` no name.  A
+    boolean where a number is asked (``true`` for a count) is refused likewise."""
+    import json
+    t = text.strip()
+    if not t.startswith("{"):
+        return None
+    try:
+        obj = json.loads(t)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or "answer" not in obj or obj["answer"] is None:
+        return None
+    v = obj["answer"]
+
+    def kind(x) -> str:
+        return "boolean" if isinstance(x, bool) else "number" if isinstance(x, (int, float)) else type(x).__name__
+
+    if format_name in _JSON_STRING_FORMATS and isinstance(v, (bool, int, float)):
+        return (f"a {format_name} answer is a JSON string, got the JSON {kind(v)} {json.dumps(v)}"
+                + (" (a cell id written as a number loses its leading zeros and letters)"
+                   if format_name == "geo_cell" else ""))
+    if format_name in _JSON_NAME_LIST_FORMATS and isinstance(v, list):
+        bad = [x for x in v if not isinstance(x, str)]
+        if bad:
+            return f"a {format_name} answer is a list of names (JSON strings), got the JSON {kind(bad[0])} {json.dumps(bad[0])}"
+    if format_name not in ("geo_boolean",) and isinstance(v, bool):
+        return f"a {format_name} answer cannot be the JSON boolean {json.dumps(v)}"
+    return None
 
 
 def geoqa_rubric(text: str) -> str | None:
