@@ -188,6 +188,14 @@ class _Number(GeoFormat):
             raise GeoParseError(f"{self.name} must be finite, got {value!r}")
         return v
 
+    def _non_negative(self, v: float, value: Any, what: str) -> float:
+        """``v``, or a ``ParseError`` when it is negative: ``what`` (a distance, an area, a
+        ratio of either) cannot be below zero, so a minus sign is no answer, not a value to
+        score by its distance from the gold."""
+        if v < 0:
+            raise GeoParseError(f"{what} cannot be negative, got {value!r:.40}")
+        return v
+
     def tau(self, gold: float, spec=None) -> float:
         spec = spec or {}
         return max(float(spec.get("rel_tol", self.rel_tol)) * abs(float(gold)),
@@ -228,7 +236,7 @@ _METRES = {"km": 1000.0, "kilometre": 1000.0, "kilometres": 1000.0, "kilometer":
 
 
 class DistanceFormat(_Number):
-    """A length in the unit the question names (km, mi or m).  tau = max(1 % of gold,
+    """A length in the unit the question names (km, mi or m); a negative one is a format error.  tau = max(1 % of gold,
     ``abs_tol``): 1 % is finer than the spread between spherical and ellipsoidal distances
     (up to ~0.5 %), so a haversine answer passes and a 2 %-off estimate does not; projected
     coordinates (UTM, Web Mercator, metres) set ``abs_tol`` = 10 m and no relative part."""
@@ -244,18 +252,25 @@ class DistanceFormat(_Number):
         asked = fold((spec or {}).get("unit") or "")
         return _METRES[unit] / _METRES[asked] if unit in _METRES and asked in _METRES else 1.0
 
+    def normalise(self, value, spec=None):
+        return self._non_negative(super().normalise(value, spec), value, "a distance")
+
 
 class AreaFormat(_Number):
-    """An area in km^2.  tau = 2 % of gold: spherical and ellipsoidal polygon areas differ by
+    """An area in km^2 (a negative one is a format error).  tau = 2 % of gold: spherical and ellipsoidal polygon areas differ by
     up to ~0.7 %, equal-area projected areas by less; 2 % leaves room for both and for three
     significant figures."""
     name = "geo_area"
     rel_tol = 0.02
     units = ("sq km", "km", "square kilometres", "square kilometers")
 
+    def normalise(self, value, spec=None):
+        return self._non_negative(super().normalise(value, spec), value, "an area")
+
 
 class RatioFormat(_Number):
-    """A dimensionless ratio.  tau = max(2 % of gold, 0.005): ratios of geodesic quantities
+    """A dimensionless ratio of two distances, areas or lengths (never negative: a negative
+    value is a format error, as for distances and areas).  tau = max(2 % of gold, 0.005): ratios of geodesic quantities
     inherit both operands' tolerance; 0.005 keeps two-decimal answers of small ratios exact."""
     name = "geo_ratio"
     rel_tol = 0.02
@@ -267,6 +282,9 @@ class RatioFormat(_Number):
         """A ratio written as a percentage ("33.8 %", "33.8 percent") is 0.338; beside another
         word the task's ``answer_spec["units"]`` allows, the number is taken as written."""
         return 0.01 if unit in ("percent", "per cent") else 1.0
+
+    def normalise(self, value, spec=None):
+        return self._non_negative(super().normalise(value, spec), value, "a ratio")
 
 
 class AngleFormat(_Number):

@@ -36,3 +36,23 @@ def test_a_typed_cell_id_must_be_a_string():
     with pytest.raises(ParseError, match="a cell id is a string, got int"):
         check_value("geo_cell", 123, {}, what="answer")
     assert check_value("geo_cell", "0123", {}, what="answer") == "0123"
+
+
+@pytest.mark.parametrize("fmt, value, what", [
+    ("geo_distance", -12.0, "a distance"), ("geo_area", -5.0, "an area"),
+    ("geo_ratio", -0.4, "a ratio"), ("geo_distance", -1e-9, "a distance"),
+])
+def test_a_negative_distance_area_or_ratio_is_refused(fmt, value, what):
+    # typed values (answers-file "value") and replies were accepted and scored by their
+    # distance from the gold: -12 km against a gold of 12 km had EM 0 but NE < 1 nearby
+    with pytest.raises(ParseError, match=f"{what} cannot be negative"):
+        check_value(fmt, value, {}, what="answer")
+    a = read(f"Answer: {value!r} {'km' if fmt == 'geo_distance' else ''}", fmt, {"unit": "km"})
+    assert a.status == "format_failure" and "cannot be negative" in a.detail
+    assert check_value(fmt, 0.0, {}, what="answer") == 0.0
+    assert check_value(fmt, -0.0, {}, what="answer") == 0.0
+    # an azimuth may be written negative (west of north): -90 is 270
+    assert check_value("geo_angle", -90.0, {}, what="answer") == 270.0
+    # gold values are checked by the same rule
+    with pytest.raises(ParseError):
+        check_value(fmt, value, {}, what="gold")
