@@ -783,6 +783,20 @@ def reply_tail(text: str) -> tuple[str, str | None]:
                                      "were read (stsim.answers.MAX_REPLY_CHARS)")
 
 
+def reading_spec(task: Any) -> dict[str, Any] | None:
+    """The ``spec`` a task's replies are read with: its ``meta["answer_spec"]``, plus, for a
+    task asked in another language (``inputs["language"]``, set by ``--language``,
+    :mod:`stsim.generators.geoqa_languages`), ``"language"``: the question's language decides
+    the number separators, unit words and list words a geoqa reply is read with
+    (:mod:`stsim.answers_locale`).  ``task`` is a :class:`~stsim.records.Task` (any object
+    with ``meta`` and ``inputs``); the task is not changed."""
+    spec = task.meta.get("answer_spec")
+    lang = (task.inputs or {}).get("language")
+    if not lang or (spec or {}).get("language") == lang:
+        return spec
+    return {**(spec or {}), "language": lang}
+
+
 def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: str,
                  rubric: str = "stark", spec: dict[str, Any] | None = None,
                  solver: str | None = None) -> Answer:
