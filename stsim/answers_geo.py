@@ -66,9 +66,9 @@ _LATIN_ASCII = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ð": "d", "þ": 
 
 def fold(text: str) -> str:
     """Case-, accent- and punctuation-insensitive form of a name ("São Paulo" -> "sao paulo",
-    "Łódź" -> "lodz"); letters of other scripts are dropped (the gold names are GeoNames' and
+    "Łódź" -> "lodz", "Trinidad & Tobago" -> "trinidad and tobago"); letters of other scripts are dropped (the gold names are GeoNames' and
     Natural Earth's Latin names)."""
-    t = unicodedata.normalize("NFKD", str(text))
+    t = unicodedata.normalize("NFKD", str(text).replace("&", " and "))
     t = "".join(c for c in t if not unicodedata.combining(c)).lower().translate(_LATIN_ASCII)
     return re.sub(r"[^0-9a-z]+", " ", t).strip()
 
@@ -468,6 +468,117 @@ def _accepted(gold: str, spec: dict[str, Any] | None) -> set[str]:
     return {fold(n) for n in names if fold(n)}
 
 
+_PUNCT_ENDS = ".,;:!?\"'()[]{}"
+
+
+def _spans(text: str) -> list[tuple[str, int, int]]:
+    """The whitespace-separated words of ``text`` as ``(word, start, end)``: the word lower-case,
+    accents dropped and punctuation at its ends stripped (``"Herzegovina."`` -> ``"herzegovina"``,
+    ``"&"`` -> ``"and"``; :func:`~stsim.answers_locale.spaced_words`); words of punctuation
+    only are left out."""
+    from .answers_locale import spaced_words
+    out = []
+    for m in re.finditer(r"\S+", text):
+        w = "and" if m.group() == "&" else " ".join(spaced_words(m.group().replace("&", "\x00"))).replace("\x00", "&")
+        w = w.strip(_PUNCT_ENDS)
+        if w:
+            out.append((w, m.start(), m.end()))
+    return out
+
+
+def _tokens(text: str) -> list[str]:
+    """The words of :func:`_spans`."""
+    return [w for w, _, _ in _spans(text)]
+
+
+def _inner_list_words(words: list[str], lang: str | None) -> list[int]:
+    """Indices of the "and" / "or" words (:func:`~stsim.answers_locale.list_words`) that stand
+    between two words of ``words`` (not first, not last: "Or Yehuda" names one place)."""
+    from .answers_locale import list_words
+    joins = set().union(*list_words(lang))
+    return [i for i in range(1, len(words) - 1) if words[i] in joins]
+
+
+#: Package file of the entity names with a list word inside (see :func:`conjoined_in_store`).
+CONJOINED_NAMES = "data/geoqa_conjoined_names.txt"
+
+
+def conjoined_in_store(table) -> list[str]:
+    """The names, admin-1 names, country names and aliases of the entity store ``table`` (a
+    :class:`stsim.geoqa.store.EntityStore` ``table``) in which an "and" / "or" word of some
+    language of :data:`~stsim.answers_locale.LIST_WORDS` stands between two words ("Bosnia and
+    Herzegovina", "Treinta y Tres"), sorted case-insensitively: the body of
+    :data:`CONJOINED_NAMES` (a test checks that the file holds them all)."""
+    from .answers_locale import LIST_WORDS
+    names = set()
+    for col in ("name", "admin1_name", "country_name"):
+        names |= {str(n).strip() for n in table[col] if isinstance(n, str) and n.strip()}
+    names |= {a.strip() for v in table["aliases"] for a in str(v).split("|") if a.strip()}
+    return sorted({n for n in names if any(_inner_list_words(_tokens(n), lang) for lang in LIST_WORDS)},
+                  key=lambda n: (n.casefold(), n))
+
+
+_conjoined_cache: list[tuple[str, ...]] = []
+
+
+def _conjoined_names() -> list[tuple[str, ...]]:
+    """The names of :data:`CONJOINED_NAMES`, each as :func:`_tokens`."""
+    if not _conjoined_cache:
+        from importlib import resources
+        text = resources.files("stsim").joinpath(CONJOINED_NAMES).read_text(encoding="utf-8")
+        _conjoined_cache.extend(tuple(_tokens(line)) for line in text.splitlines()
+                                if line.strip() and not line.startswith("#"))
+    return _conjoined_cache
+
+
+def _joins(text: str, spec: dict[str, Any] | None) -> tuple[list[str], list[str]]:
+    """``(the names, the joining words)`` of ``text`` split at each "and" / "or" word (English
+    or ``spec["language"]``'s) that stands inside no known name (:data:`CONJOINED_NAMES`, the
+    names of ``spec["aliases"]``); ``([text], [])`` when there is none.  The names keep their
+    original spelling."""
+    spans = _spans(text)
+    words = [w for w, _, _ in spans]
+    at = _inner_list_words(words, (spec or {}).get("language"))
+    if not at:
+        return [text.strip()], []
+    known = list(_conjoined_names())
+    aliases = (spec or {}).get("aliases")
+    if isinstance(aliases, dict):
+        known += [tuple(_tokens(n)) for k, v in aliases.items() for n in [k, *(v or [])] if isinstance(n, str)]
+    inside: set[int] = set()
+    for name in known:
+        n = len(name)
+        if n < 3:
+            continue
+        for i in range(len(words) - n + 1):
+            if tuple(words[i:i + n]) == name:
+                inside.update(range(i + 1, i + n - 1))
+    cut = [i for i in at if i not in inside]
+    if not cut:
+        return [text.strip()], []
+    starts = [0] + [spans[i][2] for i in cut]
+    ends = [spans[i][1] for i in cut] + [len(text)]
+    names = [text[a:b].strip().strip(",").strip() for a, b in zip(starts, ends)]
+    return [n for n in names if fold(n)], [words[i] for i in cut]
+
+
+def joined_names(text: str, spec: dict[str, Any] | None = None) -> list[str] | None:
+    """The names ``text`` joins with "and" / "or" (in English or the question's language,
+    ``spec["language"]``), or ``None`` when it is one name: every such word in it stands inside
+    a name that has one (:data:`CONJOINED_NAMES`, or a name of ``spec["aliases"]``): "Zenica,
+    Bosnia and Herzegovina" is one place, "Latvia and Russia" two."""
+    names, words = _joins(text, spec)
+    return names if words else None
+
+
+def _accepted_any(spec: dict[str, Any] | None) -> set[str]:
+    """Every folded name of ``spec["aliases"]`` (keys and their aliases)."""
+    aliases = (spec or {}).get("aliases")
+    if not isinstance(aliases, dict):
+        return set()
+    return {fold(n) for k, v in aliases.items() for n in [k, *(v or [])] if isinstance(n, str)}
+
+
 class EntityFormat(GeoFormat):
     """One entity name.  EM iff the folded answer (case, accents, punctuation ignored) equals
     the folded gold or one of its aliases (``spec["aliases"] = {gold: [alias, ...]}``); NE =
@@ -481,6 +592,14 @@ class EntityFormat(GeoFormat):
                 raise GeoParseError(f"{t[:40]!r} has no Latin letter or digit: names are matched against "
                                     "the English (GeoNames / Natural Earth) names and their aliases")
             raise GeoParseError("empty entity name")
+        parts = [p for p in re.split(r"[;|\n]+", t) if fold(p)]
+        if len(parts) > 1 and fold(t) not in _accepted_any(spec):
+            raise GeoParseError(f"the answer names {len(parts)} entities ({'; '.join(p.strip() for p in parts)[:80]}) "
+                                "where one is asked")
+        parts, joins = _joins(t, spec)
+        if joins:
+            raise GeoParseError(f"the answer joins {len(parts)} names ({'; '.join(parts)[:80]}) with {joins[0]!r} "
+                                "where one entity is asked")
         return t
 
     def normalise(self, value, spec=None):
@@ -497,7 +616,13 @@ def _split_list(text: str, spec: dict[str, Any] | None = None) -> list[str]:
     """Names separated by semicolons, new lines or ``|``; by commas only when none of those
     occurs (display names such as ``Munich, Germany`` contain commas), and then two neighbours
     ``A, B`` that together are a name the task knows (a key or alias of ``spec["aliases"]``)
-    stay one name: ``Answer: Ilula, Tanzania`` is one place, not two."""
+    stay one name: ``Answer: Ilula, Tanzania`` is one place, not two.  Within each, "and"
+    (English or the question's language) separates names too, except inside a name that has it
+    (:func:`joined_names`): "Oslo, Bergen and Trondheim" is three names; "or" offers
+    alternatives, no list.
+
+    Raises:
+        ParseError: names joined by "or" ("Oslo or Bergen")."""
     t = _strip(text).strip("[]{}")
     comma = not re.search(r"[;\n|]", t)
     parts = [p.strip().strip("'\"").strip() for p in re.split(r"," if comma else r"[;\n|]+", t)]
@@ -515,7 +640,20 @@ def _split_list(text: str, spec: dict[str, Any] | None = None) -> list[str]:
                 merged.append(parts[i])
                 i += 1
         parts = merged
-    return parts
+    from .answers_locale import list_words
+    ands, ors = list_words((spec or {}).get("language"))
+    out: list[str] = []
+    for p in parts:
+        words = p.split(None, 1)
+        if comma and len(words) == 2 and words[0].casefold() in ands:  # "Oslo, Bergen, and Trondheim"
+            p = words[1]
+        names, joins = _joins(p, spec)
+        alternatives = [w for w in joins if w in ors]
+        if alternatives:
+            raise GeoParseError(f"the answer offers alternatives ({p[:60]!r} joined by {alternatives[0]!r}) "
+                                "where a list of names is asked")
+        out += names
+    return out
 
 
 def _canon(items: list[str], golds: list[str], spec) -> list[str]:

@@ -56,3 +56,76 @@ def test_a_negative_distance_area_or_ratio_is_refused(fmt, value, what):
     # gold values are checked by the same rule
     with pytest.raises(ParseError):
         check_value(fmt, value, {}, what="gold")
+
+
+@pytest.mark.parametrize("reply, spec, why", [
+    ("Latvia and Russia", {}, "joins 2 names (Latvia; Russia) with 'and'"),   # was the one name 'Latvia and Russia'
+    ("Latvia & Russia", {}, "joins 2 names"),
+    ("Latvia or Russia", {}, "with 'or'"),
+    ("Latvia; Russia", {}, "names 2 entities (Latvia; Russia)"),
+    ("Riga, Latvia and Moscow, Russia", {}, "joins 2 names (Riga, Latvia; Moscow, Russia)"),
+    ("Lettland und Russland", {"language": "de"}, "with 'und'"),
+    ("Letonia y Rusia", {"language": "es"}, "with 'y'"),
+])
+def test_a_reply_naming_two_entities_where_one_is_asked_is_a_format_failure(reply, spec, why):
+    a = read(f"Answer: {reply}", "geo_entity", spec)
+    assert a.status == "format_failure" and why in a.detail, a
+
+
+@pytest.mark.parametrize("reply, gold", [
+    ("Bosnia and Herzegovina", "Bosnia and Herzegovina"),
+    ("Trinidad & Tobago", "Trinidad and Tobago"),          # '&' is 'and' (was not matched)
+    ("Zenica, Bosnia and Herzegovina", "Zenica, Bosnia and Herzegovina"),
+    ("Newfoundland and Labrador", "Newfoundland and Labrador"),
+    ("Or Yehuda, Israel", "Or Yehuda, Israel"),            # a list word first names no list
+])
+def test_names_that_hold_and_or_or_stay_one_name(reply, gold):
+    for spec in ({}, {"language": "es"}):
+        a = read(f"Answer: {reply}", "geo_entity", spec)
+        assert a.status == "ok" and a.value == reply, a
+    assert get_format_em("geo_entity", reply, gold) == 1
+    # a wrong one is wrong, not a format failure
+    assert get_format_em("geo_entity", "Treinta y Tres", "Montevideo", {"language": "es"}) == 0
+    # a name the task knows (spec aliases) with 'and' in it is one name
+    assert read("Answer: Foo and Bar", "geo_entity", {"aliases": {"Foo and Bar": []}}).status == "ok"
+
+
+def get_format_em(fmt, reply, gold, spec=None):
+    from stsim.answers import get_format
+    f = get_format(fmt)
+    return f.em_ne(f.normalise(f.parse(reply, spec or {}), spec), f.check(gold, spec), spec)[0]
+
+
+def test_and_separates_the_names_of_a_list_and_or_is_refused():
+    # 'Oslo, Bergen and Trondheim' was two names ('Bergen and Trondheim' one of them)
+    assert read("Answer: Oslo, Bergen and Trondheim", "geo_ranked").value == ["Oslo", "Bergen", "Trondheim"]
+    assert read("Answer: Oslo, Bergen, and Trondheim", "geo_ranked").value == ["Oslo", "Bergen", "Trondheim"]
+    assert read("Answer: Oslo und Bergen", "geo_entity_set", {"language": "de"}).value == ["Bergen", "Oslo"]
+    a = read("Answer: Sarajevo, Bosnia and Herzegovina; Port of Spain, Trinidad and Tobago", "geo_entity_set")
+    assert a.value == ["Port of Spain, Trinidad and Tobago", "Sarajevo, Bosnia and Herzegovina"]
+    a = read("Answer: Oslo or Bergen", "geo_entity_set")
+    assert a.status == "format_failure" and "offers alternatives" in a.detail
+
+
+def test_the_conjoined_names_file_holds_every_such_name_of_the_store():
+    from importlib import resources
+
+    from stsim.answers_geo import CONJOINED_NAMES, conjoined_in_store
+    from stsim.geoqa.store import load_store
+    shipped = [line for line in resources.files("stsim").joinpath(CONJOINED_NAMES).read_text("utf-8").splitlines()
+               if line.strip() and not line.startswith("#")]
+    want = conjoined_in_store(load_store().table)
+    assert "Bosnia and Herzegovina" in want and "Treinta y Tres" in want and "Latvia" not in want
+    assert set(want) <= set(shipped), sorted(set(want) - set(shipped))[:20]
+
+
+def test_a_task_asked_in_another_language_is_read_in_it():
+    from types import SimpleNamespace
+
+    from stsim.answers import reading_spec
+    de = SimpleNamespace(meta={"answer_spec": {"unit": "km"}}, inputs={"language": "de"})
+    assert reading_spec(de) == {"unit": "km", "language": "de"}
+    assert de.meta["answer_spec"] == {"unit": "km"}                       # the task is not changed
+    en = SimpleNamespace(meta={"answer_spec": {"unit": "km"}}, inputs={})
+    assert reading_spec(en) is en.meta["answer_spec"]
+    assert reading_spec(SimpleNamespace(meta={}, inputs={"language": "es"})) == {"language": "es"}
