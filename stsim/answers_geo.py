@@ -57,6 +57,42 @@ def _numbers(text: str) -> list[float]:
     return out
 
 
+def _number_re(lang: str | None) -> re.Pattern:
+    """:func:`stsim.answers_locale.number_pattern` of ``lang``, compiled."""
+    from .answers_locale import number_pattern
+    return _compiled(number_pattern(lang))
+
+
+_PATTERNS: dict[str, re.Pattern] = {}
+
+
+def _compiled(pattern: str) -> re.Pattern:
+    if pattern not in _PATTERNS:
+        _PATTERNS[pattern] = re.compile(pattern)
+    return _PATTERNS[pattern]
+
+
+def _read_numbers(tokens: list[str], lang: str | None) -> list[float]:
+    """The values of the written numbers ``tokens`` in a reply to a question in ``lang``
+    (:func:`stsim.answers_locale.read_number`: the separators of ``lang`` and of English).
+
+    Raises:
+        ParseError: a token no convention reads, one two conventions read differently (German
+            ``1,500``: 1.5 or 1500), or a number too large for a float.
+    """
+    from .answers_locale import read_number
+    out = []
+    for tok in tokens:
+        try:
+            v = read_number(tok, lang)
+        except ValueError as exc:
+            raise ParseError(str(exc)) from None
+        if not math.isfinite(v):
+            raise ParseError(f"number too large to be an answer: {tok[:20]}{'...' if len(tok) > 20 else ''}")
+        out.append(v)
+    return out
+
+
 #: Latin letters that Unicode does not decompose into a base letter and an accent, spelled in
 #: ASCII as people (and GeoNames' ASCII names) write them: without this "Łódź" folded to "odz"
 #: (and "Lodz" did not match it), "Ørsta" to "rsta", "Straße" to "stra e".
@@ -166,10 +202,12 @@ class _Number(GeoFormat):
 
     def parse(self, text, spec=None):
         t = re.sub(r"(?i)\b(km|m)(?:\^?2|²)", r" sq \1 ", _strip(text)).replace("%", " percent ")
-        nums = _numbers(t)
+        lang = (spec or {}).get("language")
+        num = _number_re(lang)
+        nums = _read_numbers(num.findall(t), lang)
         if len(nums) != 1:
             raise GeoParseError(f"expected one number, found {len(nums)} in {text[:60]!r}")
-        rest = fold(_NUM.sub(" ", t))
+        rest = fold(num.sub(" ", t))
         allowed = set(self.units) | {fold(u) for u in (spec or {}).get("units", [])}
         if rest and rest not in allowed:
             raise GeoParseError(f"unexpected text {rest!r} beside the number in {text[:60]!r}")
@@ -213,6 +251,18 @@ class CountFormat(_Number):
     units = ("cities", "city", "countries", "country", "items", "people", "inhabitants", "cells", "blocks", "places")
 
     def parse(self, text, spec=None):
+        """A whole number; ``12.000`` (three decimals, all zero or not) is refused in every
+        language: to a count it reads 12 with '.' as decimal point and 12000 with '.' between
+        thousands (German, Spanish, Greek; in those languages :func:`_read_numbers` refuses it
+        as ambiguous already)."""
+        from .answers_locale import number_symbols
+        lang = (spec or {}).get("language")
+        if number_symbols(lang)[1] != ".":
+            for tok in _number_re(lang).findall(str(text)):
+                if re.fullmatch(r"[-+]?[1-9]\d{0,2}\.\d{3}", tok):
+                    raise GeoParseError(f"a count written {tok!r} is ambiguous: {float(tok):g} with '.' as decimal "
+                                        f"point, {float(tok.replace('.', '')):g} with '.' between thousands; "
+                                        "write the count without separators")
         v = super().parse(text, spec)
         if v != int(v):
             raise GeoParseError(f"a count must be a whole number, got {text[:60]!r}")

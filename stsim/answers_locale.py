@@ -7,6 +7,8 @@ instruction in English, but a model may still answer in the question's language:
 (:func:`stsim.answers.reading_spec`; English when absent) and use the tables below.
 
 * :data:`LIST_WORDS` -- the words that join two names ("and", "or"), written between spaces.
+* :func:`number_symbols` / :func:`read_number` -- decimal and grouping separators (CLDR, via
+  Babel) and how one written number reads; a form two conventions read differently is refused.
 * ``data/geoqa_conjoined_names.txt`` -- the entity names in which such a word stands between
   two words ("Bosnia and Herzegovina", "Treinta y Tres"): one name, not two.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 #: Language (ISO 639-1, as :data:`stsim.geoqa.languages.LANGUAGES`) -> (the words for "and",
 #: the words for "or"), each read as a word between spaces; English's apply in every language
@@ -62,3 +65,106 @@ def list_words(lang: str | None) -> tuple[frozenset[str], frozenset[str]]:
     unknown or no language: English's)."""
     en, other = LIST_WORDS["en"], LIST_WORDS.get(lang or "en", ((), ()))
     return frozenset(en[0] + other[0]), frozenset(en[1] + other[1])
+
+
+#: English's decimal and grouping separators (the answer instruction is English, so a reply may
+#: follow them in every language).
+ENGLISH_SYMBOLS = (".", ",")
+#: Persian's own separators (CLDR ``arabext``: U+066B decimal, U+066C grouping), never anything
+#: else: read in every language.
+PERSIAN_SYMBOLS = ("\u066b", "\u066c")
+
+
+@lru_cache(maxsize=None)
+def number_symbols(lang: str | None) -> tuple[str, str]:
+    """``(decimal separator, grouping separator)`` of ``lang`` with Latin digits, from CLDR via
+    Babel (``babel.numbers.get_decimal_symbol`` / ``get_group_symbol``, numbering system
+    ``latn``): en, zh, ja, fa ``(".", ",")``; de, es, el ``(",", ".")``; ru, ka ``(",", " ")``
+    (CLDR's no-break space, read as a space: :func:`stsim.answers.normalise_typography` spells
+    every space so).  English's for no language or one CLDR does not know."""
+    if not lang or lang == "en":
+        return ENGLISH_SYMBOLS
+    from babel.core import UnknownLocaleError
+    from babel.numbers import get_decimal_symbol, get_group_symbol
+    try:
+        dec = get_decimal_symbol(lang, numbering_system="latn")
+        grp = get_group_symbol(lang, numbering_system="latn")
+    except (UnknownLocaleError, ValueError):
+        return ENGLISH_SYMBOLS
+    return dec, (" " if grp.isspace() else grp)
+
+
+@lru_cache(maxsize=None)
+def language_name(lang: str | None) -> str:
+    """English name of ``lang`` (CLDR via Babel; the code itself when unknown)."""
+    if not lang or lang == "en":
+        return "English"
+    from babel import Locale
+    try:
+        return Locale.parse(lang).english_name
+    except Exception:   # babel's UnknownLocaleError, ValueError: name the code
+        return lang
+
+
+@lru_cache(maxsize=None)
+def number_pattern(lang: str | None) -> str:
+    """Regular expression of one written number as :func:`read_number` takes it: digits (any
+    script's) joined by the separators English, ``lang`` and Persian use, an optional sign and
+    exponent.  A space joins digits only in a language that groups with one (ru, ka)."""
+    seps = "".join(sorted({*ENGLISH_SYMBOLS, *number_symbols(lang), *PERSIAN_SYMBOLS}))
+    cls = re.escape(seps).replace("\\ ", " ")
+    return (rf"[-+]?(?:\d+(?:[{cls}]\d+)*|[{re.escape(''.join(sorted({ENGLISH_SYMBOLS[0], number_symbols(lang)[0], PERSIAN_SYMBOLS[0]})))}]\d+)"
+            r"(?:[eE][-+]?\d+)?")
+
+
+def _read_as(body: str, exp: str, dec: str, grp: str) -> float | None:
+    """``body`` (digits and separators, no sign) with exponent ``exp`` (``""`` or ``e-3``) read
+    with decimal separator ``dec`` and grouping separator ``grp``; ``None`` when it is not a
+    number so written (a group of other than three digits, a group after the decimal separator,
+    a first group starting with 0, another separator).  Too large a number reads as infinity."""
+    d = re.escape(dec)
+    g = re.escape(grp)
+    if re.fullmatch(rf"\d+(?:{d}\d+)?|{d}\d+", body):
+        whole, _, frac = body.partition(dec)
+    elif re.fullmatch(rf"(?![0٠۰])\d{{1,3}}(?:{g}\d{{3}})+(?:{d}\d+)?", body):
+        whole, _, frac = body.partition(dec)
+        whole = whole.replace(grp, "")
+    else:
+        return None
+    return float(f"{whole or '0'}.{frac or '0'}{exp}")
+
+
+def read_number(token: str, lang: str | None) -> float:
+    """The value of one written number ``token`` (a match of :func:`number_pattern`) in a reply
+    to a question in ``lang``.  It is read with the separators of ``lang`` (:func:`number_symbols`),
+    of English (the answer instruction's language) and Persian's own (U+066B, U+066C); a token
+    that only one of them reads takes that value (German ``1.234,5``, ``1,5``, ``12.5``; English
+    ``1,234.5``), one that two read alike too (``1500``, ``12.5`` in Russian).  A number too
+    large for a float reads as infinity (the caller refuses it).
+
+    Raises:
+        ValueError: no convention reads it ("1,5" in English, "12,13,1"), or two read it
+            differently: in German ``1,500`` is 1.5 and in English 1500, ``12.000`` 12000 and
+            12 -- a genuinely ambiguous form, refused with both readings.
+    """
+    m = re.fullmatch(r"([-+]?)(.*?)((?:[eE][-+]?\d+)?)", token)
+    sign, body, exp = m.group(1), m.group(2), m.group(3)
+    readings: dict[float, str] = {}
+    for name, (dec, grp) in ((language_name(lang), number_symbols(lang)), ("English", ENGLISH_SYMBOLS),
+                             ("Persian", PERSIAN_SYMBOLS)):
+        v = _read_as(body, exp, dec, grp)
+        if v is not None:
+            readings.setdefault(v, name)
+    if not readings:
+        dec, grp = number_symbols(lang)
+        english = (dec, grp) == ENGLISH_SYMBOLS
+        raise ValueError(f"{token[:30]!r} is not a number as written in "
+                         f"{'English' if english else language_name(lang) + ' or English'} "
+                         f"({dec!r} decimal separator, {grp!r} between groups of three digits"
+                         + ("" if english else "; or '.' and ','") + ")")
+    if len(readings) > 1:
+        (a, an), (b, bn) = list(readings.items())[:2]
+        raise ValueError(f"{token!r} is ambiguous in a reply to a {language_name(lang)} question: {a:g} as "
+                         f"written in {an}, {b:g} in {bn}; write it without a grouping separator")
+    v = next(iter(readings))
+    return -v if sign == "-" else v

@@ -129,3 +129,38 @@ def test_a_task_asked_in_another_language_is_read_in_it():
     en = SimpleNamespace(meta={"answer_spec": {"unit": "km"}}, inputs={})
     assert reading_spec(en) is en.meta["answer_spec"]
     assert reading_spec(SimpleNamespace(meta={}, inputs={"language": "es"})) == {"language": "es"}
+
+
+@pytest.mark.parametrize("fmt, reply, lang, value", [
+    ("geo_count", "12.000", "de", None),       # was read as 12
+    ("geo_count", "1,500", "de", None),        # was read as 1500 (German: 1.5)
+    ("geo_distance", "1,500 km", "es", None),
+    ("geo_distance", "12.000 km", "el", None),
+    ("geo_count", "1,500", "ru", None),        # Russian decimal comma
+    ("geo_count", "12.000", "en", None),       # a count with three decimals: 12 or 12000
+    ("geo_count", "12.000", "ru", None),
+    ("geo_count", "1.234.567", "de", 1234567),
+    ("geo_count", "12 000", "ru", 12000),      # CLDR ru groups with a (no-break) space
+    ("geo_count", "12\u00a0000", "ka", 12000),
+    ("geo_distance", "1,5 km", "de", 1.5),
+    ("geo_distance", "1.234,5 km", "de", 1234.5),
+    ("geo_distance", "1,234.5 km", "de", 1234.5),   # English writing in a German reply: one reading
+    ("geo_distance", "12.5 km", "de", 12.5),
+    ("geo_distance", "1,500 km", "en", 1500.0),     # English grouping in an English reply
+    ("geo_distance", "1,500 km", "zh", 1500.0),     # CLDR zh, ja, fa: English separators
+    ("geo_distance", "12.000 km", "en", 12.0),
+    ("geo_distance", "\u06f1\u06f2\u066b\u06f5 km", "fa", 12.5),   # Persian digits and decimal separator
+])
+def test_numbers_are_read_with_the_separators_of_the_questions_language(fmt, reply, lang, value):
+    a = read(f"Answer: {reply}", fmt, {"language": lang, "unit": "km"})
+    if value is None:
+        assert a.status == "format_failure" and "ambiguous" in a.detail, a
+    else:
+        assert a.status == "ok" and a.value == pytest.approx(value, rel=1e-12), a
+
+
+def test_an_ambiguous_number_names_both_readings():
+    a = read("Answer: 1,500", "geo_count", {"language": "de"})
+    assert "1.5 as written in German, 1500 in English" in a.detail
+    a = read("Answer: 1,5 km", "geo_distance", {"unit": "km"})
+    assert a.status == "format_failure" and "'1,5' is not a number as written in English" in a.detail
