@@ -201,17 +201,36 @@ class _Number(GeoFormat):
     units: tuple[str, ...] = ()
 
     def parse(self, text, spec=None):
-        t = re.sub(r"(?i)\b(km|m)(?:\^?2|²)", r" sq \1 ", _strip(text)).replace("%", " percent ")
+        t = re.sub(r"(?i)\b(km|m)(?:\^?2|²)", r" sq \1 ", _strip(text)).replace("%", " percent ").replace(
+            "\u066a", " percent ")
         lang = (spec or {}).get("language")
         num = _number_re(lang)
         nums = _read_numbers(num.findall(t), lang)
         if len(nums) != 1:
             raise GeoParseError(f"expected one number, found {len(nums)} in {text[:60]!r}")
-        rest = fold(num.sub(" ", t))
+        return nums[0] * self._unit(num.sub(" ", t), text, spec)
+
+    def _unit(self, rest_text: str, text: str, spec=None) -> float:
+        """The factor of the words beside the number (``rest_text``): 1 for none, else
+        :meth:`unit_factor` of the format's unit word they are -- an English word of
+        ``units`` or ``spec["units"]``, or a unit word of a supported language
+        (:func:`stsim.answers_locale.unit_words`: "Meilen", "километров", "公里").
+
+        Raises:
+            ParseError: any other word, in any script ("850 миль" to a km question was read as
+                850 km: the Cyrillic word was dropped).
+        """
+        from .answers_locale import casefold_words, unit_words
+        words = casefold_words(rest_text)
+        if not words:
+            return 1.0
         allowed = set(self.units) | {fold(u) for u in (spec or {}).get("units", [])}
-        if rest and rest not in allowed:
-            raise GeoParseError(f"unexpected text {rest!r} beside the number in {text[:60]!r}")
-        return nums[0] * self.unit_factor(rest, spec) if rest else nums[0]
+        rest = fold(words) if words.isascii() else None
+        if rest not in allowed:
+            rest = unit_words().get(words)
+        if rest is None or rest not in allowed:
+            raise GeoParseError(f"unexpected text {words!r} beside the number in {text[:60]!r}")
+        return self.unit_factor(rest, spec)
 
     def unit_factor(self, unit: str, spec=None) -> float:
         """What a number followed by the (folded) unit word ``unit`` is multiplied by to be in

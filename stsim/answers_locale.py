@@ -6,6 +6,8 @@ instruction in English, but a model may still answer in the question's language:
 :mod:`stsim.answers_geo` take the language from ``spec["language"]``
 (:func:`stsim.answers.reading_spec`; English when absent) and use the tables below.
 
+* :func:`unit_words` -- unit words of every supported language (CLDR unit names via Babel, and
+  a small table of "times" words), mapped to the English word the formats know.
 * :data:`LIST_WORDS` -- the words that join two names ("and", "or"), written between spaces.
 * :func:`number_symbols` / :func:`read_number` -- decimal and grouping separators (CLDR, via
   Babel) and how one written number reads; a form two conventions read differently is refused.
@@ -168,3 +170,53 @@ def read_number(token: str, lang: str | None) -> float:
                          f"written in {an}, {b:g} in {bn}; write it without a grouping separator")
     v = next(iter(readings))
     return -v if sign == "-" else v
+
+
+#: The languages the geoqa generator asks questions in (:data:`stsim.geoqa.languages.LANGUAGES`;
+#: a test checks that the two agree).
+SUPPORTED_LANGUAGES = ("en", "de", "es", "ru", "el", "fa", "zh", "ja", "ka")
+
+#: CLDR unit (Babel's ``babel.units`` name) -> the English unit word the formats of
+#: :mod:`stsim.answers_geo` read (``km``, ``m``, ``mi``, ``sq km``, ``percent``, ``deg``).
+CLDR_UNITS = {"length-kilometer": "km", "length-meter": "m", "length-mile": "mi",
+              "area-square-kilometer": "sq km", "concentr-percent": "percent", "angle-degree": "deg"}
+
+#: "So many times" (a ratio: "3.5 times larger") per language; CLDR has no unit for it.  Source:
+#: each language's multiplicative word (Wiktionary, "times"), as :func:`casefold_words` spells it.
+TIMES_WORDS: dict[str, tuple[str, ...]] = {
+    "de": ("mal", "fach", "mal so gross", "mal grosser"), "es": ("veces", "veces mayor", "veces mas grande"),
+    "ru": ("раз", "раза", "в раза", "в раз"), "el": ("φορες", "φορες μεγαλυτερο", "φορες μεγαλυτερη"),
+    "fa": ("برابر",), "zh": ("倍",), "ja": ("倍",), "ka": ("ჯერ",),
+}
+
+
+@lru_cache(maxsize=None)
+def unit_words() -> dict[str, str]:
+    """Unit word (as :func:`casefold_words` spells it: "Meilen" -> ``meilen``, "км²" ->
+    ``км2``, "τ.χλμ." -> ``τ χλμ``) -> the English unit word of :data:`CLDR_UNITS` or ``times``,
+    for every language of :data:`SUPPORTED_LANGUAGES`.  The words are CLDR's unit names in every
+    length (long, short, narrow) and plural form (Babel's ``format_unit`` of 0, 1, 2, 5, 1.5,
+    21, 22, 25 and 100, the number cut out), "per unit" forms excluded, plus
+    :data:`TIMES_WORDS`.  A word of any supported language is read in a reply to a question in
+    any language: no word names two units (tested).  English's own words are the formats'."""
+    from babel.numbers import format_decimal
+    from babel.units import format_unit
+    out: dict[str, str] = {}
+    for lang in SUPPORTED_LANGUAGES:
+        if lang == "en":
+            continue
+        for unit, english in CLDR_UNITS.items():
+            for v in (0, 1, 2, 5, 1.5, 21, 22, 25, 100):
+                for length in ("long", "short", "narrow"):
+                    word = casefold_words(format_unit(v, unit, length, locale=lang).replace(
+                        format_decimal(v, locale=lang), " "))
+                    _add(out, word, english)
+        for word in TIMES_WORDS.get(lang, ()):
+            _add(out, casefold_words(word), "times")
+    return out
+
+
+def _add(table: dict[str, str], word: str, unit: str) -> None:
+    """``table[word] = unit``; raise ``ValueError`` if ``word`` already names another unit."""
+    if word and table.setdefault(word, unit) != unit:
+        raise ValueError(f"unit word {word!r} names both {table[word]!r} and {unit!r}")

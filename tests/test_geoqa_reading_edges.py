@@ -164,3 +164,42 @@ def test_an_ambiguous_number_names_both_readings():
     assert "1.5 as written in German, 1500 in English" in a.detail
     a = read("Answer: 1,5 km", "geo_distance", {"unit": "km"})
     assert a.status == "format_failure" and "'1,5' is not a number as written in English" in a.detail
+
+
+@pytest.mark.parametrize("fmt, reply, spec, value", [
+    ("geo_distance", "850 Meilen", {"unit": "km"}, 850 * 1.609344),      # was a format failure
+    ("geo_distance", "850 миль", {"unit": "km"}, 850 * 1.609344),        # was read as 850 km (word dropped)
+    ("geo_distance", "850 millas", {"unit": "km", "language": "es"}, 850 * 1.609344),
+    ("geo_distance", "1368公里", {"unit": "miles", "language": "zh"}, 1368 / 1.609344),   # was 1368 miles
+    ("geo_distance", "1368 χλμ.", {"unit": "miles"}, 1368 / 1.609344),
+    ("geo_distance", "1368 キロメートル", {"unit": "m"}, 1368000.0),
+    ("geo_distance", "\u06f8\u06f5\u06f0 \u06a9\u06cc\u0644\u0648\u0645\u062a\u0631", {"unit": "miles", "language": "fa"}, 850 / 1.609344),
+    ("geo_distance", "850 კმ", {"unit": "m"}, 850000.0),
+    ("geo_area", "1200 км²", {}, 1200.0),
+    ("geo_area", "1200 Quadratkilometer", {}, 1200.0),
+    ("geo_ratio", "33,8 Prozent", {"language": "de"}, 0.338),
+    ("geo_ratio", "3,5-mal", {"language": "de"}, 3.5),
+    ("geo_angle", "45 градусов", {}, 45.0),
+])
+def test_unit_words_of_the_supported_languages_are_read(fmt, reply, spec, value):
+    a = read(f"Answer: {reply}", fmt, spec)
+    assert a.status == "ok" and a.value == pytest.approx(value, rel=1e-12), a
+
+
+@pytest.mark.parametrize("fmt, reply", [
+    ("geo_distance", "850 км около"),       # a word in another script was dropped: 850 km
+    ("geo_distance", "850 Prozent"),        # a unit word of another quantity
+    ("geo_count", "12 Städte"),
+])
+def test_other_words_beside_a_number_are_named_in_any_script(fmt, reply):
+    a = read(f"Answer: {reply}", fmt, {"unit": "km"})
+    assert a.status == "format_failure" and "unexpected text" in a.detail, a
+
+
+def test_the_unit_table_covers_the_generators_languages_and_no_word_names_two_units():
+    from stsim.answers_locale import SUPPORTED_LANGUAGES, unit_words
+    from stsim.geoqa.languages import LANGUAGES
+    assert set(SUPPORTED_LANGUAGES) == set(LANGUAGES)
+    words = unit_words()      # raises ValueError on a word naming two units
+    assert words["meilen"] == "mi" and words["километров"] == "km" and words["公里"] == "km"
+    assert {"km", "m", "mi", "sq km", "percent", "deg", "times"} == set(words.values())
