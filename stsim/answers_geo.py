@@ -194,6 +194,26 @@ class BooleanFormat(GeoFormat):
         return 0.5
 
 
+#: A value and another in brackets after it: "1368 km (850 miles)", "0.338 [33.8 %]".
+_BRACKETED = re.compile(r"(?P<a>[^()\[\]]+?)\s*[(\[](?P<b>[^()\[\]]+)[)\]]\s*\.?")
+
+
+def _half_rounding(token: str, value: float) -> float:
+    """Half the unit of the last digit of the written number ``token`` (read as ``value``):
+    0.05 for ``12.3``, 0.5 for ``1368``; an integer's trailing zeros are taken as rounding,
+    keeping two significant digits (5 for ``850``, 50 for ``1000``)."""
+    m = re.fullmatch(r"[-+]?(.*?)(?:[eE]([-+]?\d+))?", token)
+    body, exp = m.group(1), int(m.group(2) or 0)
+    digits = re.sub(r"\D", "", body)
+    if math.isclose(float(digits), abs(value) / 10.0 ** exp, rel_tol=1e-12, abs_tol=0.0) or float(digits) == 0:
+        n = len(digits.lstrip("0"))
+        zeros = len(digits) - len(digits.rstrip("0"))
+        unit = 10.0 ** min(zeros, max(n - 2, 0))
+    else:
+        unit = 10.0 ** -len(re.split(r"\D", body)[-1])
+    return 0.5 * unit * 10.0 ** exp
+
+
 class _Number(GeoFormat):
     """One number, optionally followed by a unit word; thousands separators accepted."""
     rel_tol = 0.0
@@ -201,14 +221,41 @@ class _Number(GeoFormat):
     units: tuple[str, ...] = ()
 
     def parse(self, text, spec=None):
-        t = re.sub(r"(?i)\b(km|m)(?:\^?2|²)", r" sq \1 ", _strip(text)).replace("%", " percent ").replace(
+        """One number with an optional unit word, in the question's unit.  A value followed by
+        its conversion in brackets ("1368 km (850 miles)", "0.338 (33.8 %)") is the first value
+        when the bracketed one is the same quantity within the rounding of both as written
+        (half a unit of each one's last digit; an integer's trailing zeros count as rounding, to
+        two significant digits at least); otherwise it is a format failure naming both.
+
+        Raises:
+            ParseError: no number, two numbers (other than a consistent conversion), a number no
+                separator convention reads or two read differently, or another word beside it.
+        """
+        m = _BRACKETED.fullmatch(_strip(text))
+        lang = (spec or {}).get("language")
+        if m and _number_re(lang).search(m.group("b")):
+            a, a_half = self._one(m.group("a"), text, spec)
+            b, b_half = self._one(m.group("b"), text, spec)
+            if abs(a - b) > a_half + b_half + 1e-9 * max(abs(a), abs(b)):
+                raise GeoParseError(f"two different numbers: {m.group('a').strip()!r} is {a:.6g} and the bracketed "
+                                    f"{m.group('b').strip()!r} {b:.6g} in the question's unit, more apart than the "
+                                    f"rounding of either ({a_half + b_half:.3g}) in {text[:60]!r}")
+            return a
+        return self._one(text, text, spec)[0]
+
+    def _one(self, part: str, text: str, spec=None) -> tuple[float, float]:
+        """``(value in the question's unit, half the rounding unit of the value as written, in
+        that unit)`` of ``part``, which holds one number and an optional unit word."""
+        t = re.sub(r"(?i)\b(km|m)(?:\^?2|²)", r" sq \1 ", _strip(part)).replace("%", " percent ").replace(
             "\u066a", " percent ")
         lang = (spec or {}).get("language")
         num = _number_re(lang)
-        nums = _read_numbers(num.findall(t), lang)
+        tokens = num.findall(t)
+        nums = _read_numbers(tokens, lang)
         if len(nums) != 1:
             raise GeoParseError(f"expected one number, found {len(nums)} in {text[:60]!r}")
-        return nums[0] * self._unit(num.sub(" ", t), text, spec)
+        factor = self._unit(num.sub(" ", t), text, spec)
+        return nums[0] * factor, _half_rounding(tokens[0], nums[0]) * abs(factor)
 
     def _unit(self, rest_text: str, text: str, spec=None) -> float:
         """The factor of the words beside the number (``rest_text``): 1 for none, else

@@ -203,3 +203,33 @@ def test_the_unit_table_covers_the_generators_languages_and_no_word_names_two_un
     words = unit_words()      # raises ValueError on a word naming two units
     assert words["meilen"] == "mi" and words["километров"] == "km" and words["公里"] == "km"
     assert {"km", "m", "mi", "sq km", "percent", "deg", "times"} == set(words.values())
+
+
+@pytest.mark.parametrize("fmt, reply, spec, value", [
+    ("geo_distance", "1368 km (850 miles)", {"unit": "km"}, 1368.0),      # was 'found 2 numbers'
+    ("geo_distance", "850 miles (1368 km)", {"unit": "km"}, 850 * 1.609344),   # the first value is read
+    ("geo_distance", "1,368 km (850 mi).", {"unit": "km"}, 1368.0),
+    ("geo_distance", "1370 km (850 mi)", {"unit": "km"}, 1370.0),         # both rounded to tens
+    ("geo_distance", "1000 km (621 miles)", {"unit": "km"}, 1000.0),
+    ("geo_distance", "1368 km (850 Meilen)", {"unit": "km", "language": "de"}, 1368.0),
+    ("geo_distance", "1368 km [850 miles]", {"unit": "km"}, 1368.0),
+    ("geo_ratio", "0.338 (33.8 %)", {}, 0.338),
+    ("geo_count", "12 (12.0)", {}, 12),
+])
+def test_a_value_with_its_conversion_in_brackets_reads_the_first(fmt, reply, spec, value):
+    a = read(f"Answer: {reply}", fmt, spec)
+    assert a.status == "ok" and a.value == pytest.approx(value, rel=1e-12), a
+
+
+@pytest.mark.parametrize("fmt, reply, spec, why", [
+    # 950 mi is 1528.9 km: 161 km from 1368, rounding allows 0.5 + 8.0 (950 to tens of miles)
+    ("geo_distance", "1368 km (950 miles)", {"unit": "km"}, "two different numbers"),
+    # 1000 is read to hundreds at most (two significant digits): 50 + 8 km, not 500
+    ("geo_distance", "1000 km (900 miles)", {"unit": "km"}, "two different numbers"),
+    ("geo_ratio", "0.338 (38 %)", {}, "two different numbers"),
+    ("geo_distance", "1368 km (rounded to 1370)", {"unit": "km"}, "unexpected text 'rounded to'"),
+    ("geo_distance", "1368 km, 850 miles", {"unit": "km"}, "expected one number, found 2"),
+])
+def test_an_inconsistent_or_unbracketed_second_value_stays_a_format_failure(fmt, reply, spec, why):
+    a = read(f"Answer: {reply}", fmt, spec)
+    assert a.status == "format_failure" and why in a.detail, a
