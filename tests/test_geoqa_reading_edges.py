@@ -233,3 +233,24 @@ def test_a_value_with_its_conversion_in_brackets_reads_the_first(fmt, reply, spe
 def test_an_inconsistent_or_unbracketed_second_value_stays_a_format_failure(fmt, reply, spec, why):
     a = read(f"Answer: {reply}", fmt, spec)
     assert a.status == "format_failure" and why in a.detail, a
+
+
+def test_an_answers_file_reads_a_german_task_in_german(tmp_path):
+    """End to end: a geoqa count task asked in German (``--language de``) and the same task in
+    English, read from one answers file: ``1,500`` is ambiguous in German (1.5 or 1500) and
+    1500 in English."""
+    import json
+
+    from stsim.benchmarks.suites import get_suite
+    from stsim.generators.geoqa_languages import with_language
+    from stsim.solvers.answers_file import read_answers
+    (en,) = list(get_suite("geoqa-small").tasks(n=1, only="geoqa.aggregation.count_amenities"))
+    de = with_language(en, "de")
+    assert en.answer_format == "geo_count" and "language" not in (de.meta.get("answer_spec") or {})
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(json.dumps({"task_id": t.id, "text": f"Answer: {text}"}) + "\n"
+                            for t, text in ((de, "1,500"), (en, "1,500"))))
+    answers, _ = read_answers(path, {en.id: en, de.id: de})
+    got = {a.task_id: a for a in answers}
+    assert got[de.id].status == "format_failure" and "ambiguous" in got[de.id].detail
+    assert got[en.id].status == "ok" and got[en.id].value == 1500
