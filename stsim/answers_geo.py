@@ -25,6 +25,7 @@ import math
 import re
 import unicodedata
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 # thousands separators: "1,234" is 1234; a group after a leading 0 ("0,338", a decimal comma)
@@ -57,19 +58,11 @@ def _numbers(text: str) -> list[float]:
     return out
 
 
+@lru_cache(maxsize=None)
 def _number_re(lang: str | None) -> re.Pattern:
     """:func:`stsim.answers_locale.number_pattern` of ``lang``, compiled."""
     from .answers_locale import number_pattern
-    return _compiled(number_pattern(lang))
-
-
-_PATTERNS: dict[str, re.Pattern] = {}
-
-
-def _compiled(pattern: str) -> re.Pattern:
-    if pattern not in _PATTERNS:
-        _PATTERNS[pattern] = re.compile(pattern)
-    return _PATTERNS[pattern]
+    return re.compile(number_pattern(lang))
 
 
 def _read_numbers(tokens: list[str], lang: str | None) -> list[float]:
@@ -102,8 +95,8 @@ _LATIN_ASCII = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ð": "d", "þ": 
 
 def fold(text: str) -> str:
     """Case-, accent- and punctuation-insensitive form of a name ("São Paulo" -> "sao paulo",
-    "Łódź" -> "lodz", "Trinidad & Tobago" -> "trinidad and tobago"); letters of other scripts are dropped (the gold names are GeoNames' and
-    Natural Earth's Latin names)."""
+    "Łódź" -> "lodz", "Trinidad & Tobago" -> "trinidad and tobago"); letters of other scripts
+    are dropped (the gold names are GeoNames' and Natural Earth's Latin names)."""
     t = unicodedata.normalize("NFKD", str(text).replace("&", " and "))
     t = "".join(c for c in t if not unicodedata.combining(c)).lower().translate(_LATIN_ASCII)
     return re.sub(r"[^0-9a-z]+", " ", t).strip()
@@ -373,9 +366,9 @@ class DistanceFormat(_Number):
 
 
 class AreaFormat(_Number):
-    """An area in km^2 (a negative one is a format error).  tau = 2 % of gold: spherical and ellipsoidal polygon areas differ by
-    up to ~0.7 %, equal-area projected areas by less; 2 % leaves room for both and for three
-    significant figures."""
+    """An area in km^2 (a negative one is a format error).  tau = 2 % of gold: spherical and
+    ellipsoidal polygon areas differ by up to ~0.7 %, equal-area projected areas by less; 2 %
+    leaves room for both and for three significant figures."""
     name = "geo_area"
     rel_tol = 0.02
     units = ("sq km", "km", "square kilometres", "square kilometers")
@@ -634,17 +627,12 @@ def conjoined_in_store(table) -> list[str]:
                   key=lambda n: (n.casefold(), n))
 
 
-_conjoined_cache: list[tuple[str, ...]] = []
-
-
-def _conjoined_names() -> list[tuple[str, ...]]:
+@lru_cache(maxsize=1)
+def _conjoined_names() -> tuple[tuple[str, ...], ...]:
     """The names of :data:`CONJOINED_NAMES`, each as :func:`_tokens`."""
-    if not _conjoined_cache:
-        from importlib import resources
-        text = resources.files("stsim").joinpath(CONJOINED_NAMES).read_text(encoding="utf-8")
-        _conjoined_cache.extend(tuple(_tokens(line)) for line in text.splitlines()
-                                if line.strip() and not line.startswith("#"))
-    return _conjoined_cache
+    from importlib import resources
+    text = resources.files("stsim").joinpath(CONJOINED_NAMES).read_text(encoding="utf-8")
+    return tuple(tuple(_tokens(line)) for line in text.splitlines() if line.strip() and not line.startswith("#"))
 
 
 def _joins(text: str, spec: dict[str, Any] | None) -> tuple[list[str], list[str]]:
@@ -978,7 +966,8 @@ def structured_answer_problem(format_name: str, text: str) -> str | None:
     if format_name in _JSON_NAME_LIST_FORMATS and isinstance(v, list):
         bad = [x for x in v if not isinstance(x, str)]
         if bad:
-            return f"a {format_name} answer is a list of names (JSON strings), got the JSON {kind(bad[0])} {json.dumps(bad[0])}"
+            return (f"a {format_name} answer is a list of names (JSON strings), got the JSON {kind(bad[0])} "
+                    f"{json.dumps(bad[0])}")
     if format_name not in ("geo_boolean",) and isinstance(v, bool):
         return f"a {format_name} answer cannot be the JSON boolean {json.dumps(v)}"
     return None

@@ -115,8 +115,8 @@ def number_pattern(lang: str | None) -> str:
     exponent.  A space joins digits only in a language that groups with one (ru, ka)."""
     seps = "".join(sorted({*ENGLISH_SYMBOLS, *number_symbols(lang), *PERSIAN_SYMBOLS}))
     cls = re.escape(seps).replace("\\ ", " ")
-    return (rf"[-+]?(?:\d+(?:[{cls}]\d+)*|[{re.escape(''.join(sorted({ENGLISH_SYMBOLS[0], number_symbols(lang)[0], PERSIAN_SYMBOLS[0]})))}]\d+)"
-            r"(?:[eE][-+]?\d+)?")
+    decimals = re.escape("".join(sorted({ENGLISH_SYMBOLS[0], number_symbols(lang)[0], PERSIAN_SYMBOLS[0]})))
+    return rf"[-+]?(?:\d+(?:[{cls}]\d+)*|[{decimals}]\d+)(?:[eE][-+]?\d+)?"
 
 
 def _read_as(body: str, exp: str, dec: str, grp: str) -> float | None:
@@ -185,7 +185,8 @@ CLDR_UNITS = {"length-kilometer": "km", "length-meter": "m", "length-mile": "mi"
 #: each language's multiplicative word (Wiktionary, "times"), as :func:`casefold_words` spells it.
 TIMES_WORDS: dict[str, tuple[str, ...]] = {
     "de": ("mal", "fach", "mal so gross", "mal grosser"), "es": ("veces", "veces mayor", "veces mas grande"),
-    "ru": ("раз", "раза", "в раза", "в раз"), "el": ("φορες", "φορες μεγαλυτερο", "φορες μεγαλυτερη"),
+    "ru": ("раз", "раза", "в раза", "в раз"),
+    "el": ("φορες", "φορες μεγαλυτερο", "φορες μεγαλυτερη"),
     "fa": ("برابر",), "zh": ("倍",), "ja": ("倍",), "ka": ("ჯერ",),
 }
 

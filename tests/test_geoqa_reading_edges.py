@@ -173,7 +173,8 @@ def test_an_ambiguous_number_names_both_readings():
     ("geo_distance", "1368公里", {"unit": "miles", "language": "zh"}, 1368 / 1.609344),   # was 1368 miles
     ("geo_distance", "1368 χλμ.", {"unit": "miles"}, 1368 / 1.609344),
     ("geo_distance", "1368 キロメートル", {"unit": "m"}, 1368000.0),
-    ("geo_distance", "\u06f8\u06f5\u06f0 \u06a9\u06cc\u0644\u0648\u0645\u062a\u0631", {"unit": "miles", "language": "fa"}, 850 / 1.609344),
+    ("geo_distance", "\u06f8\u06f5\u06f0 \u06a9\u06cc\u0644\u0648\u0645\u062a\u0631",   # 850 km, Persian
+     {"unit": "miles", "language": "fa"}, 850 / 1.609344),
     ("geo_distance", "850 კმ", {"unit": "m"}, 850000.0),
     ("geo_area", "1200 км²", {}, 1200.0),
     ("geo_area", "1200 Quadratkilometer", {}, 1200.0),
