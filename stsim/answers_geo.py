@@ -588,7 +588,13 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
     from .answers_locale import spaced_words
     out = []
     for m in re.finditer(r"\S+", text):
-        w = "and" if m.group() == "&" else " ".join(spaced_words(m.group().replace("&", "\x00"))).replace("\x00", "&")
+        tok = m.group()
+        if tok == "&":
+            w = "and"
+        elif tok.isascii():   # casefold of ASCII is lower(); nothing to decompose
+            w = tok.lower()
+        else:
+            w = " ".join(spaced_words(tok.replace("&", "\x00"))).replace("\x00", "&")
         w = w.strip(_PUNCT_ENDS)
         if w:
             out.append((w, m.start(), m.end()))
@@ -628,11 +634,16 @@ def conjoined_in_store(table) -> list[str]:
 
 
 @lru_cache(maxsize=1)
-def _conjoined_names() -> tuple[tuple[str, ...], ...]:
-    """The names of :data:`CONJOINED_NAMES`, each as :func:`_tokens`."""
+def _conjoined_names() -> dict[str, list[tuple[str, ...]]]:
+    """The names of :data:`CONJOINED_NAMES`, each as :func:`_tokens`, by their first word."""
     from importlib import resources
     text = resources.files("stsim").joinpath(CONJOINED_NAMES).read_text(encoding="utf-8")
-    return tuple(tuple(_tokens(line)) for line in text.splitlines() if line.strip() and not line.startswith("#"))
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for line in text.splitlines():
+        words = tuple(_tokens(line)) if line.strip() and not line.startswith("#") else ()
+        if len(words) >= 3:
+            out.setdefault(words[0], []).append(words)
+    return out
 
 
 def _joins(text: str, spec: dict[str, Any] | None) -> tuple[list[str], list[str]]:
@@ -645,18 +656,18 @@ def _joins(text: str, spec: dict[str, Any] | None) -> tuple[list[str], list[str]
     at = _inner_list_words(words, (spec or {}).get("language"))
     if not at:
         return [text.strip()], []
-    known = list(_conjoined_names())
+    known = _conjoined_names()
     aliases = (spec or {}).get("aliases")
     if isinstance(aliases, dict):
-        known += [tuple(_tokens(n)) for k, v in aliases.items() for n in [k, *(v or [])] if isinstance(n, str)]
+        known = {k: list(v) for k, v in known.items()}
+        for name in (tuple(_tokens(n)) for k, v in aliases.items() for n in [k, *(v or [])] if isinstance(n, str)):
+            if len(name) >= 3:
+                known.setdefault(name[0], []).append(name)
     inside: set[int] = set()
-    for name in known:
-        n = len(name)
-        if n < 3:
-            continue
-        for i in range(len(words) - n + 1):
-            if tuple(words[i:i + n]) == name:
-                inside.update(range(i + 1, i + n - 1))
+    for i, w in enumerate(words):
+        for name in known.get(w, ()):
+            if tuple(words[i:i + len(name)]) == name:
+                inside.update(range(i + 1, i + len(name) - 1))
     cut = [i for i in at if i not in inside]
     if not cut:
         return [text.strip()], []
