@@ -167,7 +167,8 @@ def read_number(token: str, lang: str | None) -> float:
     if len(readings) > 1:
         (a, an), (b, bn) = list(readings.items())[:2]
         raise ValueError(f"{token!r} is ambiguous in a reply to a {language_name(lang)} question: {a:g} as "
-                         f"written in {an}, {b:g} in {bn}; write it without a grouping separator")
+                         f"written in {an}, {b:g} in {bn}; write it without a grouping separator, or with other "
+                         "than three decimals")
     v = next(iter(readings))
     return -v if sign == "-" else v
 
