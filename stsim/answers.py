@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .refusal import REJECTION_FORMAT, looks_like_refusal as _refusal_reader
-from .answers_geo import GEO_FORMATS, GeoFormat, ParseError, geoqa_rubric, structured_answer_problem
+from .answers_geo import GEO_FORMATS, GeoFormat, ParseError, geoqa_rubric, structured_answer_problem, structured_numbers
 from .records import Answer, UnknownName
 
 
@@ -858,6 +858,8 @@ def _parse_text(text: str, *, task_id: str, step: int | None, answer_format: str
     typed = structured_answer_problem(answer_format, text) if rubric == "geoqa" else None
     if typed is not None:   # {"answer": 123} for a cell id: its JSON type is no value of the format
         return Answer(task_id, step, "format_failure", text=text, detail=typed, solver=solver)
+    if rubric == "geoqa" and (spec or {}).get("language") and structured_numbers(text):
+        spec = {k: v for k, v in spec.items() if k != "language"}   # JSON 12.125 is no German 12125
     try:
         value = fmt.normalise(fmt.parse(body, spec), spec)
     except ParseError as exc:

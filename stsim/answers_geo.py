@@ -984,6 +984,24 @@ def structured_answer_problem(format_name: str, text: str) -> str | None:
     return None
 
 
+def structured_numbers(text: str) -> bool:
+    """Whether ``text`` is a structured reply whose ``answer`` is a JSON number or a list of
+    them: the rubric writes them with Python's ``str`` (``.`` decimal point, no grouping), so
+    they are read with English separators whatever the question's language (``12.125`` from
+    JSON is 12.125, not German 12125)."""
+    import json
+    t = text.strip()
+    if not t.startswith("{"):
+        return False
+    try:
+        obj = json.loads(t)
+    except ValueError:
+        return False
+    v = obj.get("answer") if isinstance(obj, dict) else None
+    items = v if isinstance(v, list) else [v]
+    return bool(items) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in items)
+
+
 def geoqa_rubric(text: str) -> str | None:
     """The answer in a reply to a geoqa question: the text after the last ``Answer:`` marker
     (markdown emphasis allowed), else the whole reply when it is one line; a JSON object

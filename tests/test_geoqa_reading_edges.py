@@ -255,3 +255,15 @@ def test_an_answers_file_reads_a_german_task_in_german(tmp_path):
     got = {a.task_id: a for a in answers}
     assert got[de.id].status == "format_failure" and "ambiguous" in got[de.id].detail
     assert got[en.id].status == "ok" and got[en.id].value == 1500
+
+
+@pytest.mark.parametrize("reply, fmt, value", [
+    ('{"answer": 12.125, "note": ""}', "geo_distance", 12.125),   # JSON has one decimal point: not German 12125
+    ('{"answer": 1500, "note": ""}', "geo_count", 1500),
+    ('{"answer": [52.125, 13.405], "note": ""}', "geo_point", [52.125, 13.405]),
+])
+def test_a_json_number_is_read_as_json_whatever_the_questions_language(reply, fmt, value):
+    a = read(reply, fmt, {"language": "de", "unit": "km"})
+    assert a.status == "ok" and a.value == value, a
+    # the same number as text in a German reply is ambiguous
+    assert read("Answer: 12.125 km", "geo_distance", {"language": "de", "unit": "km"}).status == "format_failure"
