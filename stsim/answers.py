@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .refusal import REJECTION_FORMAT, looks_like_refusal as _refusal_reader
-from .answers_geo import GEO_FORMATS, GeoFormat, ParseError, geoqa_rubric
+from .answers_geo import GEO_FORMATS, GeoFormat, ParseError, geoqa_rubric, structured_answer_problem, structured_numbers
 from .records import Answer, UnknownName
 
 
@@ -783,6 +783,20 @@ def reply_tail(text: str) -> tuple[str, str | None]:
                                      "were read (stsim.answers.MAX_REPLY_CHARS)")
 
 
+def reading_spec(task: Any) -> dict[str, Any] | None:
+    """The ``spec`` a task's replies are read with: its ``meta["answer_spec"]``, plus, for a
+    task asked in another language (``inputs["language"]``, set by ``--language``,
+    :mod:`stsim.generators.geoqa_languages`), ``"language"``: the question's language decides
+    the number separators, unit words and list words a geoqa reply is read with
+    (:mod:`stsim.answers_locale`).  ``task`` is a :class:`~stsim.records.Task` (any object
+    with ``meta`` and ``inputs``); the task is not changed."""
+    spec = task.meta.get("answer_spec")
+    lang = (task.inputs or {}).get("language")
+    if not lang or (spec or {}).get("language") == lang:
+        return spec
+    return {**(spec or {}), "language": lang}
+
+
 def parse_answer(text: Any, *, task_id: str, step: int | None, answer_format: str,
                  rubric: str = "stark", spec: dict[str, Any] | None = None,
                  solver: str | None = None) -> Answer:
@@ -841,6 +855,11 @@ def _parse_text(text: str, *, task_id: str, step: int | None, answer_format: str
             return Answer(task_id, step, "refusal", text=text, detail="explicit refusal", solver=solver)
         return Answer(task_id, step, "format_failure", text=text,
                       detail=note or f"no answer found by the {rubric!r} rubric", solver=solver)
+    typed = structured_answer_problem(answer_format, text) if rubric == "geoqa" else None
+    if typed is not None:   # {"answer": 123} for a cell id: its JSON type is no value of the format
+        return Answer(task_id, step, "format_failure", text=text, detail=typed, solver=solver)
+    if rubric == "geoqa" and (spec or {}).get("language") and structured_numbers(text):
+        spec = {k: v for k, v in spec.items() if k != "language"}   # JSON 12.125 is no German 12125
     try:
         value = fmt.normalise(fmt.parse(body, spec), spec)
     except ParseError as exc:

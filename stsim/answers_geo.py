@@ -25,6 +25,7 @@ import math
 import re
 import unicodedata
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 # thousands separators: "1,234" is 1234; a group after a leading 0 ("0,338", a decimal comma)
@@ -57,6 +58,34 @@ def _numbers(text: str) -> list[float]:
     return out
 
 
+@lru_cache(maxsize=None)
+def _number_re(lang: str | None) -> re.Pattern:
+    """:func:`stsim.answers_locale.number_pattern` of ``lang``, compiled."""
+    from .answers_locale import number_pattern
+    return re.compile(number_pattern(lang))
+
+
+def _read_numbers(tokens: list[str], lang: str | None) -> list[float]:
+    """The values of the written numbers ``tokens`` in a reply to a question in ``lang``
+    (:func:`stsim.answers_locale.read_number`: the separators of ``lang`` and of English).
+
+    Raises:
+        ParseError: a token no convention reads, one two conventions read differently (German
+            ``1,500``: 1.5 or 1500), or a number too large for a float.
+    """
+    from .answers_locale import read_number
+    out = []
+    for tok in tokens:
+        try:
+            v = read_number(tok, lang)
+        except ValueError as exc:
+            raise ParseError(str(exc)) from None
+        if not math.isfinite(v):
+            raise ParseError(f"number too large to be an answer: {tok[:20]}{'...' if len(tok) > 20 else ''}")
+        out.append(v)
+    return out
+
+
 #: Latin letters that Unicode does not decompose into a base letter and an accent, spelled in
 #: ASCII as people (and GeoNames' ASCII names) write them: without this "Łódź" folded to "odz"
 #: (and "Lodz" did not match it), "Ørsta" to "rsta", "Straße" to "stra e".
@@ -66,9 +95,9 @@ _LATIN_ASCII = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ð": "d", "þ": 
 
 def fold(text: str) -> str:
     """Case-, accent- and punctuation-insensitive form of a name ("São Paulo" -> "sao paulo",
-    "Łódź" -> "lodz"); letters of other scripts are dropped (the gold names are GeoNames' and
-    Natural Earth's Latin names)."""
-    t = unicodedata.normalize("NFKD", str(text))
+    "Łódź" -> "lodz", "Trinidad & Tobago" -> "trinidad and tobago"); letters of other scripts
+    are dropped (the gold names are GeoNames' and Natural Earth's Latin names)."""
+    t = unicodedata.normalize("NFKD", str(text).replace("&", " and "))
     t = "".join(c for c in t if not unicodedata.combining(c)).lower().translate(_LATIN_ASCII)
     return re.sub(r"[^0-9a-z]+", " ", t).strip()
 
@@ -158,6 +187,26 @@ class BooleanFormat(GeoFormat):
         return 0.5
 
 
+#: A value and another in brackets after it: "1368 km (850 miles)", "0.338 [33.8 %]".
+_BRACKETED = re.compile(r"(?P<a>[^()\[\]]+?)\s*[(\[](?P<b>[^()\[\]]+)[)\]]\s*\.?")
+
+
+def _half_rounding(token: str, value: float) -> float:
+    """Half the unit of the last digit of the written number ``token`` (read as ``value``):
+    0.05 for ``12.3``, 0.5 for ``1368``; an integer's trailing zeros are taken as rounding,
+    keeping two significant digits (5 for ``850``, 50 for ``1000``)."""
+    m = re.fullmatch(r"[-+]?(.*?)(?:[eE]([-+]?\d+))?", token)
+    body, exp = m.group(1), int(m.group(2) or 0)
+    digits = re.sub(r"\D", "", body)
+    if math.isclose(float(digits), abs(value) / 10.0 ** exp, rel_tol=1e-12, abs_tol=0.0) or float(digits) == 0:
+        n = len(digits.lstrip("0"))
+        zeros = len(digits) - len(digits.rstrip("0"))
+        unit = 10.0 ** min(zeros, max(n - 2, 0))
+    else:
+        unit = 10.0 ** -len(re.split(r"\D", body)[-1])
+    return 0.5 * unit * 10.0 ** exp
+
+
 class _Number(GeoFormat):
     """One number, optionally followed by a unit word; thousands separators accepted."""
     rel_tol = 0.0
@@ -165,15 +214,63 @@ class _Number(GeoFormat):
     units: tuple[str, ...] = ()
 
     def parse(self, text, spec=None):
-        t = re.sub(r"(?i)\b(km|m)(?:\^?2|²)", r" sq \1 ", _strip(text)).replace("%", " percent ")
-        nums = _numbers(t)
+        """One number with an optional unit word, in the question's unit.  A value followed by
+        its conversion in brackets ("1368 km (850 miles)", "0.338 (33.8 %)") is the first value
+        when the bracketed one is the same quantity within the rounding of both as written
+        (half a unit of each one's last digit; an integer's trailing zeros count as rounding, to
+        two significant digits at least); otherwise it is a format failure naming both.
+
+        Raises:
+            ParseError: no number, two numbers (other than a consistent conversion), a number no
+                separator convention reads or two read differently, or another word beside it.
+        """
+        m = _BRACKETED.fullmatch(_strip(text))
+        lang = (spec or {}).get("language")
+        if m and _number_re(lang).search(m.group("b")):
+            a, a_half = self._one(m.group("a"), text, spec)
+            b, b_half = self._one(m.group("b"), text, spec)
+            if abs(a - b) > a_half + b_half + 1e-9 * max(abs(a), abs(b)):
+                raise GeoParseError(f"two different numbers: {m.group('a').strip()!r} is {a:.6g} and the bracketed "
+                                    f"{m.group('b').strip()!r} {b:.6g} in the question's unit, more apart than the "
+                                    f"rounding of either ({a_half + b_half:.3g}) in {text[:60]!r}")
+            return a
+        return self._one(text, text, spec)[0]
+
+    def _one(self, part: str, text: str, spec=None) -> tuple[float, float]:
+        """``(value in the question's unit, half the rounding unit of the value as written, in
+        that unit)`` of ``part``, which holds one number and an optional unit word."""
+        t = re.sub(r"(?i)\b(km|m)(?:\^?2|²)", r" sq \1 ", _strip(part)).replace("%", " percent ").replace(
+            "\u066a", " percent ")
+        lang = (spec or {}).get("language")
+        num = _number_re(lang)
+        tokens = num.findall(t)
+        nums = _read_numbers(tokens, lang)
         if len(nums) != 1:
             raise GeoParseError(f"expected one number, found {len(nums)} in {text[:60]!r}")
-        rest = fold(_NUM.sub(" ", t))
+        factor = self._unit(num.sub(" ", t), text, spec)
+        return nums[0] * factor, _half_rounding(tokens[0], nums[0]) * abs(factor)
+
+    def _unit(self, rest_text: str, text: str, spec=None) -> float:
+        """The factor of the words beside the number (``rest_text``): 1 for none, else
+        :meth:`unit_factor` of the format's unit word they are -- an English word of
+        ``units`` or ``spec["units"]``, or a unit word of a supported language
+        (:func:`stsim.answers_locale.unit_words`: "Meilen", "километров", "公里").
+
+        Raises:
+            ParseError: any other word, in any script ("850 миль" to a km question was read as
+                850 km: the Cyrillic word was dropped).
+        """
+        from .answers_locale import casefold_words, unit_words
+        words = casefold_words(rest_text)
+        if not words:
+            return 1.0
         allowed = set(self.units) | {fold(u) for u in (spec or {}).get("units", [])}
-        if rest and rest not in allowed:
-            raise GeoParseError(f"unexpected text {rest!r} beside the number in {text[:60]!r}")
-        return nums[0] * self.unit_factor(rest, spec) if rest else nums[0]
+        rest = fold(words) if words.isascii() else None
+        if rest not in allowed:
+            rest = unit_words().get(words)
+        if rest is None or rest not in allowed:
+            raise GeoParseError(f"unexpected text {words!r} beside the number in {text[:60]!r}")
+        return self.unit_factor(rest, spec)
 
     def unit_factor(self, unit: str, spec=None) -> float:
         """What a number followed by the (folded) unit word ``unit`` is multiplied by to be in
@@ -186,6 +283,14 @@ class _Number(GeoFormat):
         v = float(value)
         if not math.isfinite(v):
             raise GeoParseError(f"{self.name} must be finite, got {value!r}")
+        return v
+
+    def _non_negative(self, v: float, value: Any, what: str) -> float:
+        """``v``, or a ``ParseError`` when it is negative: ``what`` (a distance, an area, a
+        ratio of either) cannot be below zero, so a minus sign is no answer, not a value to
+        score by its distance from the gold."""
+        if v < 0:
+            raise GeoParseError(f"{what} cannot be negative, got {value!r:.40}")
         return v
 
     def tau(self, gold: float, spec=None) -> float:
@@ -205,6 +310,18 @@ class CountFormat(_Number):
     units = ("cities", "city", "countries", "country", "items", "people", "inhabitants", "cells", "blocks", "places")
 
     def parse(self, text, spec=None):
+        """A whole number; ``12.000`` (three decimals, all zero or not) is refused in every
+        language: to a count it reads 12 with '.' as decimal point and 12000 with '.' between
+        thousands (German, Spanish, Greek; in those languages :func:`_read_numbers` refuses it
+        as ambiguous already)."""
+        from .answers_locale import number_symbols
+        lang = (spec or {}).get("language")
+        if number_symbols(lang)[1] != ".":
+            for tok in _number_re(lang).findall(str(text)):
+                if re.fullmatch(r"[-+]?[1-9]\d{0,2}\.\d{3}", tok):
+                    raise GeoParseError(f"a count written {tok!r} is ambiguous: {float(tok):g} with '.' as decimal "
+                                        f"point, {float(tok.replace('.', '')):g} with '.' between thousands; "
+                                        "write the count without separators")
         v = super().parse(text, spec)
         if v != int(v):
             raise GeoParseError(f"a count must be a whole number, got {text[:60]!r}")
@@ -228,7 +345,7 @@ _METRES = {"km": 1000.0, "kilometre": 1000.0, "kilometres": 1000.0, "kilometer":
 
 
 class DistanceFormat(_Number):
-    """A length in the unit the question names (km, mi or m).  tau = max(1 % of gold,
+    """A length in the unit the question names (km, mi or m); a negative one is a format error.  tau = max(1 % of gold,
     ``abs_tol``): 1 % is finer than the spread between spherical and ellipsoidal distances
     (up to ~0.5 %), so a haversine answer passes and a 2 %-off estimate does not; projected
     coordinates (UTM, Web Mercator, metres) set ``abs_tol`` = 10 m and no relative part."""
@@ -244,18 +361,25 @@ class DistanceFormat(_Number):
         asked = fold((spec or {}).get("unit") or "")
         return _METRES[unit] / _METRES[asked] if unit in _METRES and asked in _METRES else 1.0
 
+    def normalise(self, value, spec=None):
+        return self._non_negative(super().normalise(value, spec), value, "a distance")
+
 
 class AreaFormat(_Number):
-    """An area in km^2.  tau = 2 % of gold: spherical and ellipsoidal polygon areas differ by
-    up to ~0.7 %, equal-area projected areas by less; 2 % leaves room for both and for three
-    significant figures."""
+    """An area in km^2 (a negative one is a format error).  tau = 2 % of gold: spherical and
+    ellipsoidal polygon areas differ by up to ~0.7 %, equal-area projected areas by less; 2 %
+    leaves room for both and for three significant figures."""
     name = "geo_area"
     rel_tol = 0.02
     units = ("sq km", "km", "square kilometres", "square kilometers")
 
+    def normalise(self, value, spec=None):
+        return self._non_negative(super().normalise(value, spec), value, "an area")
+
 
 class RatioFormat(_Number):
-    """A dimensionless ratio.  tau = max(2 % of gold, 0.005): ratios of geodesic quantities
+    """A dimensionless ratio of two distances, areas or lengths (never negative: a negative
+    value is a format error, as for distances and areas).  tau = max(2 % of gold, 0.005): ratios of geodesic quantities
     inherit both operands' tolerance; 0.005 keeps two-decimal answers of small ratios exact."""
     name = "geo_ratio"
     rel_tol = 0.02
@@ -267,6 +391,9 @@ class RatioFormat(_Number):
         """A ratio written as a percentage ("33.8 %", "33.8 percent") is 0.338; beside another
         word the task's ``answer_spec["units"]`` allows, the number is taken as written."""
         return 0.01 if unit in ("percent", "per cent") else 1.0
+
+    def normalise(self, value, spec=None):
+        return self._non_negative(super().normalise(value, spec), value, "a ratio")
 
 
 class AngleFormat(_Number):
@@ -450,6 +577,123 @@ def _accepted(gold: str, spec: dict[str, Any] | None) -> set[str]:
     return {fold(n) for n in names if fold(n)}
 
 
+_PUNCT_ENDS = ".,;:!?\"'()[]{}"
+
+
+def _spans(text: str) -> list[tuple[str, int, int]]:
+    """The whitespace-separated words of ``text`` as ``(word, start, end)``: the word lower-case,
+    accents dropped and punctuation at its ends stripped (``"Herzegovina."`` -> ``"herzegovina"``,
+    ``"&"`` -> ``"and"``; :func:`~stsim.answers_locale.spaced_words`); words of punctuation
+    only are left out."""
+    from .answers_locale import spaced_words
+    out = []
+    for m in re.finditer(r"\S+", text):
+        tok = m.group()
+        if tok == "&":
+            w = "and"
+        elif tok.isascii():   # casefold of ASCII is lower(); nothing to decompose
+            w = tok.lower()
+        else:
+            w = " ".join(spaced_words(tok.replace("&", "\x00"))).replace("\x00", "&")
+        w = w.strip(_PUNCT_ENDS)
+        if w:
+            out.append((w, m.start(), m.end()))
+    return out
+
+
+def _tokens(text: str) -> list[str]:
+    """The words of :func:`_spans`."""
+    return [w for w, _, _ in _spans(text)]
+
+
+def _inner_list_words(words: list[str], lang: str | None) -> list[int]:
+    """Indices of the "and" / "or" words (:func:`~stsim.answers_locale.list_words`) that stand
+    between two words of ``words`` (not first, not last: "Or Yehuda" names one place)."""
+    from .answers_locale import list_words
+    joins = set().union(*list_words(lang))
+    return [i for i in range(1, len(words) - 1) if words[i] in joins]
+
+
+#: Package file of the entity names with a list word inside (see :func:`conjoined_in_store`).
+CONJOINED_NAMES = "data/geoqa_conjoined_names.txt"
+
+
+def conjoined_in_store(table) -> list[str]:
+    """The names, admin-1 names, country names and aliases of the entity store ``table`` (a
+    :class:`stsim.geoqa.store.EntityStore` ``table``) in which an "and" / "or" word of some
+    language of :data:`~stsim.answers_locale.LIST_WORDS` stands between two words ("Bosnia and
+    Herzegovina", "Treinta y Tres"), sorted case-insensitively: the body of
+    :data:`CONJOINED_NAMES` (a test checks that the file holds them all)."""
+    from .answers_locale import LIST_WORDS
+    names = set()
+    for col in ("name", "admin1_name", "country_name"):
+        names |= {str(n).strip() for n in table[col] if isinstance(n, str) and n.strip()}
+    names |= {a.strip() for v in table["aliases"] for a in str(v).split("|") if a.strip()}
+    return sorted({n for n in names if any(_inner_list_words(_tokens(n), lang) for lang in LIST_WORDS)},
+                  key=lambda n: (n.casefold(), n))
+
+
+@lru_cache(maxsize=1)
+def _conjoined_names() -> dict[str, list[tuple[str, ...]]]:
+    """The names of :data:`CONJOINED_NAMES`, each as :func:`_tokens`, by their first word."""
+    from importlib import resources
+    text = resources.files("stsim").joinpath(CONJOINED_NAMES).read_text(encoding="utf-8")
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for line in text.splitlines():
+        words = tuple(_tokens(line)) if line.strip() and not line.startswith("#") else ()
+        if len(words) >= 3:
+            out.setdefault(words[0], []).append(words)
+    return out
+
+
+def _joins(text: str, spec: dict[str, Any] | None) -> tuple[list[str], list[str]]:
+    """``(the names, the joining words)`` of ``text`` split at each "and" / "or" word (English
+    or ``spec["language"]``'s) that stands inside no known name (:data:`CONJOINED_NAMES`, the
+    names of ``spec["aliases"]``); ``([text], [])`` when there is none.  The names keep their
+    original spelling."""
+    spans = _spans(text)
+    words = [w for w, _, _ in spans]
+    at = _inner_list_words(words, (spec or {}).get("language"))
+    if not at:
+        return [text.strip()], []
+    known = _conjoined_names()
+    aliases = (spec or {}).get("aliases")
+    if isinstance(aliases, dict):
+        known = {k: list(v) for k, v in known.items()}
+        for name in (tuple(_tokens(n)) for k, v in aliases.items() for n in [k, *(v or [])] if isinstance(n, str)):
+            if len(name) >= 3:
+                known.setdefault(name[0], []).append(name)
+    inside: set[int] = set()
+    for i, w in enumerate(words):
+        for name in known.get(w, ()):
+            if tuple(words[i:i + len(name)]) == name:
+                inside.update(range(i + 1, i + len(name) - 1))
+    cut = [i for i in at if i not in inside]
+    if not cut:
+        return [text.strip()], []
+    starts = [0] + [spans[i][2] for i in cut]
+    ends = [spans[i][1] for i in cut] + [len(text)]
+    names = [text[a:b].strip().strip(",").strip() for a, b in zip(starts, ends)]
+    return [n for n in names if fold(n)], [words[i] for i in cut]
+
+
+def joined_names(text: str, spec: dict[str, Any] | None = None) -> list[str] | None:
+    """The names ``text`` joins with "and" / "or" (in English or the question's language,
+    ``spec["language"]``), or ``None`` when it is one name: every such word in it stands inside
+    a name that has one (:data:`CONJOINED_NAMES`, or a name of ``spec["aliases"]``): "Zenica,
+    Bosnia and Herzegovina" is one place, "Latvia and Russia" two."""
+    names, words = _joins(text, spec)
+    return names if words else None
+
+
+def _accepted_any(spec: dict[str, Any] | None) -> set[str]:
+    """Every folded name of ``spec["aliases"]`` (keys and their aliases)."""
+    aliases = (spec or {}).get("aliases")
+    if not isinstance(aliases, dict):
+        return set()
+    return {fold(n) for k, v in aliases.items() for n in [k, *(v or [])] if isinstance(n, str)}
+
+
 class EntityFormat(GeoFormat):
     """One entity name.  EM iff the folded answer (case, accents, punctuation ignored) equals
     the folded gold or one of its aliases (``spec["aliases"] = {gold: [alias, ...]}``); NE =
@@ -463,6 +707,14 @@ class EntityFormat(GeoFormat):
                 raise GeoParseError(f"{t[:40]!r} has no Latin letter or digit: names are matched against "
                                     "the English (GeoNames / Natural Earth) names and their aliases")
             raise GeoParseError("empty entity name")
+        parts = [p for p in re.split(r"[;|\n]+", t) if fold(p)]
+        if len(parts) > 1 and fold(t) not in _accepted_any(spec):
+            raise GeoParseError(f"the answer names {len(parts)} entities ({'; '.join(p.strip() for p in parts)[:80]}) "
+                                "where one is asked")
+        parts, joins = _joins(t, spec)
+        if joins:
+            raise GeoParseError(f"the answer joins {len(parts)} names ({'; '.join(parts)[:80]}) with {joins[0]!r} "
+                                "where one entity is asked")
         return t
 
     def normalise(self, value, spec=None):
@@ -479,7 +731,13 @@ def _split_list(text: str, spec: dict[str, Any] | None = None) -> list[str]:
     """Names separated by semicolons, new lines or ``|``; by commas only when none of those
     occurs (display names such as ``Munich, Germany`` contain commas), and then two neighbours
     ``A, B`` that together are a name the task knows (a key or alias of ``spec["aliases"]``)
-    stay one name: ``Answer: Ilula, Tanzania`` is one place, not two."""
+    stay one name: ``Answer: Ilula, Tanzania`` is one place, not two.  Within each, "and"
+    (English or the question's language) separates names too, except inside a name that has it
+    (:func:`joined_names`): "Oslo, Bergen and Trondheim" is three names; "or" offers
+    alternatives, no list.
+
+    Raises:
+        ParseError: names joined by "or" ("Oslo or Bergen")."""
     t = _strip(text).strip("[]{}")
     comma = not re.search(r"[;\n|]", t)
     parts = [p.strip().strip("'\"").strip() for p in re.split(r"," if comma else r"[;\n|]+", t)]
@@ -497,7 +755,20 @@ def _split_list(text: str, spec: dict[str, Any] | None = None) -> list[str]:
                 merged.append(parts[i])
                 i += 1
         parts = merged
-    return parts
+    from .answers_locale import list_words
+    ands, ors = list_words((spec or {}).get("language"))
+    out: list[str] = []
+    for p in parts:
+        words = p.split(None, 1)
+        if comma and len(words) == 2 and words[0].casefold() in ands:  # "Oslo, Bergen, and Trondheim"
+            p = words[1]
+        names, joins = _joins(p, spec)
+        alternatives = [w for w in joins if w in ors]
+        if alternatives:
+            raise GeoParseError(f"the answer offers alternatives ({p[:60]!r} joined by {alternatives[0]!r}) "
+                                "where a list of names is asked")
+        out += names
+    return out
 
 
 def _canon(items: list[str], golds: list[str], spec) -> list[str]:
@@ -584,7 +855,9 @@ class CellFormat(GeoFormat):
         return t
 
     def normalise(self, value, spec=None):
-        v = str(value).strip().lower()
+        if not isinstance(value, str):   # a typed 123: a number has lost a cell id's leading zeros
+            raise GeoParseError(f"a cell id is a string, got {type(value).__name__} {value!r:.40}")
+        v = value.strip().lower()
         if not re.fullmatch(r"[0-9a-z]+", v):
             raise GeoParseError(f"{value!r} is not a cell id")
         return v
@@ -666,6 +939,67 @@ GEO_FORMATS: tuple[GeoFormat, ...] = (
     EntitySetFormat(), RankedListFormat(), CellFormat(), DateTimeFormat())
 
 _MARK = re.compile(r"(?:^|\n)\s*\**\s*(?:final\s+)?answer\s*\**\s*[:=]\s*\**", re.IGNORECASE)
+
+
+#: The geoqa formats whose JSON ``answer`` is a string (``stsim.geoqa.schema.value_schema``), or
+#: a list of strings for the set formats: a JSON number or boolean there is no such value.
+_JSON_STRING_FORMATS = ("geo_cell", "geo_entity", "geo_polygon", "geo_compass", "geo_datetime")
+_JSON_NAME_LIST_FORMATS = ("geo_entity_set", "geo_ranked")
+
+
+def structured_answer_problem(format_name: str, text: str) -> str | None:
+    """Why the ``answer`` of a structured reply ``{"answer": ..., "note": ...}`` has the wrong
+    JSON type for ``format_name`` (its schema, :mod:`stsim.geoqa.schema`), else ``None`` (also
+    for a reply that is no such object).  A JSON number or boolean where a string is asked
+    (a grid cell, a name, a compass point, a date-time, WKT) or inside a list of names is
+    refused: ``{"answer": 123}`` is no cell id (a geohash ``0123`` written as a number has lost
+    its ``0``, an H3 or S2 id its case and leading zeros) and ``{"answer": true}`` no name.  A
+    boolean where a number is asked (``true`` for a count) is refused likewise."""
+    import json
+    t = text.strip()
+    if not t.startswith("{"):
+        return None
+    try:
+        obj = json.loads(t)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or "answer" not in obj or obj["answer"] is None:
+        return None
+    v = obj["answer"]
+
+    def kind(x) -> str:
+        return "boolean" if isinstance(x, bool) else "number" if isinstance(x, (int, float)) else type(x).__name__
+
+    if format_name in _JSON_STRING_FORMATS and isinstance(v, (bool, int, float)):
+        return (f"a {format_name} answer is a JSON string, got the JSON {kind(v)} {json.dumps(v)}"
+                + (" (a cell id written as a number loses its leading zeros and letters)"
+                   if format_name == "geo_cell" else ""))
+    if format_name in _JSON_NAME_LIST_FORMATS and isinstance(v, list):
+        bad = [x for x in v if not isinstance(x, str)]
+        if bad:
+            return (f"a {format_name} answer is a list of names (JSON strings), got the JSON {kind(bad[0])} "
+                    f"{json.dumps(bad[0])}")
+    if format_name not in ("geo_boolean",) and isinstance(v, bool):
+        return f"a {format_name} answer cannot be the JSON boolean {json.dumps(v)}"
+    return None
+
+
+def structured_numbers(text: str) -> bool:
+    """Whether ``text`` is a structured reply whose ``answer`` is a JSON number or a list of
+    them: the rubric writes them with Python's ``str`` (``.`` decimal point, no grouping), so
+    they are read with English separators whatever the question's language (``12.125`` from
+    JSON is 12.125, not German 12125)."""
+    import json
+    t = text.strip()
+    if not t.startswith("{"):
+        return False
+    try:
+        obj = json.loads(t)
+    except ValueError:
+        return False
+    v = obj.get("answer") if isinstance(obj, dict) else None
+    items = v if isinstance(v, list) else [v]
+    return bool(items) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in items)
 
 
 def geoqa_rubric(text: str) -> str | None:

@@ -22,7 +22,7 @@ LEVELS = {
     "solvers": 3, "scoring": 3,
     "sandbox": 2, "baselines": 2, "generators": 2,
     "sim": 1, "spatial": 1, "qstr": 1, "geoqa": 1,
-    "records": 0, "answers": 0, "answers_geo": 0, "refusal": 0, "registry": 0, "seeding": 0, "__init__": 0,
+    "records": 0, "answers": 0, "answers_geo": 0, "answers_locale": 0, "refusal": 0, "registry": 0, "seeding": 0, "__init__": 0,
 }
 
 

@@ -96,10 +96,10 @@ def score_replies(task: StsimTask, steps: list[int | None], replies: list[str],
                   max_steps: int | None = 10) -> list[StsimScore]:
     """Score the model's replies to a task as ``stsim score`` scores an answers file holding
     ``{"task_id", "step", "text"}`` lines: each reply read by the task's rubric and format."""
-    from stsim.answers import parse_answer
+    from stsim.answers import parse_answer, reading_spec
     from stsim.scoring.score import score_answers
     answers = [parse_answer(text, task_id=task.id, step=step, answer_format=task.answer_format,
-                            rubric=task.meta.get("rubric", "stark"), spec=task.meta.get("answer_spec"),
+                            rubric=task.meta.get("rubric", "stark"), spec=reading_spec(task),
                             solver="answers-file")
                for step, text in zip(steps, replies)]
     return score_answers([task], answers, max_steps=max_steps)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..answers import (LEGACY_RUBRICS, MAX_REPLY_CHARS, ParseError, RUBRICS, WHOLE_REPLY_RUBRICS, check_value,
-                       get_format, parse_answer)
+                       get_format, parse_answer, reading_spec)
 from ..records import ANSWER_STATUSES, Answer, RecordError, Score, Task, iter_jsonl
 
 OUTCOMES = ("correct", "wrong", "scored", "format_failure", "refusal", "missing", "no_answer")
@@ -38,7 +38,7 @@ def _typed(task: Task, value: Any) -> Any:
     a point, a number given as the string ``"1.5"`` inside a list, or a NaN / infinite number
     (JSON ``NaN``, ``Infinity``, ``1e400``) is a format failure, never a score."""
     fmt = get_format(task.answer_format)
-    spec = task.meta.get("answer_spec")
+    spec = reading_spec(task)
     if isinstance(value, str):  # a typed answer given as text, e.g. "north" or "[1, 2]"
         return fmt.normalise(fmt.parse(value, spec), spec)
     return check_value(task.answer_format, value, spec, what="answer")
@@ -144,7 +144,7 @@ def _answer_of(obj: dict[str, Any], task: Task, step: int | None, where: str) ->
         if rubric not in RUBRICS and rubric not in LEGACY_RUBRICS:
             raise RecordError(f"{where}: task {task.id} asks for rubric {rubric!r}; known: {', '.join(RUBRICS)}")
         return parse_answer(obj["text"], task_id=task.id, step=step, answer_format=task.answer_format,
-                            rubric=rubric, spec=task.meta.get("answer_spec"), solver=solver)
+                            rubric=rubric, spec=reading_spec(task), solver=solver)
     status = obj.get("status", "ok" if "value" in obj else None)
     if status is None:
         raise RecordError(f"{where}: an answer needs 'text' (model reply), 'value', or 'status'")

@@ -30,7 +30,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..answers import parse_answer
+from ..answers import parse_answer, reading_spec
 from ..generators.chat_prompts import CI_NO_CODE_TURN, MODES, SYSTEM_CI, SYSTEM_DA, chat_plan  # noqa: F401
 from ..records import Answer, Task
 from .chat_client import ChatClient, ChatConfig, ChatError, ChatReply, EndpointUnreachable, needs_api_key
@@ -183,7 +183,7 @@ class OpenAISolver:
             return Answer(task.id, step, "format_failure", text=got.text or None, detail=got.detail,
                           solver=self.name)
         return parse_answer(got.text, task_id=task.id, step=step, answer_format=task.answer_format,
-                            rubric=task.meta.get("rubric", "stark"), spec=task.meta.get("answer_spec"),
+                            rubric=task.meta.get("rubric", "stark"), spec=reading_spec(task),
                             solver=self.name)
 
     def solve(self, task: Task) -> list[Answer]:
