@@ -216,8 +216,8 @@ def test_trajectory_jacobian_rows_independent_of_the_batch():
     batch of other structures (every kind present in any row runs on all rows, zeroed where a
     row lacks it) or in a sub-batch (the LM evaluates its live starts only), and ``upto`` keeps
     the first ``upto + 1`` steps of the full derivatives bit for bit (the extreme steps of the
-    normalisation past ``upto`` included); with a first emission column, its derivatives are
-    zero."""
+    normalisation past ``upto`` included); without derivatives the positions are the same bit for
+    bit; with a first emission column, its derivatives are zero."""
     lay = PriorLayout(MOTION_RANGES["stark_release"], emit=(0.0, 5.0))
     rng = np.random.default_rng(3)
     S = structures(5, 3)
@@ -232,6 +232,8 @@ def test_trajectory_jacobian_rows_independent_of_the_batch():
     sub = np.array([1, 4, 7, 10])
     ps, Ds = trajectories_jacobian(lay, u[sub], mask[sub], t, cols[sub], valid[sub], upto=6)
     assert np.array_equal(ps, pos[sub]) and np.array_equal(Ds, D[sub, :, :7])
+    p0, none = trajectories_jacobian(lay, u[sub], mask[sub], t, cols[sub], valid[sub], upto=6, derivatives=False)
+    assert none is None and np.array_equal(p0, pos[sub])
     assert not D[cols == lay.dim - 1].any() and not D[~valid].any()
 
 
@@ -247,7 +249,7 @@ def test_residual_jacobian_matches_central_differences(family):
     t0 = (lambda v: lay.physical(v)[:, -1]) if lay.emit is not None else (lambda v: None)
     ec = (cols == lay.dim - 1) if lay.emit is not None else None
     r0, J = res.jacobian(pos, D, t0(u[None]), ec, float(lay.hi[-1] - lay.lo[-1]) if lay.emit else 0.0)
-    assert np.allclose(r0, res(pos, t0(u[None])))
+    assert np.array_equal(r0, res(pos, t0(u[None])))    # bit for bit: the LM's last step uses the latter
     for p, c in enumerate(cols[0]):
         up, um = u[None].copy(), u[None].copy()
         up[0, c] += 1e-7

@@ -281,7 +281,7 @@ def _columns(lay: PriorLayout) -> tuple[dict, np.ndarray, np.ndarray]:
 
 def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray,
                           cols: np.ndarray, valid: np.ndarray, upto: int | None = None,
-                          domain=(0.0, 10.0)) -> tuple[np.ndarray, np.ndarray]:
+                          domain=(0.0, 10.0), derivatives: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """Normalised positions (N, n, 2) of :func:`~stsim.baselines.trajectory_posterior.trajectories`
     and their derivatives (N, P, n, 2) with respect to the ``u`` columns ``cols`` (N, P) (where
     ``valid`` (N, P); zero elsewhere and for the emission column), in closed form: each basis
@@ -290,7 +290,8 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     signed rate), then the quotient rule through the per-axis min-max normalisation ``o =
     (A - A[k_min]) / (A[k_max] - A[k_min])`` with the extreme steps held (almost everywhere
     differentiable).  Plane units per ``u`` unit; with ``upto`` the derivatives of steps
-    ``0..upto`` only (N, P, upto+1, 2).
+    ``0..upto`` only (N, P, upto+1, 2); with ``derivatives=False`` the positions only (and
+    None: the same positions, bit for bit, without the derivatives' work).
 
     Each kind present in any row is evaluated on every row (a row without it adds nothing to
     the positions and never gathers its columns): a few dozen whole-array numpy calls per
@@ -302,7 +303,7 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     t = t_rel[None, :]
     N, n, P = len(u), len(t_rel), cols.shape[1]
     XY = np.zeros((2, N, n))                                  # per-axis sums
-    G = np.zeros((2, N, lay.dim, n))                          # d (x, y) / d physical, every column
+    G = np.zeros((2, N, lay.dim, n)) if derivatives else None   # d (x, y) / d physical, every column
     has = mask.any(axis=0)
     kinds = [kind for j, kind in enumerate(lay.kinds) if has[j]]
     # every present kind's angle omega t + phase (figure eight: omega t + 0) and heading theta
@@ -333,41 +334,45 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
         # left out: the min-max normalisation cancels them
         if kind == "linear":
             xy = Pp[:, [ix["vx"], ix["vy"]]].T[:, :, None] * t
-            G[0, :, ix["vx"]] = t
-            G[1, :, ix["vy"]] = t
-            d = {}
-        else:
-            cs = CS[turning.index(kind)]                       # (cos, sin) of the angle
-            if kind in ("circular", "spiral"):
-                r = q("radius") if kind == "circular" else q("r0") + q("growth") * t
-                xy = r * cs
+            if derivatives:
+                G[0, :, ix["vx"]] = t
+                G[1, :, ix["vy"]] = t
+            XY += xy
+            continue
+        cs = CS[turning.index(kind)]                           # (cos, sin) of the angle
+        if kind in ("circular", "spiral"):
+            r = q("radius") if kind == "circular" else q("r0") + q("growth") * t
+            xy = r * cs
+            if derivatives:
                 pxy = xy[::-1] * _PERP
                 d = {"omega": pxy * t, "phase": pxy}
                 if kind == "circular":
                     d["radius"] = cs
                 else:
                     d["r0"], d["growth"] = cs, t * cs
-            else:                                             # a path rotated by the heading theta
-                k_ = rot.index(kind)
-                ct, ctp = CT[k_], CTp[k_]
-                ca, sa = cs[0], cs[1]
-                A = q("amplitude")
-                if kind == "sinusoidal":
-                    xy = (q("speed") * t) * ct + (A * sa) * ctp
+        else:                                                 # a path rotated by the heading theta
+            k_ = rot.index(kind)
+            ct, ctp = CT[k_], CTp[k_]
+            ca, sa = cs[0], cs[1]
+            A = q("amplitude")
+            if kind == "sinusoidal":
+                xy = (q("speed") * t) * ct + (A * sa) * ctp
+                if derivatives:
                     Ac = A * ca
                     d = {"speed": t * ct, "amplitude": sa * ctp, "omega": (Ac * t) * ctp, "phase": Ac * ctp}
-                else:                                         # figure eight
-                    sc = sa * ca
-                    xy = (A * sa) * ct + (A * sc) * ctp
+            else:                                             # figure eight
+                sc = sa * ca
+                xy = (A * sa) * ct + (A * sc) * ctp
+                if derivatives:
                     d = {"amplitude": sa * ct + sc * ctp,
                          "omega": (A * ca * t) * ct + (A * (ca * ca - sa * sa) * t) * ctp}
+            if derivatives:
                 d["theta"] = xy[::-1] * _PERP
         XY += xy
-        for name, g2 in d.items():
-            G[:, :, ix[name]] = g2
+        if derivatives:
+            for name, g2 in d.items():
+                G[:, :, ix[name]] = g2
     rr = np.arange(N)
-    # gather each row's columns, times d physical / d u (zero on padding and fixed columns)
-    sc = np.where(valid & free_columns(lay)[0][cols], scale[cols], 0.0)      # (N, P)
     m = n if upto is None else min(n, upto + 1)
     low, high = domain
     kmin, kmax = XY.argmin(axis=2), XY.argmax(axis=2)         # (2, N)
@@ -380,7 +385,11 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     o = low + rel * (high - low)
     o[flat] = 0.5 * (low + high)
     pos = o.transpose(1, 2, 0)                                # (N, n, 2) views, the axes apart
-    # the derivatives at steps 0..m-1 and at each axis' extreme steps only
+    if not derivatives:
+        return pos, None
+    # the derivatives at steps 0..m-1 and at each axis' extreme steps only, gathered in each
+    # row's columns, times d physical / d u (zero on padding and fixed columns)
+    sc = np.where(valid & free_columns(lay)[0][cols], scale[cols], 0.0)      # (N, P)
     dA = G[..., :m][:, rr[:, None], cols]                     # (2, N, P, m)
     dA *= sc[None, :, :, None]
     at = (ax[:, :, None], rr[None, :, None], cols[None])
@@ -440,10 +449,13 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
     emit_col = (cols == lay.dim - 1) & valid if lay.emit is not None else None
     emit_scale = float(lay.hi[-1] - lay.lo[-1]) if lay.emit is not None else 0.0
 
-    def evaluate(a, ua):
+    def evaluate(a, ua, jac=True):
         """Residuals (n, R) at ``ua`` (n, dim) (the starts ``a``) and their Jacobian (n, P, R)
-        (:func:`trajectories_jacobian`, :meth:`ReadingResiduals.jacobian`)."""
-        pos, D = trajectories_jacobian(lay, ua, mask[a], t_rel, cols[a], valid[a], res.upto)
+        (:func:`trajectories_jacobian`, :meth:`ReadingResiduals.jacobian`; ``jac=False``: the
+        residuals alone, :meth:`ReadingResiduals.__call__`, and None)."""
+        pos, D = trajectories_jacobian(lay, ua, mask[a], t_rel, cols[a], valid[a], res.upto, derivatives=jac)
+        if not jac:
+            return pos, res(pos, _t_start(lay, ua)), None
         return pos, *res.jacobian(pos, D, _t_start(lay, ua), None if emit_col is None else emit_col[a], emit_scale)
 
     # the prior as extra residuals: ``prior * (u - 0.5)`` on every active non-periodic column
@@ -454,6 +466,8 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
             return pos, ra, Ja
         ga = pw[a]
         rp = ga * (ua[np.arange(len(a))[:, None], cols[a]] - 0.5)
+        if Ja is None:
+            return pos, np.concatenate([ra, rp], axis=1), None
         Jp = np.zeros((len(a), P, P))
         Jp[:, pp, pp] = ga
         return pos, np.concatenate([ra, rp], axis=1), np.concatenate([Ja, Jp], axis=2)
@@ -462,7 +476,7 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
     X, r0, J = with_prior(every, u, *evaluate(every, u))
     cost = (r0 * r0).sum(axis=1)
     live = np.ones(N, bool)
-    for _ in range(iters):
+    for it in range(iters):
         a = np.flatnonzero(live)
         if not len(a):
             break
@@ -478,12 +492,16 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         un[ri, cols[a[ri], ci]] += d[ri, ci]
         un[:, periodic] %= 1.0
         np.clip(un, 0.0, 1.0, out=un)
-        Xn, rn, Jn = with_prior(a, un, *evaluate(a, un))      # the candidate and its Jacobian
+        # the candidate and its Jacobian (none after the last step unless ``info`` asks for it)
+        need_j = info or it < iters - 1
+        Xn, rn, Jn = with_prior(a, un, *evaluate(a, un, need_j))
         cn = (rn * rn).sum(axis=1)
         better = cn < cost[a]
         gain = (cost[a] - cn) / np.maximum(cost[a], 1e-300)
         b = a[better]
-        u[b], r0[b], J[b], cost[b], X[b] = un[better], rn[better], Jn[better], cn[better], Xn[better]
+        u[b], r0[b], cost[b], X[b] = un[better], rn[better], cn[better], Xn[better]
+        if need_j:
+            J[b] = Jn[better]
         lam[a] = np.where(better, lam[a] / 3.0, lam[a] * 4.0)
         # converged: an accepted step that gained less than ``tol`` of the cost, or damping so
         # large the steps vanish
