@@ -37,7 +37,7 @@ missing from the mixture.  Proximity (binary detections) is not handled.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -88,6 +88,11 @@ class PriorDraws:
     mask: np.ndarray
     per_structure: int
     rows: np.ndarray
+
+    @cached_property
+    def max_components(self) -> int:
+        """The most kinds a draw's structure has."""
+        return int(self.mask.sum(axis=1).max())
 
     @property
     def pos(self) -> np.ndarray:
@@ -437,12 +442,10 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
     if lay.emit is not None:
         active[:, -1] = True
     active &= free
-    P = int(active.sum(axis=1).max()) if N else 0
-    cols = np.zeros((N, P), int)                             # each start's active columns, padded
-    valid = np.zeros((N, P), bool)
-    for i in range(N):
-        c = np.flatnonzero(active[i])
-        cols[i, :len(c)], valid[i, :len(c)] = c, True
+    count = active.sum(axis=1)
+    P = int(count.max()) if N else 0
+    valid = np.arange(P) < count[:, None]                    # each start's active columns, in order,
+    cols = np.where(valid, np.argsort(~active, axis=1, kind="stable")[:, :P], 0)   # padded with 0
     lam = np.full(N, float(lam)) if lam_per_start is None else lam_per_start.astype(float).copy()
     pp = np.arange(P)
 
@@ -617,7 +620,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     modes' mean first emission time at used steps (NaN elsewhere) or None without emission)``.
     Raises ``ValueError`` for proximity readings (:class:`ReadingResiduals`)."""
     lay = draws.layout
-    kmax = int(draws.mask.sum(axis=1).max())
+    kmax = draws.max_components
     n = len(path)
     out = np.array(path, float, copy=True)
     used = np.zeros(n, bool)
