@@ -591,7 +591,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                iters_pool: int = 4, iters_init: int = 10, iters: int = 3,
                search_steps: tuple = (0, 2, 5, 9), search_every: int = 5, max_searches: int = 6,
                settle: int = 10, accept: float = 1.5, keep: int = 8,
-               prior: float = 2.0, emit: np.ndarray | None = None,
+               search_on_loss: bool = False, prior: float = 2.0, emit: np.ndarray | None = None,
                _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
     replaced from step ``start`` on by a posterior mean approximation of the parametric refit
@@ -608,7 +608,9 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     (``iters`` LM iterations from where they are) at every step with new readings before step
     ``settle``, after it only when a reading violates ``accept``.  Step ``t``'s answer is the
     mixture mean of the modes' positions weighted by their Laplace evidence
-    (:func:`mode_log_evidence`); ``path[t]`` when no mode is held.
+    (:func:`mode_log_evidence`); ``path[t]`` when no mode is held.  With ``search_on_loss``,
+    a refinement that leaves no held mode consistent is followed at once by a search at the
+    same step (within ``max_searches``) instead of the filter's answer until the next search.
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).
@@ -636,44 +638,49 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
             continue
         fresh, size = res.size > size, res.size
         search = searches < max_searches and (t in search_steps or (u is None and t - last_search >= search_every))
-        changed = True
-        if search:                                       # new starts, fitted with the held modes
-            last_search = t
-            searches += 1
-            us, ms, ls = _search_starts(res, lay, draws, out, t, t_rel, pool_per_structure=pool_per_structure,
-                                        n_starts=n_starts, iters_pool=iters_pool, prior=prior)
-            if u is not None:
-                us, ms, ls = np.vstack([u, us]), np.vstack([mask, ms]), np.concatenate([lam, ls])
-            u, cost, worst, lam, inf = levenberg_marquardt(res, lay, us, ms, t_rel, iters_init, lam_per_start=ls,
-                                                           prior=prior, info=True)
-            mask = ms
-        elif u is not None and fresh:
-            worst = np.abs(res(pos, _t_start(lay, u))).max(axis=1)
-            changed = t < settle or (worst > accept).any()
-            if changed:
-                u, cost, worst, lam, inf = levenberg_marquardt(res, lay, u, mask, t_rel, iters, lam_per_start=lam,
+        while True:
+            changed = True
+            if search:                                   # new starts, fitted with the held modes
+                last_search = t
+                searches += 1
+                us, ms, ls = _search_starts(res, lay, draws, out, t, t_rel, pool_per_structure=pool_per_structure,
+                                            n_starts=n_starts, iters_pool=iters_pool, prior=prior)
+                if u is not None:
+                    us, ms, ls = np.vstack([u, us]), np.vstack([mask, ms]), np.concatenate([lam, ls])
+                u, cost, worst, lam, inf = levenberg_marquardt(res, lay, us, ms, t_rel, iters_init, lam_per_start=ls,
                                                                prior=prior, info=True)
-        elif u is not None:
-            changed = False
-        else:
-            continue
-        if changed:
-            logz = mode_log_evidence(lay, u, mask, cost, inf, prior, kmax)
-            ok = np.flatnonzero(worst <= accept)
-            if not len(ok):
-                u = mask = lam = pos = logz = None
-                continue
-            ok = ok[np.argsort(-logz[ok])]
-            pos = inf[3][ok]
-            chosen = []
-            for i in range(len(ok)):                          # one per structure and position
-                if len(chosen) == keep:
+                mask = ms
+            elif u is not None and fresh:
+                worst = np.abs(res(pos, _t_start(lay, u))).max(axis=1)
+                changed = t < settle or (worst > accept).any()
+                if changed:
+                    u, cost, worst, lam, inf = levenberg_marquardt(res, lay, u, mask, t_rel, iters, lam_per_start=lam,
+                                                                   prior=prior, info=True)
+            elif u is not None:
+                changed = False
+            if changed and u is not None:
+                logz = mode_log_evidence(lay, u, mask, cost, inf, prior, kmax)
+                ok = np.flatnonzero(worst <= accept)
+                if not len(ok):
+                    u = mask = lam = pos = logz = None
+                    if not search and search_on_loss and searches < max_searches:
+                        search = True                    # the held modes failed: search at once
+                        continue
                     break
-                if not any((mask[ok[i]] == mask[ok[j]]).all() and np.abs(pos[i, t] - pos[j, t]).max() < 1e-3
-                           for j in chosen):
-                    chosen.append(i)
-            sel = ok[chosen]
-            u, mask, lam, logz, pos = u[sel], mask[sel], lam[sel], logz[sel], pos[chosen]
+                ok = ok[np.argsort(-logz[ok])]
+                pos = inf[3][ok]
+                chosen = []
+                for i in range(len(ok)):                      # one per structure and position
+                    if len(chosen) == keep:
+                        break
+                    if not any((mask[ok[i]] == mask[ok[j]]).all() and np.abs(pos[i, t] - pos[j, t]).max() < 1e-3
+                               for j in chosen):
+                        chosen.append(i)
+                sel = ok[chosen]
+                u, mask, lam, logz, pos = u[sel], mask[sel], lam[sel], logz[sel], pos[chosen]
+            break
+        if u is None:
+            continue
         w = np.exp(logz - logz.max())
         w /= w.sum()
         if _log is not None:
