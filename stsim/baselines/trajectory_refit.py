@@ -432,7 +432,7 @@ def _t_start(lay: PriorLayout, u: np.ndarray) -> np.ndarray | None:
 def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, mask: np.ndarray,
                         t_rel: np.ndarray, iters: int = 20, lam: float = 1e-2,
                         lam_per_start: np.ndarray | None = None, tol: float = 1e-4,
-                        prior: float = 0.0, info: bool = False):
+                        prior: float = 0.0, info: bool = False, ahead: int = 0, init: tuple | None = None):
     """Levenberg-Marquardt on the sum of squared residuals ``res``, for ``N`` starts at once.
 
     Args: u (N, dim) starts in ``[0, 1]``; mask (N, 5) each start's active kinds (fixed);
@@ -442,11 +442,16 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         stops when an accepted step gains less than ``tol`` of its cost.
         prior: the weight of the prior residuals ``prior (u - 0.5)`` (each active non-periodic
         column) added to the readings' (0: least squares).
+        ahead: the positions' derivatives kept for ``ahead`` steps past the readings' last (for
+        ``init`` of a later call with more readings); init: ``(pos (N, n, 2), D (N, >= P, m,
+        2))`` the positions and their derivatives at ``u`` from an earlier call's ``info`` (rows
+        with the same masks; ``m`` > the readings' last step), instead of evaluating them.
     Returns: ``(u (N, dim), cost (N,), worst (N,), lam (N,))``: the fitted parameters, their
         sum of squared residuals (prior residuals included) and largest absolute reading
         residual (``<= 1``: consistent), and the damping reached; with ``info`` also
-        ``(J^T J (N, P, P), cols (N, P), valid (N, P), pos (N, n, 2))``: the Gauss-Newton matrix in
-        the active columns ``cols`` (where ``valid``) and the fits' positions."""
+        ``(J^T J (N, P, P), cols (N, P), valid (N, P), pos (N, n, 2), D (N, P, m, 2))``: the
+        Gauss-Newton matrix in the active columns ``cols`` (where ``valid``), the fits' positions
+        and their derivatives (:func:`trajectories_jacobian`, steps ``0..upto + ahead``)."""
     u = u.copy()
     N = len(u)
     free, periodic = free_columns(lay)
@@ -471,27 +476,33 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         """Residuals (n, R) at ``ua`` (n, dim) (the starts ``a``) and their Jacobian (n, P, R)
         (:func:`trajectories_jacobian`, :meth:`ReadingResiduals.jacobian`; ``jac=False``: the
         residuals alone, :meth:`ReadingResiduals.__call__`, and None)."""
-        pos, D = trajectories_jacobian(lay, ua, mask[a], t_rel, cols[a], valid[a], res.upto, derivatives=jac)
+        pos, D = trajectories_jacobian(lay, ua, mask[a], t_rel, cols[a], valid[a], res.upto + ahead,
+                                       derivatives=jac)
         if not jac:
-            return pos, res(pos, _t_start(lay, ua)), None
-        return pos, *res.jacobian(pos, D, _t_start(lay, ua), None if emit_col is None else emit_col[a], emit_scale)
+            return pos, res(pos, _t_start(lay, ua)), None, None
+        return (pos, *res.jacobian(pos, D, _t_start(lay, ua), None if emit_col is None else emit_col[a], emit_scale),
+                D)
 
     # the prior as extra residuals: ``prior * (u - 0.5)`` on every active non-periodic column
     pw = prior * (valid & ~periodic[cols])                   # (N, P)
 
-    def with_prior(a, ua, pos, ra, Ja):
+    def with_prior(a, ua, pos, ra, Ja, D):
         if not prior:
-            return pos, ra, Ja
+            return pos, ra, Ja, D
         ga = pw[a]
         rp = ga * (ua[np.arange(len(a))[:, None], cols[a]] - 0.5)
         if Ja is None:
-            return pos, np.concatenate([ra, rp], axis=1), None
+            return pos, np.concatenate([ra, rp], axis=1), None, D
         Jp = np.zeros((len(a), P, P))
         Jp[:, pp, pp] = ga
-        return pos, np.concatenate([ra, rp], axis=1), np.concatenate([Ja, Jp], axis=2)
+        return pos, np.concatenate([ra, rp], axis=1), np.concatenate([Ja, Jp], axis=2), D
 
     every = np.arange(N)
-    X, r0, J = with_prior(every, u, *evaluate(every, u))
+    if init is not None and init[1].shape[2] > res.upto:     # the positions and derivatives known
+        X, D0 = init[0].copy(order="K"), init[1][:, :P].copy(order="K")   # the caller's arrays kept
+        X, r0, J, Ds = with_prior(every, u, X, *res.jacobian(X, D0, _t_start(lay, u), emit_col, emit_scale), D0)
+    else:
+        X, r0, J, Ds = with_prior(every, u, *evaluate(every, u))
     cost = (r0 * r0).sum(axis=1)
     live = np.ones(N, bool)
     for it in range(iters):
@@ -512,7 +523,7 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         np.clip(un, 0.0, 1.0, out=un)
         # the candidate and its Jacobian (none after the last step unless ``info`` asks for it)
         need_j = info or it < iters - 1
-        Xn, rn, Jn = with_prior(a, un, *evaluate(a, un, need_j))
+        Xn, rn, Jn, Dn = with_prior(a, un, *evaluate(a, un, need_j))
         cn = (rn * rn).sum(axis=1)
         better = cn < cost[a]
         gain = (cost[a] - cn) / np.maximum(cost[a], 1e-300)
@@ -520,13 +531,17 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         u[b], r0[b], cost[b], X[b] = un[better], rn[better], cn[better], Xn[better]
         if need_j:
             J[b] = Jn[better]
+            m = min(Ds.shape[2], Dn.shape[2])                 # init's rows may have fewer steps
+            if Ds.shape[2] != m:
+                Ds = Ds[:, :, :m].copy()
+            Ds[b] = Dn[better][:, :, :m]
         lam[a] = np.where(better, lam[a] / 3.0, lam[a] * 4.0)
         # converged: an accepted step that gained less than ``tol`` of the cost, or damping so
         # large the steps vanish
         live[a] = ~((better & (gain < tol)) | (lam[a] > 1e8))
     worst = np.abs(r0[:, :res.size]).max(axis=1) if res.size else np.zeros(N)
     if info:
-        return u, cost, worst, lam, (J @ J.transpose(0, 2, 1), cols, valid, X)
+        return u, cost, worst, lam, (J @ J.transpose(0, 2, 1), cols, valid, X, Ds)
     return u, cost, worst, lam
 
 
@@ -601,6 +616,11 @@ def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws, p
     return u[best], m0[best], lam[best]
 
 
+#: steps past the readings' last for which :func:`refit_path`'s fits keep their positions'
+#: derivatives, so that the next steps' refinements start without evaluating them again
+_AHEAD = 4
+
+
 def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarray, *,
                start: int = 0, pool_per_structure: int = 2, n_starts: int = 16,
                iters_pool: int = 4, iters_init: int = 10, iters: int = 3,
@@ -663,14 +683,15 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                 if u is not None:
                     us, ms, ls = np.vstack([u, us]), np.vstack([mask, ms]), np.concatenate([lam, ls])
                 u, cost, worst, lam, inf = levenberg_marquardt(res, lay, us, ms, t_rel, iters_init, lam_per_start=ls,
-                                                               prior=prior, info=True)
+                                                               prior=prior, info=True, ahead=_AHEAD)
                 mask = ms
             elif u is not None and fresh:
                 worst = np.abs(res(pos, _t_start(lay, u))).max(axis=1)
                 changed = t < settle or (worst > accept).any()
                 if changed:
                     u, cost, worst, lam, inf = levenberg_marquardt(res, lay, u, mask, t_rel, iters, lam_per_start=lam,
-                                                                   prior=prior, info=True)
+                                                                   prior=prior, info=True, ahead=_AHEAD,
+                                                                   init=(pos, deriv))
             elif u is not None:
                 changed = False
             if changed and u is not None:
@@ -692,7 +713,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                                for j in chosen):
                         chosen.append(i)
                 sel = ok[chosen]
-                u, mask, lam, logz, pos = u[sel], mask[sel], lam[sel], logz[sel], pos[chosen]
+                u, mask, lam, logz, pos, deriv = u[sel], mask[sel], lam[sel], logz[sel], pos[chosen], inf[4][sel]
             break
         if u is None:
             continue
