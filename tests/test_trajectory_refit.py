@@ -216,8 +216,8 @@ def test_trajectory_jacobian_rows_independent_of_the_batch():
     batch of other structures (every kind present in any row runs on all rows, zeroed where a
     row lacks it) or in a sub-batch (the LM evaluates its live starts only), and ``upto`` keeps
     the first ``upto + 1`` steps of the full derivatives bit for bit (the extreme steps of the
-    normalisation past ``upto`` included); with a first emission column, its derivatives are
-    zero."""
+    normalisation past ``upto`` included); without derivatives the positions are the same bit for
+    bit; with a first emission column, its derivatives are zero."""
     lay = PriorLayout(MOTION_RANGES["stark_release"], emit=(0.0, 5.0))
     rng = np.random.default_rng(3)
     S = structures(5, 3)
@@ -232,6 +232,8 @@ def test_trajectory_jacobian_rows_independent_of_the_batch():
     sub = np.array([1, 4, 7, 10])
     ps, Ds = trajectories_jacobian(lay, u[sub], mask[sub], t, cols[sub], valid[sub], upto=6)
     assert np.array_equal(ps, pos[sub]) and np.array_equal(Ds, D[sub, :, :7])
+    p0, none = trajectories_jacobian(lay, u[sub], mask[sub], t, cols[sub], valid[sub], upto=6, derivatives=False)
+    assert none is None and np.array_equal(p0, pos[sub])
     assert not D[cols == lay.dim - 1].any() and not D[~valid].any()
 
 
@@ -247,7 +249,7 @@ def test_residual_jacobian_matches_central_differences(family):
     t0 = (lambda v: lay.physical(v)[:, -1]) if lay.emit is not None else (lambda v: None)
     ec = (cols == lay.dim - 1) if lay.emit is not None else None
     r0, J = res.jacobian(pos, D, t0(u[None]), ec, float(lay.hi[-1] - lay.lo[-1]) if lay.emit else 0.0)
-    assert np.allclose(r0, res(pos, t0(u[None])))
+    assert np.array_equal(r0, res(pos, t0(u[None])))    # bit for bit: the LM's last step uses the latter
     for p, c in enumerate(cols[0]):
         up, um = u[None].copy(), u[None].copy()
         up[0, c] += 1e-7
@@ -298,3 +300,41 @@ def test_prior_residuals_fix_parameters_no_reading_constrains():
     rest = np.setdiff1d(np.arange(lay.dim), c)
     assert np.array_equal(u[0, rest], u0[0, rest])
     assert np.array_equal(levenberg_marquardt(res, lay, u0, mask, t, iters=30)[0], u0)
+
+
+@pytest.mark.parametrize("family", ["stark.tracking.range_bearing", "stark.temporal_tracking.event"])
+def test_lm_started_from_earlier_derivatives_is_bit_for_bit_the_same(family):
+    """A refinement started from an earlier call's positions and derivatives (``info``'s, kept
+    ``ahead`` steps past its readings: the step's new readings need them) gives the very same
+    fits, costs, damping, Gauss-Newton matrices and positions as one that evaluates them anew,
+    also over two steps (the derivatives of rows it did not move carried on), and falls back to
+    evaluating when they do not reach the new readings' step."""
+    task = generate_task(family, 2, suite="stark-tier1", suite_seed=11)
+    n, duration, kmax, table, emit = task_prior(task)
+    draws = prior_draws(n, duration, kmax, table, emit, 40)
+    t = np.linspace(0.0, duration, n)
+    r = task_readings(task)
+    pick = np.arange(0, len(draws.u), 97)[:9]
+    u0, mask = draws.u[pick], draws.mask[pick]
+    res = ReadingResiduals(r, 4, t)
+    u, _, _, lam, inf = levenberg_marquardt(res, draws.layout, u0, mask, t, 3, prior=2.0, info=True, ahead=2)
+    assert inf[4].shape[2] == 7                               # steps 0..4 + 2
+    out = {}
+    for k in (5, 7):                                         # step 7: beyond the derivatives
+        res_k = ReadingResiduals(r, k, t)
+        a = levenberg_marquardt(res_k, draws.layout, u, mask, t, 2, lam_per_start=lam, prior=2.0, info=True,
+                                ahead=2, init=(inf[3], inf[4]))
+        b = levenberg_marquardt(res_k, draws.layout, u, mask, t, 2, lam_per_start=lam, prior=2.0, info=True, ahead=2)
+        for x, y in zip(a[:4] + a[4][:4], b[:4] + b[4][:4]):
+            assert np.array_equal(x, y)
+        assert np.array_equal(a[4][4], b[4][4][:, :, :a[4][4].shape[2]])
+        out[k] = a
+    # one step on from step 5: that refinement's derivatives (its unmoved rows' from step 4) reused
+    a = out[5]
+    assert a[4][4].shape[2] == 7
+    a6 = levenberg_marquardt(ReadingResiduals(r, 6, t), draws.layout, a[0], mask, t, 2, lam_per_start=a[3],
+                             prior=2.0, info=True, ahead=2, init=(a[4][3], a[4][4]))
+    b6 = levenberg_marquardt(ReadingResiduals(r, 6, t), draws.layout, a[0], mask, t, 2, lam_per_start=a[3],
+                             prior=2.0, info=True, ahead=2)
+    for x, y in zip(a6[:4] + a6[4][:4], b6[:4] + b6[4][:4]):
+        assert np.array_equal(x, y)

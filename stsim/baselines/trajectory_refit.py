@@ -37,7 +37,7 @@ missing from the mixture.  Proximity (binary detections) is not handled.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -72,7 +72,22 @@ REFIT_SETTINGS: dict = {
     # 0.041, 0.102 / 0.034)
     "range": {**_COMMON, "start": 3, "search_steps": (3, 8), "max_searches": 3},
     "bearing": {**_COMMON, "search_steps": (0, 4, 8), "max_searches": 5},
-    "range_bearing": {**_COMMON, "search_steps": (0,), "max_searches": 3},
+    # range+bearing: from step 1, a search at 1 and at once whenever the held modes fail
+    # (search_on_loss; 4 in all), 2 pool + 4 iterations; suite seeds 11 / 13 / 17, 20 tasks,
+    # trimmed RMSE first 10 / all steps, all in one run: 0.0422 / 0.0422, 0.0405 / 0.0403,
+    # 0.0377 / 0.0225 at 38 ms/task against the former setting's (from step 0, a search at 0,
+    # 3 + 5 iterations, 3 in all, a new search only 5 steps after a loss) 0.0467 / 0.0467,
+    # 0.0529 / 0.0429, 0.0445 / 0.0238 at 39 ms (Stone Soup's particle filter 6.0x / 6.2x
+    # slower, perf/smoothed_cost.py's way, suite seed 7); from step 0 with the search at 0 and
+    # on loss (5 in all): 0.0437 / 0.0466, 0.0396 / 0.0404, 0.0348 / 0.0213 at +11 % (5.3-5.6x);
+    # with 3 + 5 iterations: 0.0419 / 0.0400, 0.0409 / 0.0400, 0.0380 / 0.0231 at +20 %; from
+    # step 2: 0.0414 / 0.0431, 0.0433 / 0.0405, 0.0447 / 0.0243.  The same on the other
+    # modalities was no better on every seed (range from step 3 with loss searches, 4 in all:
+    # 0.073 / 0.040, 0.084 / 0.033; temporal from step 1: 0.0070 / 0.0021, 0.0050 / 0.0023;
+    # bearing from 1 at 1, 4, 8: 0.185 / 0.146, 0.292 / 0.186 against 0.209 / 0.153, 0.313 /
+    # 0.171)
+    "range_bearing": {**_COMMON, "start": 1, "search_steps": (1,), "max_searches": 4, "search_on_loss": True,
+                      "iters_pool": 2, "iters_init": 4},
     "toa": {**_COMMON, "search_steps": (0,), "max_searches": 3},
 }
 
@@ -88,6 +103,11 @@ class PriorDraws:
     mask: np.ndarray
     per_structure: int
     rows: np.ndarray
+
+    @cached_property
+    def max_components(self) -> int:
+        """The most kinds a draw's structure has."""
+        return int(self.mask.sum(axis=1).max())
 
     @property
     def pos(self) -> np.ndarray:
@@ -281,7 +301,7 @@ def _columns(lay: PriorLayout) -> tuple[dict, np.ndarray, np.ndarray]:
 
 def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray,
                           cols: np.ndarray, valid: np.ndarray, upto: int | None = None,
-                          domain=(0.0, 10.0)) -> tuple[np.ndarray, np.ndarray]:
+                          domain=(0.0, 10.0), derivatives: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """Normalised positions (N, n, 2) of :func:`~stsim.baselines.trajectory_posterior.trajectories`
     and their derivatives (N, P, n, 2) with respect to the ``u`` columns ``cols`` (N, P) (where
     ``valid`` (N, P); zero elsewhere and for the emission column), in closed form: each basis
@@ -290,7 +310,8 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     signed rate), then the quotient rule through the per-axis min-max normalisation ``o =
     (A - A[k_min]) / (A[k_max] - A[k_min])`` with the extreme steps held (almost everywhere
     differentiable).  Plane units per ``u`` unit; with ``upto`` the derivatives of steps
-    ``0..upto`` only (N, P, upto+1, 2).
+    ``0..upto`` only (N, P, upto+1, 2); with ``derivatives=False`` the positions only (and
+    None: the same positions, bit for bit, without the derivatives' work).
 
     Each kind present in any row is evaluated on every row (a row without it adds nothing to
     the positions and never gathers its columns): a few dozen whole-array numpy calls per
@@ -302,7 +323,7 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     t = t_rel[None, :]
     N, n, P = len(u), len(t_rel), cols.shape[1]
     XY = np.zeros((2, N, n))                                  # per-axis sums
-    G = np.zeros((2, N, lay.dim, n))                          # d (x, y) / d physical, every column
+    G = np.zeros((2, N, lay.dim, n)) if derivatives else None   # d (x, y) / d physical, every column
     has = mask.any(axis=0)
     kinds = [kind for j, kind in enumerate(lay.kinds) if has[j]]
     # every present kind's angle omega t + phase (figure eight: omega t + 0) and heading theta
@@ -333,41 +354,45 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
         # left out: the min-max normalisation cancels them
         if kind == "linear":
             xy = Pp[:, [ix["vx"], ix["vy"]]].T[:, :, None] * t
-            G[0, :, ix["vx"]] = t
-            G[1, :, ix["vy"]] = t
-            d = {}
-        else:
-            cs = CS[turning.index(kind)]                       # (cos, sin) of the angle
-            if kind in ("circular", "spiral"):
-                r = q("radius") if kind == "circular" else q("r0") + q("growth") * t
-                xy = r * cs
+            if derivatives:
+                G[0, :, ix["vx"]] = t
+                G[1, :, ix["vy"]] = t
+            XY += xy
+            continue
+        cs = CS[turning.index(kind)]                           # (cos, sin) of the angle
+        if kind in ("circular", "spiral"):
+            r = q("radius") if kind == "circular" else q("r0") + q("growth") * t
+            xy = r * cs
+            if derivatives:
                 pxy = xy[::-1] * _PERP
                 d = {"omega": pxy * t, "phase": pxy}
                 if kind == "circular":
                     d["radius"] = cs
                 else:
                     d["r0"], d["growth"] = cs, t * cs
-            else:                                             # a path rotated by the heading theta
-                k_ = rot.index(kind)
-                ct, ctp = CT[k_], CTp[k_]
-                ca, sa = cs[0], cs[1]
-                A = q("amplitude")
-                if kind == "sinusoidal":
-                    xy = (q("speed") * t) * ct + (A * sa) * ctp
+        else:                                                 # a path rotated by the heading theta
+            k_ = rot.index(kind)
+            ct, ctp = CT[k_], CTp[k_]
+            ca, sa = cs[0], cs[1]
+            A = q("amplitude")
+            if kind == "sinusoidal":
+                xy = (q("speed") * t) * ct + (A * sa) * ctp
+                if derivatives:
                     Ac = A * ca
                     d = {"speed": t * ct, "amplitude": sa * ctp, "omega": (Ac * t) * ctp, "phase": Ac * ctp}
-                else:                                         # figure eight
-                    sc = sa * ca
-                    xy = (A * sa) * ct + (A * sc) * ctp
+            else:                                             # figure eight
+                sc = sa * ca
+                xy = (A * sa) * ct + (A * sc) * ctp
+                if derivatives:
                     d = {"amplitude": sa * ct + sc * ctp,
                          "omega": (A * ca * t) * ct + (A * (ca * ca - sa * sa) * t) * ctp}
+            if derivatives:
                 d["theta"] = xy[::-1] * _PERP
         XY += xy
-        for name, g2 in d.items():
-            G[:, :, ix[name]] = g2
+        if derivatives:
+            for name, g2 in d.items():
+                G[:, :, ix[name]] = g2
     rr = np.arange(N)
-    # gather each row's columns, times d physical / d u (zero on padding and fixed columns)
-    sc = np.where(valid & free_columns(lay)[0][cols], scale[cols], 0.0)      # (N, P)
     m = n if upto is None else min(n, upto + 1)
     low, high = domain
     kmin, kmax = XY.argmin(axis=2), XY.argmax(axis=2)         # (2, N)
@@ -380,7 +405,11 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     o = low + rel * (high - low)
     o[flat] = 0.5 * (low + high)
     pos = o.transpose(1, 2, 0)                                # (N, n, 2) views, the axes apart
-    # the derivatives at steps 0..m-1 and at each axis' extreme steps only
+    if not derivatives:
+        return pos, None
+    # the derivatives at steps 0..m-1 and at each axis' extreme steps only, gathered in each
+    # row's columns, times d physical / d u (zero on padding and fixed columns)
+    sc = np.where(valid & free_columns(lay)[0][cols], scale[cols], 0.0)      # (N, P)
     dA = G[..., :m][:, rr[:, None], cols]                     # (2, N, P, m)
     dA *= sc[None, :, :, None]
     at = (ax[:, :, None], rr[None, :, None], cols[None])
@@ -403,7 +432,7 @@ def _t_start(lay: PriorLayout, u: np.ndarray) -> np.ndarray | None:
 def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, mask: np.ndarray,
                         t_rel: np.ndarray, iters: int = 20, lam: float = 1e-2,
                         lam_per_start: np.ndarray | None = None, tol: float = 1e-4,
-                        prior: float = 0.0, info: bool = False):
+                        prior: float = 0.0, info: bool = False, ahead: int = 0, init: tuple | None = None):
     """Levenberg-Marquardt on the sum of squared residuals ``res``, for ``N`` starts at once.
 
     Args: u (N, dim) starts in ``[0, 1]``; mask (N, 5) each start's active kinds (fixed);
@@ -413,11 +442,16 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         stops when an accepted step gains less than ``tol`` of its cost.
         prior: the weight of the prior residuals ``prior (u - 0.5)`` (each active non-periodic
         column) added to the readings' (0: least squares).
+        ahead: the positions' derivatives kept for ``ahead`` steps past the readings' last (for
+        ``init`` of a later call with more readings); init: ``(pos (N, n, 2), D (N, >= P, m,
+        2))`` the positions and their derivatives at ``u`` from an earlier call's ``info`` (rows
+        with the same masks; ``m`` > the readings' last step), instead of evaluating them.
     Returns: ``(u (N, dim), cost (N,), worst (N,), lam (N,))``: the fitted parameters, their
         sum of squared residuals (prior residuals included) and largest absolute reading
         residual (``<= 1``: consistent), and the damping reached; with ``info`` also
-        ``(J^T J (N, P, P), cols (N, P), valid (N, P), pos (N, n, 2))``: the Gauss-Newton matrix in
-        the active columns ``cols`` (where ``valid``) and the fits' positions."""
+        ``(J^T J (N, P, P), cols (N, P), valid (N, P), pos (N, n, 2), D (N, P, m, 2))``: the
+        Gauss-Newton matrix in the active columns ``cols`` (where ``valid``), the fits' positions
+        and their derivatives (:func:`trajectories_jacobian`, steps ``0..upto + ahead``)."""
     u = u.copy()
     N = len(u)
     free, periodic = free_columns(lay)
@@ -428,41 +462,50 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
     if lay.emit is not None:
         active[:, -1] = True
     active &= free
-    P = int(active.sum(axis=1).max()) if N else 0
-    cols = np.zeros((N, P), int)                             # each start's active columns, padded
-    valid = np.zeros((N, P), bool)
-    for i in range(N):
-        c = np.flatnonzero(active[i])
-        cols[i, :len(c)], valid[i, :len(c)] = c, True
+    count = active.sum(axis=1)
+    P = int(count.max()) if N else 0
+    valid = np.arange(P) < count[:, None]                    # each start's active columns, in order,
+    cols = np.where(valid, np.argsort(~active, axis=1, kind="stable")[:, :P], 0)   # padded with 0
     lam = np.full(N, float(lam)) if lam_per_start is None else lam_per_start.astype(float).copy()
     pp = np.arange(P)
 
     emit_col = (cols == lay.dim - 1) & valid if lay.emit is not None else None
     emit_scale = float(lay.hi[-1] - lay.lo[-1]) if lay.emit is not None else 0.0
 
-    def evaluate(a, ua):
+    def evaluate(a, ua, jac=True):
         """Residuals (n, R) at ``ua`` (n, dim) (the starts ``a``) and their Jacobian (n, P, R)
-        (:func:`trajectories_jacobian`, :meth:`ReadingResiduals.jacobian`)."""
-        pos, D = trajectories_jacobian(lay, ua, mask[a], t_rel, cols[a], valid[a], res.upto)
-        return pos, *res.jacobian(pos, D, _t_start(lay, ua), None if emit_col is None else emit_col[a], emit_scale)
+        (:func:`trajectories_jacobian`, :meth:`ReadingResiduals.jacobian`; ``jac=False``: the
+        residuals alone, :meth:`ReadingResiduals.__call__`, and None)."""
+        pos, D = trajectories_jacobian(lay, ua, mask[a], t_rel, cols[a], valid[a], res.upto + ahead,
+                                       derivatives=jac)
+        if not jac:
+            return pos, res(pos, _t_start(lay, ua)), None, None
+        return (pos, *res.jacobian(pos, D, _t_start(lay, ua), None if emit_col is None else emit_col[a], emit_scale),
+                D)
 
     # the prior as extra residuals: ``prior * (u - 0.5)`` on every active non-periodic column
     pw = prior * (valid & ~periodic[cols])                   # (N, P)
 
-    def with_prior(a, ua, pos, ra, Ja):
+    def with_prior(a, ua, pos, ra, Ja, D):
         if not prior:
-            return pos, ra, Ja
+            return pos, ra, Ja, D
         ga = pw[a]
         rp = ga * (ua[np.arange(len(a))[:, None], cols[a]] - 0.5)
+        if Ja is None:
+            return pos, np.concatenate([ra, rp], axis=1), None, D
         Jp = np.zeros((len(a), P, P))
         Jp[:, pp, pp] = ga
-        return pos, np.concatenate([ra, rp], axis=1), np.concatenate([Ja, Jp], axis=2)
+        return pos, np.concatenate([ra, rp], axis=1), np.concatenate([Ja, Jp], axis=2), D
 
     every = np.arange(N)
-    X, r0, J = with_prior(every, u, *evaluate(every, u))
+    if init is not None and init[1].shape[2] > res.upto:     # the positions and derivatives known
+        X, D0 = init[0].copy(order="K"), init[1][:, :P].copy(order="K")   # the caller's arrays kept
+        X, r0, J, Ds = with_prior(every, u, X, *res.jacobian(X, D0, _t_start(lay, u), emit_col, emit_scale), D0)
+    else:
+        X, r0, J, Ds = with_prior(every, u, *evaluate(every, u))
     cost = (r0 * r0).sum(axis=1)
     live = np.ones(N, bool)
-    for _ in range(iters):
+    for it in range(iters):
         a = np.flatnonzero(live)
         if not len(a):
             break
@@ -478,19 +521,27 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         un[ri, cols[a[ri], ci]] += d[ri, ci]
         un[:, periodic] %= 1.0
         np.clip(un, 0.0, 1.0, out=un)
-        Xn, rn, Jn = with_prior(a, un, *evaluate(a, un))      # the candidate and its Jacobian
+        # the candidate and its Jacobian (none after the last step unless ``info`` asks for it)
+        need_j = info or it < iters - 1
+        Xn, rn, Jn, Dn = with_prior(a, un, *evaluate(a, un, need_j))
         cn = (rn * rn).sum(axis=1)
         better = cn < cost[a]
         gain = (cost[a] - cn) / np.maximum(cost[a], 1e-300)
         b = a[better]
-        u[b], r0[b], J[b], cost[b], X[b] = un[better], rn[better], Jn[better], cn[better], Xn[better]
+        u[b], r0[b], cost[b], X[b] = un[better], rn[better], cn[better], Xn[better]
+        if need_j:
+            J[b] = Jn[better]
+            m = min(Ds.shape[2], Dn.shape[2])                 # init's rows may have fewer steps
+            if Ds.shape[2] != m:
+                Ds = Ds[:, :, :m].copy()
+            Ds[b] = Dn[better][:, :, :m]
         lam[a] = np.where(better, lam[a] / 3.0, lam[a] * 4.0)
         # converged: an accepted step that gained less than ``tol`` of the cost, or damping so
         # large the steps vanish
         live[a] = ~((better & (gain < tol)) | (lam[a] > 1e8))
     worst = np.abs(r0[:, :res.size]).max(axis=1) if res.size else np.zeros(N)
     if info:
-        return u, cost, worst, lam, (J @ J.transpose(0, 2, 1), cols, valid, X)
+        return u, cost, worst, lam, (J @ J.transpose(0, 2, 1), cols, valid, X, Ds)
     return u, cost, worst, lam
 
 
@@ -565,12 +616,17 @@ def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws, p
     return u[best], m0[best], lam[best]
 
 
+#: steps past the readings' last for which :func:`refit_path`'s fits keep their positions'
+#: derivatives, so that the next steps' refinements start without evaluating them again
+_AHEAD = 4
+
+
 def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarray, *,
                start: int = 0, pool_per_structure: int = 2, n_starts: int = 16,
                iters_pool: int = 4, iters_init: int = 10, iters: int = 3,
                search_steps: tuple = (0, 2, 5, 9), search_every: int = 5, max_searches: int = 6,
                settle: int = 10, accept: float = 1.5, keep: int = 8,
-               prior: float = 2.0, emit: np.ndarray | None = None,
+               search_on_loss: bool = False, prior: float = 2.0, emit: np.ndarray | None = None,
                _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
     replaced from step ``start`` on by a posterior mean approximation of the parametric refit
@@ -587,7 +643,9 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     (``iters`` LM iterations from where they are) at every step with new readings before step
     ``settle``, after it only when a reading violates ``accept``.  Step ``t``'s answer is the
     mixture mean of the modes' positions weighted by their Laplace evidence
-    (:func:`mode_log_evidence`); ``path[t]`` when no mode is held.
+    (:func:`mode_log_evidence`); ``path[t]`` when no mode is held.  With ``search_on_loss``,
+    a refinement that leaves no held mode consistent is followed at once by a search at the
+    same step (within ``max_searches``) instead of the filter's answer until the next search.
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).
@@ -599,7 +657,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     modes' mean first emission time at used steps (NaN elsewhere) or None without emission)``.
     Raises ``ValueError`` for proximity readings (:class:`ReadingResiduals`)."""
     lay = draws.layout
-    kmax = int(draws.mask.sum(axis=1).max())
+    kmax = draws.max_components
     n = len(path)
     out = np.array(path, float, copy=True)
     used = np.zeros(n, bool)
@@ -615,44 +673,50 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
             continue
         fresh, size = res.size > size, res.size
         search = searches < max_searches and (t in search_steps or (u is None and t - last_search >= search_every))
-        changed = True
-        if search:                                       # new starts, fitted with the held modes
-            last_search = t
-            searches += 1
-            us, ms, ls = _search_starts(res, lay, draws, out, t, t_rel, pool_per_structure=pool_per_structure,
-                                        n_starts=n_starts, iters_pool=iters_pool, prior=prior)
-            if u is not None:
-                us, ms, ls = np.vstack([u, us]), np.vstack([mask, ms]), np.concatenate([lam, ls])
-            u, cost, worst, lam, inf = levenberg_marquardt(res, lay, us, ms, t_rel, iters_init, lam_per_start=ls,
-                                                           prior=prior, info=True)
-            mask = ms
-        elif u is not None and fresh:
-            worst = np.abs(res(pos, _t_start(lay, u))).max(axis=1)
-            changed = t < settle or (worst > accept).any()
-            if changed:
-                u, cost, worst, lam, inf = levenberg_marquardt(res, lay, u, mask, t_rel, iters, lam_per_start=lam,
-                                                               prior=prior, info=True)
-        elif u is not None:
-            changed = False
-        else:
-            continue
-        if changed:
-            logz = mode_log_evidence(lay, u, mask, cost, inf, prior, kmax)
-            ok = np.flatnonzero(worst <= accept)
-            if not len(ok):
-                u = mask = lam = pos = logz = None
-                continue
-            ok = ok[np.argsort(-logz[ok])]
-            pos = inf[3][ok]
-            chosen = []
-            for i in range(len(ok)):                          # one per structure and position
-                if len(chosen) == keep:
+        while True:
+            changed = True
+            if search:                                   # new starts, fitted with the held modes
+                last_search = t
+                searches += 1
+                us, ms, ls = _search_starts(res, lay, draws, out, t, t_rel, pool_per_structure=pool_per_structure,
+                                            n_starts=n_starts, iters_pool=iters_pool, prior=prior)
+                if u is not None:
+                    us, ms, ls = np.vstack([u, us]), np.vstack([mask, ms]), np.concatenate([lam, ls])
+                u, cost, worst, lam, inf = levenberg_marquardt(res, lay, us, ms, t_rel, iters_init, lam_per_start=ls,
+                                                               prior=prior, info=True, ahead=_AHEAD)
+                mask = ms
+            elif u is not None and fresh:
+                worst = np.abs(res(pos, _t_start(lay, u))).max(axis=1)
+                changed = t < settle or (worst > accept).any()
+                if changed:
+                    u, cost, worst, lam, inf = levenberg_marquardt(res, lay, u, mask, t_rel, iters, lam_per_start=lam,
+                                                                   prior=prior, info=True, ahead=_AHEAD,
+                                                                   init=(pos, deriv))
+            elif u is not None:
+                changed = False
+            if changed and u is not None:
+                logz = mode_log_evidence(lay, u, mask, cost, inf, prior, kmax)
+                ok = np.flatnonzero(worst <= accept)
+                if not len(ok):
+                    u = mask = lam = pos = logz = None
+                    if not search and search_on_loss and searches < max_searches:
+                        search = True                    # the held modes failed: search at once
+                        continue
                     break
-                if not any((mask[ok[i]] == mask[ok[j]]).all() and np.abs(pos[i, t] - pos[j, t]).max() < 1e-3
-                           for j in chosen):
-                    chosen.append(i)
-            sel = ok[chosen]
-            u, mask, lam, logz, pos = u[sel], mask[sel], lam[sel], logz[sel], pos[chosen]
+                ok = ok[np.argsort(-logz[ok])]
+                pos = inf[3][ok]
+                chosen = []
+                for i in range(len(ok)):                      # one per structure and position
+                    if len(chosen) == keep:
+                        break
+                    if not any((mask[ok[i]] == mask[ok[j]]).all() and np.abs(pos[i, t] - pos[j, t]).max() < 1e-3
+                               for j in chosen):
+                        chosen.append(i)
+                sel = ok[chosen]
+                u, mask, lam, logz, pos, deriv = u[sel], mask[sel], lam[sel], logz[sel], pos[chosen], inf[4][sel]
+            break
+        if u is None:
+            continue
         w = np.exp(logz - logz.max())
         w /= w.sum()
         if _log is not None:
