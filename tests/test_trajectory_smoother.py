@@ -115,6 +115,55 @@ def test_smoother_equals_an_independent_full_space_map():
     np.testing.assert_array_equal(smooth_path(r, path, mom, max_sd=3.0)[0], smooth_path(r, path, mom)[0])
 
 
+def test_range_bearing_smoother_equals_an_independent_full_space_map():
+    """Range+bearing readings (each reading's range and bearing one part, its distance computed
+    once; with one bearing missing, two parts): the residuals are the single kinds' (range, then
+    bearing, per reading), and step t's answer is the full-space MAP (scipy BFGS over the raw
+    positions, the missing bearing left out) to 1e-4."""
+    from dataclasses import replace
+
+    from scipy.optimize import minimize
+    mom, r, x = _synthetic(seed=4)
+    n, s = len(x), r.sensors
+    rng = np.random.default_rng(5)
+    half = 2 * np.pi * 0.01
+    th = np.degrees(np.arctan2(x[:, None, 1] - s[:, 1], x[:, None, 0] - s[:, 0])
+                    + half * rng.uniform(-1, 1, size=(n, len(s))))
+    z = np.concatenate([r.z, th[:, :, None]], axis=2)
+    rb = Readings("range_bearing", s, z, range_sigma=0.01)
+    R = _Readings(rb)
+    assert [p[0] for p in R.parts] == ["range_bearing"]
+    P = x + 0.05
+    res, jx, jy, _, k = R.evaluate(R.upto(n - 1), P)
+    for j, kind in enumerate(("range", "bearing")):
+        one = _Readings(Readings(kind, s, z[:, :, j:j + 1], range_sigma=0.01))
+        want = one.evaluate(one.upto(n - 1), P)
+        for got, w in zip((res, jx, jy, k), (want[0], want[1], want[2], want[4])):
+            np.testing.assert_allclose(got[j::2], w, rtol=1e-12)
+    b = 2 * np.pi * 0.01 + np.radians(ROUNDING)
+    for zz in (z, np.where(np.arange(len(s)) == 1, np.nan, z[:, :, 1])[:, :, None]):
+        if zz.shape[2] == 1:                                    # sensor 1's bearings missing
+            zz = np.concatenate([z[:, :, :1], zz], axis=2)
+            assert len(_Readings(replace(rb, z=zz)).parts) == 2
+        out, _ = smooth_path(replace(rb, z=zz), x + 0.3, mom, from_step=0, iters=50, warm=50, ftol=1e-12)
+        for t in range(n):
+            m = mom.mean[:2 * (t + 1)]
+            Ci = np.linalg.inv(mom.cov[:2 * (t + 1), :2 * (t + 1)])
+
+            def f(v):
+                Q = v.reshape(-1, 2)
+                dx, dy = Q[:, None, 0] - s[:, 0], Q[:, None, 1] - s[:, 1]
+                d = np.hypot(dx, dy)
+                rr = (zz[:t + 1, :, 0] - d) / (0.01 * d + ROUNDING)
+                e = np.radians(zz[:t + 1, :, 1]) - np.arctan2(dy, dx)
+                br = (e + np.pi) % (2 * np.pi) - np.pi
+                return (0.5 * (v - m) @ Ci @ (v - m)
+                        + 0.5 * GAUSS_WEIGHT ** 2 * (np.nansum(rr ** 2) + np.nansum((br / b) ** 2)))
+
+            best = minimize(f, x[:t + 1].ravel(), method="BFGS", options={"gtol": 1e-9, "maxiter": 2000})
+            np.testing.assert_allclose(out[t], best.x.reshape(-1, 2)[t], atol=1e-4)
+
+
 def test_steps_mask_answers_only_the_chosen_steps():
     """``steps``: the unchosen steps keep the filter's answers byte for byte; a chosen prefix is
     answered as without the mask, and a later chosen step after a gap as well (its fit starts
