@@ -57,39 +57,65 @@ GAUSS_WEIGHT = float(np.sqrt(3.0))
 #: the filter's answer where the smoothed position's Laplace sd exceeds 0.2 units: 0.068 / 0.040
 #: against 0.074 / 0.040 (0.15: 0.077 / 0.040, 0.3: 0.071 / 0.040; event, 20 tasks: 0.2 0.163 /
 #: 0.132, 0.4 0.155 / 0.129 against 0.155 / 0.129 without).  Bearing is left out: measured
-#: worse than the filter (module docstring).
+#: worse than the filter (module docstring).  Session 6 (the smoother about 2x cheaper: fits from
+#: the filter's path by :func:`_gauss_newton`, 10 iterations, in place of scipy's
+#: Levenberg-Marquardt with 10 evaluations, the same errors to 4 decimals on range, event and
+#: x-y-t, seeds 11 and 13; the last iteration not evaluated when the model predicts a gain below
+#: ``ftol``, same errors to 4 decimals on all five families; one warm iteration, ``warm`` 1:
+#: worse, range seed 11 0.0708 -> 0.0752 over the first 10 steps): ``refit_from`` (the steps
+#: before the refit, :data:`SMOOTH_BEFORE_REFIT` where not set) chosen per family on seeds 11 and
+#: 13 among 6, 10, 14, 20 (range+bearing also 0, 1, 2, 4, and seed 17): range 6, 0.0708 / 0.0383
+#: -> 0.0701 / 0.0382 (seed 11), 0.0796 / 0.0331 -> 0.0796 / 0.0330 (seed 13; 10: 0.0386 over
+#: all steps on seed 11, 20: as 14 within 0.0001); x-y-t 20, 0.2600 / 0.1437 -> 0.2600 / 0.1414
+#: and 0.2474 / 0.10309 -> 0.2474 / 0.10306; event and temporal keep 14 (event at 20: seed 11
+#: better over all steps, 0.1454 -> 0.1432, seed 13 worse, 0.0958 -> 0.0962, at 6 and 10
+#: worse; temporal at 6 and 10 worse over all steps, at 20 the same).  Range+bearing (joined
+#: the default, stark_tier1.SMOOTHED_DEFAULTS) at 4 with restarts on step 0 only and ``ftol``
+#: 0.01 (each of the two alone no worse on seeds 11, 13 and 17; the three together: the
+#: default with the smoother 5.3-5.5x cheaper than Stone Soup's particle filter against
+#: 5.2-5.3x, two runs each of ``perf/smoothed_cost.py``): 0.03990 / 0.03756 -> 0.03917 /
+#: 0.03747 (seed 11), 0.03892 / 0.02957 -> 0.03890 / 0.02939 (seed 13), 0.03877 / 0.02093 ->
+#: 0.03873 / 0.02095 (seed 17); at 0 or 1 (the smoother after the refit alone) worse over all
+#: steps on seeds 13 and 17 (0.0307, 0.0213).
 SMOOTHER_SETTINGS: dict = {
-    "range": {"from_step": 1, "max_sd": 0.2},
-    "range_bearing": {"from_step": 1},
+    "range": {"from_step": 1, "max_sd": 0.2, "refit_from": 6},
+    "range_bearing": {"from_step": 1, "restart": 1, "ftol": 0.01, "refit_from": 4},
     # with the refit: steps 0-13 only (``late``): smoothing the later steps the refit leaves too
     # left event's default 5.2-5.9x cheaper than Stone Soup's particle filter (stark_tier1.
     # SMOOTHED_DEFAULTS)
     "toa": {"from_step": 1, "late": False},
-    # emission times unknown (the shot schedule: first emission time fitted; temporal and x-y-t,
-    # in x-y-t's default: stark_tier1.SMOOTHED_DEFAULTS): x-y-t, seed 11, 20 tasks, with the
+    # emission times unknown (the shot schedule: first emission time fitted), x-y-t (the
+    # position and time asked): x-y-t, seed 11, 20 tasks, with the
     # least-squares refit from step 8: 0.265 / 0.143 (0.317 / 0.121 without ``max_sd``); no late
     # pass (``late``, :func:`smooth_then_refit`): better over all steps (x-y-t 0.120 against
     # 0.144 on seed 11) but x-y-t's default then measured 4.8-5.4x cheaper than Stone Soup's
     # particle filter in three runs of ``perf/pf_cost.py`` (steps 0-13 only: 6.3x)
-    "toa_schedule": {"from_step": 1, "max_sd": 0.2, "late": False},
+    "toa_schedule": {"from_step": 1, "max_sd": 0.2, "late": False, "refit_from": 20},
+    # the same, temporal (the emission time asked): with the later steps the refit leaves
+    # smoothed too (steps 0-13 only: worse over all steps on seeds 11 and 13, 0.0022 and 0.0026
+    # against 0.0014 and 0.0019; stark_tier1.SMOOTHED_DEFAULTS)
+    "toa_time": {"from_step": 1, "max_sd": 0.2},
 }
 
 
 #: :func:`smooth_then_refit`: with the refit after it, the smoother answers steps
 #: ``0..SMOOTH_BEFORE_REFIT - 1`` (the refit's first searches, range at steps 3 and 8, ToA at 0,
-#: and its fallback where it holds no mode use that path); kept from the first least-squares
-#: refit, chosen when its searches were at steps 8 and 13, and not re-tuned since (the defaults' figures
-#: in docs/stark-tier1.md are measured with it)
+#: and its fallback where it holds no mode use that path) unless :data:`SMOOTHER_SETTINGS` sets
+#: ``refit_from``; chosen with the first least-squares refit (searches at steps 8 and 13) and
+#: re-tuned per family in session 6 with the current refit (the comment of
+#: :data:`SMOOTHER_SETTINGS`): event and temporal keep it
 SMOOTH_BEFORE_REFIT = 14
 
 
 def settings_for(task) -> dict | None:
     """The :data:`SMOOTHER_SETTINGS` entry of a tracking task: by modality, ToA split by whether
-    the emission times are given (``"toa"``) or not (``"toa_schedule"``); None for a modality
-    without one (bearing, proximity)."""
+    the emission times are given (``"toa"``) or not, then by whether the task asks for the
+    emission time (``"toa_time"``, temporal) or not (``"toa_schedule"``, x-y-t); None for a
+    modality without one (bearing, proximity)."""
     m = task.inputs.get("modality")
     if m == "toa":
-        m = "toa" if task.inputs.get("times") is not None else "toa_schedule"
+        m = ("toa" if task.inputs.get("times") is not None
+             else "toa_time" if task.answer_format == "time" else "toa_schedule")
     return SMOOTHER_SETTINGS.get(m)
 
 
@@ -502,7 +528,7 @@ def smooth_then_refit(task, readings, path: np.ndarray, smooth: dict | None, ref
     (:func:`stsim.baselines.trajectory_refit.refit_task`, settings ``refit``, None: skipped).
 
     With both, the smoother answers the steps before ``smooth["refit_from"]`` (default
-    :data:`SMOOTH_BEFORE_REFIT`; no entry of :data:`SMOOTHER_SETTINGS` overrides it) and, after
+    :data:`SMOOTH_BEFORE_REFIT`; range, range+bearing and x-y-t set their own) and, after
     the refit, only the later steps the refit did not answer (it replaces the others: smoothing
     them would be wasted; ``smooth["late"]`` False: none, they keep the filter's answers).  The
     refit ranks its search starts by the smoothed path (searches at the steps of
