@@ -115,6 +115,55 @@ def test_smoother_equals_an_independent_full_space_map():
     np.testing.assert_array_equal(smooth_path(r, path, mom, max_sd=3.0)[0], smooth_path(r, path, mom)[0])
 
 
+def test_range_bearing_smoother_equals_an_independent_full_space_map():
+    """Range+bearing readings (each reading's range and bearing one part, its distance computed
+    once; with one bearing missing, two parts): the residuals are the single kinds' (range, then
+    bearing, per reading), and step t's answer is the full-space MAP (scipy BFGS over the raw
+    positions, the missing bearing left out) to 1e-4."""
+    from dataclasses import replace
+
+    from scipy.optimize import minimize
+    mom, r, x = _synthetic(seed=4)
+    n, s = len(x), r.sensors
+    rng = np.random.default_rng(5)
+    half = 2 * np.pi * 0.01
+    th = np.degrees(np.arctan2(x[:, None, 1] - s[:, 1], x[:, None, 0] - s[:, 0])
+                    + half * rng.uniform(-1, 1, size=(n, len(s))))
+    z = np.concatenate([r.z, th[:, :, None]], axis=2)
+    rb = Readings("range_bearing", s, z, range_sigma=0.01)
+    R = _Readings(rb)
+    assert [p[0] for p in R.parts] == ["range_bearing"]
+    P = x + 0.05
+    res, jx, jy, _, k = R.evaluate(R.upto(n - 1), P)
+    for j, kind in enumerate(("range", "bearing")):
+        one = _Readings(Readings(kind, s, z[:, :, j:j + 1], range_sigma=0.01))
+        want = one.evaluate(one.upto(n - 1), P)
+        for got, w in zip((res, jx, jy, k), (want[0], want[1], want[2], want[4])):
+            np.testing.assert_allclose(got[j::2], w, rtol=1e-12)
+    b = 2 * np.pi * 0.01 + np.radians(ROUNDING)
+    for zz in (z, np.where(np.arange(len(s)) == 1, np.nan, z[:, :, 1])[:, :, None]):
+        if zz.shape[2] == 1:                                    # sensor 1's bearings missing
+            zz = np.concatenate([z[:, :, :1], zz], axis=2)
+            assert len(_Readings(replace(rb, z=zz)).parts) == 2
+        out, _ = smooth_path(replace(rb, z=zz), x + 0.3, mom, from_step=0, iters=50, warm=50, ftol=1e-12)
+        for t in range(n):
+            m = mom.mean[:2 * (t + 1)]
+            Ci = np.linalg.inv(mom.cov[:2 * (t + 1), :2 * (t + 1)])
+
+            def f(v):
+                Q = v.reshape(-1, 2)
+                dx, dy = Q[:, None, 0] - s[:, 0], Q[:, None, 1] - s[:, 1]
+                d = np.hypot(dx, dy)
+                rr = (zz[:t + 1, :, 0] - d) / (0.01 * d + ROUNDING)
+                e = np.radians(zz[:t + 1, :, 1]) - np.arctan2(dy, dx)
+                br = (e + np.pi) % (2 * np.pi) - np.pi
+                return (0.5 * (v - m) @ Ci @ (v - m)
+                        + 0.5 * GAUSS_WEIGHT ** 2 * (np.nansum(rr ** 2) + np.nansum((br / b) ** 2)))
+
+            best = minimize(f, x[:t + 1].ravel(), method="BFGS", options={"gtol": 1e-9, "maxiter": 2000})
+            np.testing.assert_allclose(out[t], best.x.reshape(-1, 2)[t], atol=1e-4)
+
+
 def test_steps_mask_answers_only_the_chosen_steps():
     """``steps``: the unchosen steps keep the filter's answers byte for byte; a chosen prefix is
     answered as without the mask, and a later chosen step after a gap as well (its fit starts
@@ -169,10 +218,11 @@ def test_smoother_input_errors():
 
 
 def test_settings_by_modality_and_known_emission_times():
-    """ToA tasks with their emission times given take ``toa``, without them ``toa_schedule``
-    (the first emission time fitted, ``max_sd``); bearing and proximity none."""
+    """ToA tasks with their emission times given take ``toa``, without them ``toa_time`` (the
+    emission time asked: temporal) or ``toa_schedule`` (x-y-t; both fit the first emission time,
+    ``max_sd``); bearing and proximity none."""
     from stsim.baselines.trajectory_smoother import SMOOTHER_SETTINGS, settings_for
-    want = {"stark.tracking.event": "toa", "stark.temporal_tracking.event": "toa_schedule",
+    want = {"stark.tracking.event": "toa", "stark.temporal_tracking.event": "toa_time",
             "stark.tracking.event_xyt": "toa_schedule", "stark.tracking.range": "range",
             "stark.tracking.range_bearing": "range_bearing"}
     for fam, key in want.items():
@@ -195,8 +245,8 @@ def test_smoother_variant_registered():
 def test_default_with_the_smoother_beats_the_filter_alone(family):
     """On 20 tasks of the tuning seed 11 the default (filter, smoother, refit) has a lower trimmed
     RMSE than ``baseline:filter`` over the first 10 steps and over all steps (measured with
-    today's defaults: range 0.071 / 0.038 against 0.131 / 0.099, event 0.163 / 0.145 against
-    0.190 / 0.215, x-y-t 0.260 / 0.144 against 0.296 / 0.211 (the (x, y, t) norm); with the
+    today's defaults: range 0.070 / 0.038 against 0.131 / 0.099, event 0.163 / 0.145 against
+    0.190 / 0.215, x-y-t 0.260 / 0.141 against 0.296 / 0.211 (the (x, y, t) norm); with the
     first least-squares refit from step 8, without
     range's ``max_sd`` the first 8 range tasks alone lost over 10 steps, 0.143 against 0.140:
     task 2 has one range per step at steps 2-4 and the Gaussian prior pulled those positions
@@ -246,20 +296,26 @@ def test_a_step_with_every_reading_dropped_answers_the_prediction_of_the_last_fi
     np.testing.assert_allclose(one[0], out[0], atol=1e-6)
 
 
-def test_smoothed_defaults_wiring():
-    """``SMOOTHED_DEFAULTS`` (range, event, x-y-t; docs/stark-tier1.md) decides whether the
-    default runs the smoother: range's default answers are the filter, smoother and refit's and
-    differ from the refit alone; range+bearing's (not listed) are the refit alone's."""
+def test_smoothed_defaults_wiring(monkeypatch):
+    """``SMOOTHED_DEFAULTS`` (every family with smoother settings but bearing;
+    docs/stark-tier1.md) decides whether the default runs the smoother: range's and
+    range+bearing's default answers are the filter, smoother and refit's and differ from the
+    refit alone; with range+bearing taken out of the tuple, its answers are the refit alone's."""
+    from stsim.baselines import stark_tier1
     from stsim.baselines.sensor_particle_tracking import track_sensor_task
-    from stsim.baselines.stark_tier1 import SMOOTHED_DEFAULTS
     from stsim.baselines.trajectory_refit import REFIT_SETTINGS
     from stsim.baselines.trajectory_smoother import settings_for
-    assert set(SMOOTHED_DEFAULTS) == {"stark.tracking.range", "stark.tracking.event", "stark.tracking.event_xyt"}
-    for fam, smoothed in (("stark.tracking.range", True), ("stark.tracking.range_bearing", False)):
+    assert set(stark_tier1.SMOOTHED_DEFAULTS) == {
+        "stark.tracking.range", "stark.tracking.range_bearing", "stark.tracking.event",
+        "stark.temporal_tracking.event", "stark.tracking.event_xyt"}
+    for fam in ("stark.tracking.range", "stark.tracking.range_bearing"):
         task = generate_task(fam, 0, suite="stark-tier1", suite_seed=11)
         m = task.inputs["modality"]
         got = np.array([a.value for a in BASELINES[fam](task)], float)
         refit_only = track_sensor_task(task, refit=REFIT_SETTINGS[m])
         both = track_sensor_task(task, refit=REFIT_SETTINGS[m], smooth=settings_for(task))
-        np.testing.assert_array_equal(got, both if smoothed else refit_only)
+        np.testing.assert_array_equal(got, both)
         assert np.abs(both - refit_only).max() > 1e-6
+    monkeypatch.setattr(stark_tier1, "SMOOTHED_DEFAULTS", ("stark.tracking.range",))
+    got = np.array([a.value for a in BASELINES[fam](task)], float)
+    np.testing.assert_array_equal(got, refit_only)

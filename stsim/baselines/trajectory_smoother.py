@@ -18,8 +18,7 @@ replaces the one-step model by the prior's second-order statistics over all step
 * :func:`smooth_path`: at each step ``t`` the maximum a posteriori trajectory under that
   Gaussian prior and the readings of steps ``0..t`` (a batch nonlinear MAP smoother, i.e. a
   Gaussian-process smoother with the generator's empirical covariance, solved by Gauss-Newton
-  from the previous step's fit and Levenberg-Marquardt, :func:`scipy.optimize.least_squares`,
-  from the filter's path; Barfoot 2017, *State Estimation for
+  from the previous step's fit and from the filter's path; Barfoot 2017, *State Estimation for
   Robotics*, section 4.3.1, batch MAP by Gauss-Newton; for a linear model it is the Kalman /
   Rauch-Tung-Striebel smoother's estimate, Rauch, Tung & Striebel 1965, AIAA J. 3(8)); the
   answer at step ``t`` is the smoothed position at ``t``.  The readings' bounded uniform noise
@@ -58,39 +57,65 @@ GAUSS_WEIGHT = float(np.sqrt(3.0))
 #: the filter's answer where the smoothed position's Laplace sd exceeds 0.2 units: 0.068 / 0.040
 #: against 0.074 / 0.040 (0.15: 0.077 / 0.040, 0.3: 0.071 / 0.040; event, 20 tasks: 0.2 0.163 /
 #: 0.132, 0.4 0.155 / 0.129 against 0.155 / 0.129 without).  Bearing is left out: measured
-#: worse than the filter (module docstring).
+#: worse than the filter (module docstring).  Session 6 (the smoother about 2x cheaper: fits from
+#: the filter's path by :func:`_gauss_newton`, 10 iterations, in place of scipy's
+#: Levenberg-Marquardt with 10 evaluations, the same errors to 4 decimals on range, event and
+#: x-y-t, seeds 11 and 13; the last iteration not evaluated when the model predicts a gain below
+#: ``ftol``, same errors to 4 decimals on all five families; one warm iteration, ``warm`` 1:
+#: worse, range seed 11 0.0708 -> 0.0752 over the first 10 steps): ``refit_from`` (the steps
+#: before the refit, :data:`SMOOTH_BEFORE_REFIT` where not set) chosen per family on seeds 11 and
+#: 13 among 6, 10, 14, 20 (range+bearing also 0, 1, 2, 4, and seed 17): range 6, 0.0708 / 0.0383
+#: -> 0.0701 / 0.0382 (seed 11), 0.0796 / 0.0331 -> 0.0796 / 0.0330 (seed 13; 10: 0.0386 over
+#: all steps on seed 11, 20: as 14 within 0.0001); x-y-t 20, 0.2600 / 0.1437 -> 0.2600 / 0.1414
+#: and 0.2474 / 0.10309 -> 0.2474 / 0.10306; event and temporal keep 14 (event at 20: seed 11
+#: better over all steps, 0.1454 -> 0.1432, seed 13 worse, 0.0958 -> 0.0962, at 6 and 10
+#: worse; temporal at 6 and 10 worse over all steps, at 20 the same).  Range+bearing (joined
+#: the default, stark_tier1.SMOOTHED_DEFAULTS) at 4 with restarts on step 0 only and ``ftol``
+#: 0.01 (each of the two alone no worse on seeds 11, 13 and 17; the three together: the
+#: default with the smoother 5.3-5.5x cheaper than Stone Soup's particle filter against
+#: 5.2-5.3x, two runs each of ``perf/smoothed_cost.py``): 0.03990 / 0.03756 -> 0.03917 /
+#: 0.03747 (seed 11), 0.03892 / 0.02957 -> 0.03890 / 0.02939 (seed 13), 0.03877 / 0.02093 ->
+#: 0.03873 / 0.02095 (seed 17); at 0 or 1 (the smoother after the refit alone) worse over all
+#: steps on seeds 13 and 17 (0.0307, 0.0213).
 SMOOTHER_SETTINGS: dict = {
-    "range": {"from_step": 1, "max_sd": 0.2},
-    "range_bearing": {"from_step": 1},
+    "range": {"from_step": 1, "max_sd": 0.2, "refit_from": 6},
+    "range_bearing": {"from_step": 1, "restart": 1, "ftol": 0.01, "refit_from": 4},
     # with the refit: steps 0-13 only (``late``): smoothing the later steps the refit leaves too
     # left event's default 5.2-5.9x cheaper than Stone Soup's particle filter (stark_tier1.
     # SMOOTHED_DEFAULTS)
     "toa": {"from_step": 1, "late": False},
-    # emission times unknown (the shot schedule: first emission time fitted; temporal and x-y-t,
-    # in x-y-t's default: stark_tier1.SMOOTHED_DEFAULTS): x-y-t, seed 11, 20 tasks, with the
+    # emission times unknown (the shot schedule: first emission time fitted), x-y-t (the
+    # position and time asked): x-y-t, seed 11, 20 tasks, with the
     # least-squares refit from step 8: 0.265 / 0.143 (0.317 / 0.121 without ``max_sd``); no late
     # pass (``late``, :func:`smooth_then_refit`): better over all steps (x-y-t 0.120 against
     # 0.144 on seed 11) but x-y-t's default then measured 4.8-5.4x cheaper than Stone Soup's
     # particle filter in three runs of ``perf/pf_cost.py`` (steps 0-13 only: 6.3x)
-    "toa_schedule": {"from_step": 1, "max_sd": 0.2, "late": False},
+    "toa_schedule": {"from_step": 1, "max_sd": 0.2, "late": False, "refit_from": 20},
+    # the same, temporal (the emission time asked): with the later steps the refit leaves
+    # smoothed too (steps 0-13 only: worse over all steps on seeds 11 and 13, 0.0022 and 0.0026
+    # against 0.0014 and 0.0019; stark_tier1.SMOOTHED_DEFAULTS)
+    "toa_time": {"from_step": 1, "max_sd": 0.2},
 }
 
 
 #: :func:`smooth_then_refit`: with the refit after it, the smoother answers steps
 #: ``0..SMOOTH_BEFORE_REFIT - 1`` (the refit's first searches, range at steps 3 and 8, ToA at 0,
-#: and its fallback where it holds no mode use that path); kept from the first least-squares
-#: refit, chosen when its searches were at steps 8 and 13, and not re-tuned since (the defaults' figures
-#: in docs/stark-tier1.md are measured with it)
+#: and its fallback where it holds no mode use that path) unless :data:`SMOOTHER_SETTINGS` sets
+#: ``refit_from``; chosen with the first least-squares refit (searches at steps 8 and 13) and
+#: re-tuned per family in session 6 with the current refit (the comment of
+#: :data:`SMOOTHER_SETTINGS`): event and temporal keep it
 SMOOTH_BEFORE_REFIT = 14
 
 
 def settings_for(task) -> dict | None:
     """The :data:`SMOOTHER_SETTINGS` entry of a tracking task: by modality, ToA split by whether
-    the emission times are given (``"toa"``) or not (``"toa_schedule"``); None for a modality
-    without one (bearing, proximity)."""
+    the emission times are given (``"toa"``) or not, then by whether the task asks for the
+    emission time (``"toa_time"``, temporal) or not (``"toa_schedule"``, x-y-t); None for a
+    modality without one (bearing, proximity)."""
     m = task.inputs.get("modality")
     if m == "toa":
-        m = "toa" if task.inputs.get("times") is not None else "toa_schedule"
+        m = ("toa" if task.inputs.get("times") is not None
+             else "toa_time" if task.answer_format == "time" else "toa_schedule")
     return SMOOTHER_SETTINGS.get(m)
 
 
@@ -158,10 +183,17 @@ class _Readings:
                 val = np.radians(val)
             if kind == "toa":
                 val = val - np.asarray(t_rel, float)[k]
-            self.parts.append((kind, k, r.sensors[s], val))
+            self.parts.append((kind, k, s, val))
         #: (n,) number of readings of steps 0..t
         self.count = np.searchsorted(np.sort(np.concatenate([p[1] for p in self.parts])), np.arange(len(z)),
                                      side="right")
+        if (len(self.parts) == 2 and np.array_equal(self.parts[0][1], self.parts[1][1])
+                and np.array_equal(self.parts[0][2], self.parts[1][2])):
+            # range and bearing from the same sensors at the same steps: one part, the
+            # distances computed once (residuals: each reading's range, then its bearing)
+            (_, k, s, vr), (_, _, _, vb) = self.parts
+            self.parts = [("range_bearing", k, s, np.stack([vr, vb], axis=1))]
+        self.parts = [(kind, k, r.sensors[s], val) for kind, k, s, val in self.parts]
 
     def upto(self, t: int) -> list:
         """The parts cut to the readings of steps ``0..t``."""
@@ -171,34 +203,132 @@ class _Readings:
         """Residuals (R,) in bound units of positions ``P`` (>= t+1, 2) (and first emission
         time ``t0``, s), their derivatives ``jx, jy`` (R,) by the reading's own step's position
         and ``jt`` (R,) by ``t0``, and each reading's step ``k`` (R,)."""
-        r = self.r
         out, JX, JY, JT, KK = [], [], [], [], []
         for kind, k, s, val in parts:
-            dx, dy = P[k, 0] - s[:, 0], P[k, 1] - s[:, 1]
-            d2 = dx * dx + dy * dy
-            d = np.sqrt(np.maximum(d2, 1e-24))
-            jt = np.zeros(len(k))
-            if kind == "range":
-                b = r.range_sigma * d + ROUNDING
-                res = (val - d) / b
-                g = (-b - (val - d) * r.range_sigma) / (b * b)      # d res / d d
-                jx, jy = g * dx / d, g * dy / d
-            elif kind == "bearing":
-                b = r.bearing_half + np.radians(ROUNDING)
-                res = wrap_pi(val - np.arctan2(dy, dx)) / b
-                jx, jy = dy / (d * d * b), -dx / (d * d * b)
-            else:
-                b = r.toa_half + ROUNDING
-                res = (val - t0 - d / r.speed) / b
-                jx, jy = -dx / (d * r.speed * b), -dy / (d * r.speed * b)
-                jt = np.full(len(k), -1.0 / b)
+            res, jx, jy, jt = _terms(self.r, kind, P[k, 0] - s[:, 0], P[k, 1] - s[:, 1], val, t0)
             out.append(res)
             JX.append(jx)
             JY.append(jy)
-            JT.append(jt)
-            KK.append(k)
+            JT.append(np.zeros(len(res)) if jt is None else jt)
+            KK.append(np.repeat(k, 2) if kind == "range_bearing" else k)
         return (np.concatenate(out), np.concatenate(JX), np.concatenate(JY), np.concatenate(JT),
                 np.concatenate(KK))
+
+
+def _terms(r, kind: str, dx: np.ndarray, dy: np.ndarray, val: np.ndarray, t0: float):
+    """One part's residuals (R,) in bound units (:class:`_Readings`) from the offsets ``dx, dy``
+    (c,) of the target from each reading's sensor (plane units), and their derivatives ``jx,
+    jy`` (R,) by the target's position and ``jt`` (R,) by ``t0`` (None but for ToA); ``R = c``
+    but for ``"range_bearing"`` (``val`` (c, 2): ``R = 2c``, each reading's range, then its
+    bearing)."""
+    d = _distance(dx, dy)
+    res, aux = _residuals(r, kind, dx, dy, d, val, t0)
+    jx, jy, jt = _derivatives(r, kind, dx, dy, d, aux)
+    return res, jx.ravel(), jy.ravel(), jt
+
+
+def _distance(dx: np.ndarray, dy: np.ndarray) -> np.ndarray:
+    """The distances (c,) of offsets ``dx, dy`` (c,), at least 1e-12 (no division by 0)."""
+    return np.maximum(np.hypot(dx, dy), 1e-12)
+
+
+def _residuals(r, kind: str, dx: np.ndarray, dy: np.ndarray, d: np.ndarray, val: np.ndarray, t0: float):
+    """:func:`_terms`' residuals (R,), given the distances ``d`` (c,) too, and what
+    :func:`_derivatives` reuses (range: the bound and the error)."""
+    if kind == "toa":
+        return (val - t0 - d / r.speed) / (r.toa_half + ROUNDING), None
+    if kind == "bearing":
+        return wrap_pi(val - np.arctan2(dy, dx)) / (r.bearing_half + np.radians(ROUNDING)), None
+    b = r.range_sigma * d + ROUNDING
+    if kind == "range":
+        e = val - d
+        return e / b, (b, e)
+    e = val[:, 0] - d
+    out = np.empty((len(d), 2))                         # each reading's range, then its bearing
+    np.divide(e, b, out=out[:, 0])
+    np.divide(wrap_pi(val[:, 1] - np.arctan2(dy, dx)), r.bearing_half + np.radians(ROUNDING), out=out[:, 1])
+    return out.ravel(), (b, e)
+
+
+def _derivatives(r, kind: str, dx: np.ndarray, dy: np.ndarray, d: np.ndarray, aux):
+    """:func:`_terms`' derivatives ``(jx, jy, jt)`` from the distances ``d`` (c,) and
+    :func:`_residuals`' ``aux``: by the distance ``g`` times the unit vector ``(dx, dy) / d``
+    (range, ToA), the bearing's ``(dy, -dx) / d^2``; ``jx, jy`` (c, 2) for ``"range_bearing"``
+    (range, bearing per reading), else (c,)."""
+    if kind == "toa":
+        g = -1.0 / (r.speed * (r.toa_half + ROUNDING)) / d
+        return g * dx, g * dy, np.full(len(dx), -1.0 / (r.toa_half + ROUNDING))
+    if kind == "bearing":
+        h = (1.0 / (r.bearing_half + np.radians(ROUNDING))) / (d * d)
+        return dy * h, dx * -h, None
+    b, e = aux
+    g = (-b - e * r.range_sigma) / (b * b * d)          # d res / d d, over d
+    if kind == "range":
+        return g * dx, g * dy, None
+    h = (1.0 / (r.bearing_half + np.radians(ROUNDING))) / (d * d)
+    jx, jy = np.empty((len(d), 2)), np.empty((len(d), 2))
+    np.multiply(g, dx, out=jx[:, 0])
+    np.multiply(h, dy, out=jx[:, 1])
+    np.multiply(g, dy, out=jy[:, 0])
+    np.multiply(-h, dx, out=jy[:, 1])
+    return jx, jy, None
+
+
+class _Fit:
+    """The weighted residuals (R,) of the readings of steps ``0..t`` (:class:`_Readings` ``R``)
+    as a function of the prior's reduced coordinates ``x`` (Dx,) (``a``, and ``t0`` last when
+    ``free_t0``): positions ``mean + basis @ a`` (module docstring), and their Jacobian (R, Dx).
+    The basis rows of each reading's step are gathered once per smoother run (``rows``: per part
+    of ``R.parts``, ``(Bx[k], By[k], count)``, range+bearing's rows twice, ``count`` (n,) the
+    readings of steps 0..t); the
+    distances and the Jacobian's factors are computed once per point, the Jacobian only when
+    asked for (a rejected trial step needs none)."""
+
+    def __init__(self, R: "_Readings", rows: list, t: int, moments: TrajectoryMoments, weight: float,
+                 free_t0: bool):
+        self.r, self.weight, self.free_t0 = R.r, weight, free_t0
+        self.mean, self.basis = moments.mean[:2 * t + 2], moments.basis[:2 * t + 2]
+        self.bx, self.by = self.basis[0::2], self.basis[1::2]
+        self.D = self.basis.shape[1]
+        self.parts = []
+        for (kind, k, s, val), (bxk, byk, cut) in zip(R.parts, rows):
+            c = cut[t]                                        # each part is sorted by step
+            r2 = 2 * c if kind == "range_bearing" else c      # residual rows (range_bearing: 2 each)
+            self.parts.append((kind, k[:c], s[:c], val[:c], bxk[:r2], byk[:r2]))
+        self._key = None
+
+    def res(self, x: np.ndarray) -> np.ndarray:
+        """Weighted residuals (R,) at ``x`` (Dx,)."""
+        key = x.tobytes()
+        if key != self._key:
+            P = (self.mean + self.basis @ x[:self.D]).reshape(-1, 2)
+            t0 = x[self.D] if self.free_t0 else 0.0
+            self._at, out = [], []
+            for kind, k, s, val, _, _ in self.parts:
+                o = P[k] - s
+                dx, dy = o[:, 0], o[:, 1]
+                d = _distance(dx, dy)
+                res, aux = _residuals(self.r, kind, dx, dy, d, val, t0)
+                self._at.append((dx, dy, d, aux))
+                out.append(res)
+            self._f = self.weight * (out[0] if len(out) == 1 else np.concatenate(out))
+            self._key, self._J = key, None
+        return self._f
+
+    def jac(self, x: np.ndarray) -> np.ndarray:
+        """The Jacobian (R, Dx) of :meth:`res` at ``x``."""
+        self.res(x)
+        if self._J is None:
+            w = self.weight
+            Js = []
+            for (kind, _, _, _, bxk, byk), (dx, dy, d, aux) in zip(self.parts, self._at):
+                jx, jy, jt = _derivatives(self.r, kind, dx, dy, d, aux)
+                J = (w * jx.ravel())[:, None] * bxk + (w * jy.ravel())[:, None] * byk
+                if self.free_t0:
+                    J = np.hstack([J, w * jt[:, None]])
+                Js.append(J)
+            self._J = Js[0] if len(Js) == 1 else np.vstack(Js)
+        return self._J
 
 
 def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.ndarray | None = None,
@@ -224,10 +354,9 @@ def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.nd
         weight: residuals (bound units) are multiplied by it (:data:`GAUSS_WEIGHT`).
         from_step: steps before it keep the filter's answer (step 0: the filter's grid
             posterior under the prior's exact law of the first position).
-        iters: Levenberg-Marquardt function evaluations (``max_nfev``) of a fit from the filter's
-            path; warm: Gauss-Newton iterations of a fit from the previous step's
-            (:func:`_gauss_newton`); ftol: both stop when an iteration gains less than this
-            fraction of the cost.
+        iters: Gauss-Newton iterations (:func:`_gauss_newton`) of a fit from the filter's
+            path; warm: of a fit from the previous step's; ftol: both stop when an iteration
+            gains (or the linearised model predicts) less than this fraction of the cost.
         restart, accept: also start from the filter's path on steps ``< restart`` and when the
             warm start leaves a reading more than ``accept`` bounds off.
         path_sd: the filter's path enters a start as observations of sd ``path_sd`` (plane
@@ -244,7 +373,6 @@ def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.nd
         answer stays.
     Raises ``ValueError`` for proximity readings, ``moments`` over fewer than ``n`` steps, or
     ToA readings with neither ``t_rel`` nor ``emit``."""
-    from scipy.optimize import least_squares
     path = np.asarray(path, float)
     n = len(path)
     if moments.n_steps < n:
@@ -265,13 +393,18 @@ def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.nd
     pd = np.ones(Dx)                                             # the prior's rows: a, not t0
     if free_t0:
         pd[D] = 0.0
-    top = np.eye(Dx)[:D]
+    P = np.diag(pd)
     eye = np.eye(D)
     a = None
     t0 = 0.0
     H = None
     fitted = -1                                                  # readings count of the last fit
     want = np.ones(n, bool) if steps is None else np.asarray(steps, bool)
+    # per part: each residual's step's basis rows (range+bearing: each twice), and the number
+    # of readings of steps 0..t
+    rows = [(np.repeat(Bx[k], 2, 0), np.repeat(By[k], 2, 0)) if kind == "range_bearing" else (Bx[k], By[k])
+            for kind, k, _, _ in R.parts]
+    rows = [(*b, np.searchsorted(p[1], np.arange(n), side="right")) for b, p in zip(rows, R.parts)]
     for t in range(n):
         if R.count[t] == 0 or not want[t]:
             continue
@@ -279,37 +412,16 @@ def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.nd
             pass                                                 # its prediction is the MAP at t
         else:
             fitted = R.count[t]
-            parts = R.upto(t)
-            bx, by = Bx[:t + 1], By[:t + 1]
-            m = M[:t + 1]
-            memo: dict = {}
-
-            def rj(x):
-                """Weighted reading residuals (R,) at ``x`` and their Jacobian (R, Dx)."""
-                key = x.tobytes()
-                if key not in memo:
-                    memo.clear()
-                    P = m + np.stack([bx @ x[:D], by @ x[:D]], axis=1)
-                    res, jx, jy, jt, k = R.evaluate(parts, P, x[D] if free_t0 else 0.0)
-                    J = jx[:, None] * bx[k] + jy[:, None] * by[k]
-                    if free_t0:
-                        J = np.hstack([J, jt[:, None]])
-                    memo[key] = (weight * res, weight * J)
-                return memo[key]
-
-            def fun(x):
-                return np.concatenate([x[:D], rj(x)[0]])
-
-            def jac(x):
-                return np.vstack([top, rj(x)[1]])
-
+            fit = _Fit(R, rows, t, moments, weight, free_t0)
+            bx, by = fit.bx, fit.by
             cold = a is None or t < restart
             best = None
             if a is not None:                                    # warm: from the previous fit
                 x = np.append(a, t0) if free_t0 else a
-                best = _gauss_newton(rj, x, pd, warm, ftol)
-                cold = cold or np.abs(rj(best[0])[0]).max() > accept * weight
+                best = _gauss_newton(fit, x, pd, P, warm, ftol)
+                cold = cold or np.abs(best[2]).max() > accept * weight
             if cold:                                             # from the filter's path
+                m = M[:t + 1]
                 bt = np.vstack([bx, by])
                 y = np.concatenate([path[:t + 1, 0] - m[:, 0], path[:t + 1, 1] - m[:, 1]])
                 s2 = path_sd * path_sd
@@ -318,17 +430,17 @@ def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.nd
                     if t_start is not None and np.isfinite(t_start[t]):
                         tt = float(t_start[t])
                     else:                                        # least squares given the path
-                        res = R.evaluate(parts, m + np.stack([bx @ x0, by @ x0], axis=1), 0.0)[0]
+                        res = R.evaluate(R.upto(t), m + np.stack([bx @ x0, by @ x0], axis=1), 0.0)[0]
                         tt = float(res.mean() * (r.toa_half + ROUNDING))
                     x0 = np.append(x0, tt)
-                sol = least_squares(fun, x0, jac=jac, method="lm", max_nfev=iters, ftol=ftol, xtol=ftol)
-                if best is None or sol.cost < best[1]:
-                    best = (sol.x, sol.cost)
+                sol = _gauss_newton(fit, x0, pd, P, iters, ftol)
+                if best is None or sol[1] < best[1]:
+                    best = sol
             a, t0 = best[0][:D], (best[0][D] if free_t0 else 0.0)
             H = None
             if max_sd is not None:                               # Gauss-Newton Hessian at the fit
-                J = rj(best[0])[1]
-                H = J.T @ J + np.diag(pd)
+                J = fit.jac(best[0])
+                H = J.T @ J + P
         if t < from_step:
             continue
         if H is not None:                                        # the Laplace sd of the position
@@ -342,34 +454,44 @@ def smooth_path(r, path: np.ndarray, moments: TrajectoryMoments, *, t_rel: np.nd
     return out, t0_out
 
 
-def _gauss_newton(rj, x: np.ndarray, pd: np.ndarray, iters: int, ftol: float) -> tuple[np.ndarray, float]:
+def _gauss_newton(fit: _Fit, x: np.ndarray, pd: np.ndarray, P: np.ndarray, iters: int, ftol: float
+                  ) -> tuple[np.ndarray, float, np.ndarray]:
     """Gauss-Newton on ``0.5 (|pd * x|^2 + |f(x)|^2)`` from ``x`` (Dx,) with step halving (at
     most 4 halvings; Nocedal & Wright 2006, Numerical Optimization, sections 10.3 and 3.1):
-    ``rj(x)`` gives the residuals ``f`` (R,) and their Jacobian (R, Dx); ``pd`` (Dx,) is 1 on
-    the prior's standard-normal coordinates and 0 on flat ones.  At most ``iters`` iterations,
-    stopping when an accepted step gains less than ``ftol`` of the cost or none is found.  The
-    normal equations ``(J^T J + diag(pd)) d = -(J^T f + pd x)`` are solved by LAPACK
-    (:func:`numpy.linalg.solve`; :func:`scipy.linalg.cho_solve`'s wrapper cost 15x as much per
-    call on these 20 x 20 systems).  Returns ``(x, cost)``.
+    ``fit.res(x)`` gives the residuals ``f`` (R,) and ``fit.jac(x)`` their Jacobian (R, Dx)
+    (:class:`_Fit`); ``pd`` (Dx,) is 1 on the prior's standard-normal coordinates and 0 on flat
+    ones, ``P`` (Dx, Dx) ``diag(pd)``.  At most ``iters`` iterations, stopping when an accepted
+    step gains less than ``ftol`` of the cost, none is found, or the linearised model predicts a
+    gain below ``ftol`` of the cost (that last step is then taken without evaluating the
+    residuals there: ``f + J d`` and the model's cost stand for them; Nocedal & Wright, section
+    10.3, the model's predicted reduction).  The normal equations ``(J^T J + diag(pd)) d = -(J^T
+    f + pd x)`` are solved by LAPACK's Cholesky ``dposv`` (:func:`scipy.linalg.lapack.dposv`; a
+    third of :func:`numpy.linalg.solve`'s per-call cost on these 21 x 21 systems,
+    :func:`scipy.linalg.cho_solve`'s wrapper 15x as much).  Returns ``(x, cost, f)``.
 
-    Used for the warm start of each step (the previous step's fit, already near the optimum):
-    the same answer as :func:`scipy.optimize.least_squares` at a fraction of its per-call
-    overhead (docs/stark-tier1.md)."""
-    P = np.diag(pd)
+    Used for every fit, from the previous step's fit and from the filter's path: in place of
+    :func:`scipy.optimize.least_squares` (Levenberg-Marquardt) from the filter's path, the same
+    errors at a fraction of its per-call overhead (docs/stark-tier1.md)."""
+    from scipy.linalg.lapack import dposv
 
     def cost_of(x_, f_):
         return 0.5 * (float((pd * x_) @ x_) + float(f_ @ f_))
 
-    f, J = rj(x)
+    f = fit.res(x)
     cost = cost_of(x, f)
     for _ in range(iters):
-        try:
-            step = -np.linalg.solve(J.T @ J + P, J.T @ f + pd * x)
-        except np.linalg.LinAlgError:
+        J = fit.jac(x)
+        g = J.T @ f + pd * x
+        sol, info = dposv(J.T @ J + P, g)[1:]
+        if info != 0:                                        # not positive definite
             break
+        step = -sol
+        pred = 0.5 * float(g @ sol)                          # the linearised model's gain
+        if pred < ftol * cost:                               # converged: the step, not evaluated
+            return x + step, cost - pred, f + J @ step
         for _ in range(5):
             xn = x + step
-            fn, Jn = rj(xn)
+            fn = fit.res(xn)
             cn = cost_of(xn, fn)
             if cn < cost:
                 break
@@ -377,10 +499,10 @@ def _gauss_newton(rj, x: np.ndarray, pd: np.ndarray, iters: int, ftol: float) ->
         else:
             break
         gain = (cost - cn) / max(cost, 1e-300)
-        x, f, J, cost = xn, fn, Jn, cn
+        x, f, cost = xn, fn, cn
         if gain < ftol:
             break
-    return x, cost
+    return x, cost, f
 
 
 def smooth_task(task, readings, path: np.ndarray, *, t_rel: np.ndarray | None = None,
@@ -406,7 +528,7 @@ def smooth_then_refit(task, readings, path: np.ndarray, smooth: dict | None, ref
     (:func:`stsim.baselines.trajectory_refit.refit_task`, settings ``refit``, None: skipped).
 
     With both, the smoother answers the steps before ``smooth["refit_from"]`` (default
-    :data:`SMOOTH_BEFORE_REFIT`; no entry of :data:`SMOOTHER_SETTINGS` overrides it) and, after
+    :data:`SMOOTH_BEFORE_REFIT`; range, range+bearing and x-y-t set their own) and, after
     the refit, only the later steps the refit did not answer (it replaces the others: smoothing
     them would be wasted; ``smooth["late"]`` False: none, they keep the filter's answers).  The
     refit ranks its search starts by the smoothed path (searches at the steps of
