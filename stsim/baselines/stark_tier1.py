@@ -269,7 +269,11 @@ def default_track(task: Task) -> tuple[np.ndarray, np.ndarray | None]:
 #: 1.52 -> 1.59 of the limit), 0.0445 / 0.0238 -> 0.0387 / 0.0210; 5.34-5.48x in four runs of
 #: ``perf/smoothed_cost.py --family stark.tracking.range_bearing`` but 5.19-5.22x in two runs of
 #: all five families (the default without the smoother 5.7-5.8x there; with the smoother's
-#: general settings 5.0-5.3x; before session 6: 4.2-4.8x).  Not in the default: bearing (seed 11 worse
+#: general settings 5.0-5.3x; before session 6: 4.2-4.8x).  Re-measured in session 7 with the
+#: refit's range+bearing settings (a search at step 1 and on loss, trajectory_refit.REFIT_SETTINGS):
+#: kept, without -> with the smoother 0.0422 / 0.0422 -> 0.0405 / 0.0360 (seed 11), 0.0405 /
+#: 0.0403 -> 0.0363 / 0.0302 (13), 0.0377 / 0.0225 -> 0.0383 / 0.0207 (17), 6.3x in two runs of
+#: ``perf/smoothed_cost.py --family stark.tracking.range_bearing`` (without: 6.4-7.6x).  Not in the default: bearing (seed 11 worse
 #: over the first 10 steps, 0.209 -> 0.211).  All but bearing have it as ``baseline:smoother``.
 #: Scripts in docs/stark-tier1.md.
 SMOOTHED_DEFAULTS = ("stark.tracking.range", "stark.tracking.range_bearing", "stark.tracking.event",

@@ -76,7 +76,10 @@ GAUSS_WEIGHT = float(np.sqrt(3.0))
 #: 5.2-5.3x, two runs each of ``perf/smoothed_cost.py``): 0.03990 / 0.03756 -> 0.03917 /
 #: 0.03747 (seed 11), 0.03892 / 0.02957 -> 0.03890 / 0.02939 (seed 13), 0.03877 / 0.02093 ->
 #: 0.03873 / 0.02095 (seed 17); at 0 or 1 (the smoother after the refit alone) worse over all
-#: steps on seeds 13 and 17 (0.0307, 0.0213).
+#: steps on seeds 13 and 17 (0.0307, 0.0213).  Session 7, with the refit's search at step 1 and on
+#: loss: 4 kept (1: 0.0386 / 0.0354, 0.0373 / 0.0304, 0.0370 / 0.0205 on seeds 11 / 13 / 17,
+#: worse on 13; 2: 0.0399 / 0.0359, 0.0363 / 0.0302, 0.0382 / 0.0206, within 0.0006 of 4 and
+#: 5.0-5.7x against 6.3x in the same runs; 8: as 4).
 SMOOTHER_SETTINGS: dict = {
     "range": {"from_step": 1, "max_sd": 0.2, "refit_from": 6},
     "range_bearing": {"from_step": 1, "restart": 1, "ftol": 0.01, "refit_from": 4},
