@@ -231,12 +231,21 @@ def test_settings_by_modality_and_known_emission_times():
         assert settings_for(generate_task(fam, 0, suite="stark-tier1", suite_seed=11)) is None
 
 
-def test_smoother_variant_registered():
-    """``baseline:smoother`` for the families it is measured on; bearing has none."""
+def test_smoother_variant_answers():
+    """``baseline:smoother`` for the families it is measured on (bearing has none) answers every
+    step of a task, and its answers are the smoother's: they differ from the filter's
+    (``baseline:filter``, the path it starts from) after the first step.  (Its settings carry
+    the default's ``refit_from``, which the variant, without a refit, must drop.)"""
+    assert "smoother" not in ALTERNATIVES["stark.tracking.bearing"]
     for fam in ("stark.tracking.range", "stark.tracking.range_bearing", "stark.tracking.event",
                 "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
-        assert "smoother" in ALTERNATIVES[fam]
-    assert "smoother" not in ALTERNATIVES["stark.tracking.bearing"]
+        task = generate_task(fam, 0, suite="stark-tier1", suite_seed=11)
+        got = ALTERNATIVES[fam]["smoother"](task)
+        assert len(got) == len(task.steps) and all(a.status == "ok" for a in got), fam
+        assert all(np.all(np.isfinite(a.value)) for a in got), fam
+        filt = ALTERNATIVES[fam]["filter"](task)
+        moved = [np.max(np.abs(np.subtract(a.value, b.value))) for a, b in zip(got[1:], filt[1:])]
+        assert max(moved) > 1e-3, fam
 
 
 @pytest.mark.parametrize("family", ["stark.tracking.range",

@@ -299,7 +299,8 @@ def solve_tracking_smoother(task: Task, solver: str = "baseline:smoother") -> li
     m = task.inputs["modality"]
     settings = settings_for(task) or {"from_step": 1}
     if m == "toa":
-        return _event_tracking(task, solver, smooth=settings)
+        from .particle_tracking import track_task
+        return _event_tracking(task, solver, *track_task(task, smooth=settings))
     from .sensor_particle_tracking import track_sensor_task
     est = track_sensor_task(task, smooth=settings)
     return _per_step(task, [[float(a), float(b)] for a, b in est], solver)

@@ -549,7 +549,8 @@ def smooth_then_refit(task, readings, path: np.ndarray, smooth: dict | None, ref
     toa = {"t_rel": t_rel, "emit": emit, "t_start": t_start}
     if smooth is not None:
         smooth = dict(smooth)
-        first = np.arange(n) < int(smooth.pop("refit_from", SMOOTH_BEFORE_REFIT)) if refit is not None else None
+        cut = int(smooth.pop("refit_from", SMOOTH_BEFORE_REFIT))   # popped either way: not a smoother setting
+        first = np.arange(n) < cut if refit is not None else None
         late_pass = bool(smooth.pop("late", True))
         pos, t_s = smooth_task(task, readings, path, steps=first, **toa, **smooth)
         if t_s is not None and t0 is not None:
