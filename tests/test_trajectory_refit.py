@@ -120,6 +120,36 @@ def test_fit_rejected_when_readings_leave_the_prior():
     assert np.abs(res(trajectories(lay, u[None], mask[None], t_rel))).max() > 10
 
 
+def test_search_on_loss_searches_at_the_step_the_modes_fail(monkeypatch):
+    """The readings of the test above (the target jumps 1.5 units after step 25): the held modes
+    fail at step 26.  Without ``search_on_loss`` the next search waits for the next step
+    (``search_every`` after the last search, at step 9); with it a search runs at step 26 itself,
+    then every ``search_every`` steps while none holds; ``max_searches`` bounds both."""
+    import stsim.baselines.trajectory_refit as tr
+    task = generate_task("stark.tracking.range", 3, suite="stark-tier1", suite_seed=11)
+    lay, u, mask, t_rel = _truth(task)
+    truth = trajectories(lay, u[None], mask[None], t_rel)[0]
+    moved = truth.copy()
+    moved[26:] += 1.5 / np.sqrt(2)
+    s = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0], [10.0, 10.0]])
+    d = np.hypot(moved[:, None, 0] - s[:, 0], moved[:, None, 1] - s[:, 1])
+    r = Readings("range", s, np.round(d, 4)[:, :, None], range_sigma=0.001)
+    draws = prior_draws(50, 10.0, 3, "stark_release", None, 300)
+    searched = []
+    real = tr._search_starts
+    monkeypatch.setattr(tr, "_search_starts", lambda res, lay, draws, out, t, *a, **k: (
+        searched.append(t), real(res, lay, draws, out, t, *a, **k))[1])
+    runs = {}
+    for on, cap in ((False, 6), (True, 6), (True, 2)):
+        searched.clear()
+        pos, used, _ = refit_path(r, t_rel, draws, truth, start=8, search_on_loss=on, max_searches=cap)
+        runs[on, cap] = list(searched)
+        assert used[10:26].mean() > 0.8 and not used[26:].any()
+    assert runs[False, 6] == [8, 9, 27, 32, 37, 42]
+    assert runs[True, 6] == [8, 9, 26, 31, 36, 41]
+    assert runs[True, 2] == [8, 9]
+
+
 def test_free_columns_exclude_offsets():
     """Offsets (x0, y0, cx, cy) and zero-width ranges (figure-eight theta) are not fitted;
     phases and headings over a full turn wrap."""

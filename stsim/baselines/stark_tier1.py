@@ -251,7 +251,7 @@ def default_track(task: Task) -> tuple[np.ndarray, np.ndarray | None]:
 #: cheaper than Stone Soup's particle filter); event (steps 0-13) 0.163 / 0.146 -> 0.163 /
 #: 0.145, 0.129 / 0.098 -> 0.125 / 0.096 (also smoothing the later steps the refit leaves,
 #: 0.163 / 0.128 and 0.125 / 0.088, measured 5.2-5.9x).  x-y-t (emission times unknown:
-#: ``SMOOTHER_SETTINGS["toa_schedule"]``, steps 0-13) joined once the refit's
+#: ``SMOOTHER_SETTINGS["toa_schedule"]``, then steps 0-13; 0-19 since session 6) joined once the refit's
 #: Levenberg-Marquardt was made cheaper (same answers): 0.2620 / 0.1441 -> 0.2600 / 0.1437 (seed
 #: 11), 0.2622 / 0.1042 -> 0.2474 / 0.1031 (seed 13), measured 6.3x cheaper than Stone Soup's
 #: particle filter in ``perf/pf_cost.py`` and 6.5-6.7x in four runs of ``perf/smoothed_cost.py``

@@ -445,13 +445,16 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         ahead: the positions' derivatives kept for ``ahead`` steps past the readings' last (for
         ``init`` of a later call with more readings); init: ``(pos (N, n, 2), D (N, >= P, m,
         2))`` the positions and their derivatives at ``u`` from an earlier call's ``info`` (rows
-        with the same masks; ``m`` > the readings' last step), instead of evaluating them.
+        with the same masks; ``m`` > the readings' last step), instead of evaluating them; an
+        ``init`` whose derivatives do not reach past the readings' last step is ignored (they
+        are evaluated), and the derivatives returned then keep ``init``'s ``m`` steps at most.
     Returns: ``(u (N, dim), cost (N,), worst (N,), lam (N,))``: the fitted parameters, their
         sum of squared residuals (prior residuals included) and largest absolute reading
         residual (``<= 1``: consistent), and the damping reached; with ``info`` also
         ``(J^T J (N, P, P), cols (N, P), valid (N, P), pos (N, n, 2), D (N, P, m, 2))``: the
         Gauss-Newton matrix in the active columns ``cols`` (where ``valid``), the fits' positions
-        and their derivatives (:func:`trajectories_jacobian`, steps ``0..upto + ahead``)."""
+        and their derivatives (:func:`trajectories_jacobian`, steps ``0..upto + ahead``, or
+        fewer with ``init``, above)."""
     u = u.copy()
     N = len(u)
     free, periodic = free_columns(lay)
