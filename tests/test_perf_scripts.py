@@ -199,3 +199,19 @@ def test_refit_accuracy_refuses_limits_of_another_seed(tmp_path, capsys):
     path.write_text("{}")
     assert mod.main(["--family", "stark.tracking.range", "--n", "1", "--limits", str(path)]) == 2
     assert "not a readable bayes_floor --save file" in capsys.readouterr().err
+
+
+def test_pf_vs_limit_default_row_is_the_default_baseline():
+    """``perf/pf_vs_limit.py``'s "default" row scores the family's default tracker itself (for
+    event tracking: filter, smoother and refit; before 2026-12-01 it left the smoother out)."""
+    from stsim.baselines import BASELINES
+    from stsim.registry import generate_task
+    from stsim.scoring.metrics import trimmed_rmse
+    pf = _load("pf_vs_limit")
+    fam = "stark.tracking.event"
+    task = generate_task(fam, 0, suite="stark-tier1", suite_seed=11)
+    gold = np.array([s.answer for s in task.steps], float)
+    got = pf.score({0: (task, gold)}, len(task.steps), 1, {})
+    want = pf._errors(task, [a.value for a in BASELINES[fam](task)], len(task.steps))
+    assert got["ours"] == pytest.approx(trimmed_rmse(np.asarray(want)), rel=1e-12)
+    assert got["lim"] == 0.0
