@@ -98,10 +98,10 @@ def test_fit_recovers_trajectory_from_low_noise_readings():
     assert np.abs(trajectories(lay, uf, mask[None], t_rel)[0] - truth).max() < 0.01
 
 
-def test_fit_rejected_when_readings_leave_the_prior():
-    """The same readings with the target jumping 1.5 units after step 25 (no trajectory of the
-    prior does that): fits that held before the jump violate the bounds after it and are
-    dropped, so the answers from the jump on are the filter's own."""
+def _jumping_target():
+    """Range task 3 of seed 11's own trajectory, read almost without noise (sd 0.001) from four
+    corner sensors, with the target jumping 1.5 units after step 25: ``(lay, u, mask, t_rel,
+    truth (50, 2), readings, prior draws)``."""
     task = generate_task("stark.tracking.range", 3, suite="stark-tier1", suite_seed=11)
     lay, u, mask, t_rel = _truth(task)
     truth = trajectories(lay, u[None], mask[None], t_rel)[0]
@@ -111,6 +111,14 @@ def test_fit_rejected_when_readings_leave_the_prior():
     d = np.hypot(moved[:, None, 0] - s[:, 0], moved[:, None, 1] - s[:, 1])
     r = Readings("range", s, np.round(d, 4)[:, :, None], range_sigma=0.001)
     draws = prior_draws(50, 10.0, 3, "stark_release", None, 300)
+    return lay, u, mask, t_rel, truth, r, draws
+
+
+def test_fit_rejected_when_readings_leave_the_prior():
+    """The same readings with the target jumping 1.5 units after step 25 (no trajectory of the
+    prior does that): fits that held before the jump violate the bounds after it and are
+    dropped, so the answers from the jump on are the filter's own."""
+    lay, u, mask, t_rel, truth, r, draws = _jumping_target()
     pos, used, _ = refit_path(r, t_rel, draws, truth, start=8)
     assert used[10:26].mean() > 0.8                         # before the jump: the fit
     assert not used[26:].any()
@@ -126,15 +134,7 @@ def test_search_on_loss_searches_at_the_step_the_modes_fail(monkeypatch):
     (``search_every`` after the last search, at step 9); with it a search runs at step 26 itself,
     then every ``search_every`` steps while none holds; ``max_searches`` bounds both."""
     import stsim.baselines.trajectory_refit as tr
-    task = generate_task("stark.tracking.range", 3, suite="stark-tier1", suite_seed=11)
-    lay, u, mask, t_rel = _truth(task)
-    truth = trajectories(lay, u[None], mask[None], t_rel)[0]
-    moved = truth.copy()
-    moved[26:] += 1.5 / np.sqrt(2)
-    s = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0], [10.0, 10.0]])
-    d = np.hypot(moved[:, None, 0] - s[:, 0], moved[:, None, 1] - s[:, 1])
-    r = Readings("range", s, np.round(d, 4)[:, :, None], range_sigma=0.001)
-    draws = prior_draws(50, 10.0, 3, "stark_release", None, 300)
+    lay, u, mask, t_rel, truth, r, draws = _jumping_target()
     searched = []
     real = tr._search_starts
     monkeypatch.setattr(tr, "_search_starts", lambda res, lay, draws, out, t, *a, **k: (
