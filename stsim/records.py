@@ -1,6 +1,6 @@
 """The records that carry a task from its generator to the report.
 
-One flow, one record type per stage (DESIGN.md, "The flow")::
+One flow, one record type per stage (docs/architecture.md, "The flow")::
 
     Task (prompt + structured inputs + typed gold)  ->  Answer (typed value or outcome)  ->  Score
 

@@ -147,7 +147,7 @@ def resolve_config(family: Family, overrides: dict[str, Any] | None) -> dict[str
 def generate_task(family_name: str, index: int, suite: str = "adhoc", suite_seed: int = 0,
                   config: dict[str, Any] | None = None) -> Task:
     """Generate task ``index`` of a family: identical bytes for identical arguments, whatever
-    else was generated before (DESIGN.md, "Determinism and scale").
+    else was generated before (:mod:`stsim.seeding`).
 
     Raises:
         UnknownName: (a ``KeyError``) unknown family.

@@ -1,9 +1,9 @@
 """Per-task random streams: any task can be regenerated alone, in any order, on any worker.
 
 Every task draws from its own ``numpy.random.Generator`` seeded by
-``SeedSequence(suite_seed, spawn_key=(family_key(family), index))`` (DESIGN.md, "Determinism
-and scale").  ``family_key`` is a stable 32-bit hash of the family name, so adding or
-reordering families never changes another family's tasks.
+``SeedSequence(suite_seed, spawn_key=(family_key(family), index))``.  ``family_key`` is a
+stable 32-bit hash of the family name, so adding or reordering families never changes another
+family's tasks.
 """
 from __future__ import annotations
 

@@ -106,7 +106,7 @@ def test_unknown_solver_and_bad_options(capsys):
     assert "matches 'nothing.*'" in capsys.readouterr().err
 
 
-def test_interrupted_run_keeps_what_it_wrote(tmp_path, monkeypatch):
+def test_interrupted_run_keeps_what_it_wrote(tmp_path, monkeypatch, capsys):
     from stsim.benchmarks import runner
     calls = {"n": 0}
     real = runner.safe_solve
@@ -119,6 +119,7 @@ def test_interrupted_run_keeps_what_it_wrote(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "safe_solve", flaky)
     out = tmp_path / "run"
     assert main(["run", "quickstart", "--n", "2", "--out", str(out), "--quiet"]) == 130
+    assert f"kept in {out} (continue with `stsim run SUITE --resume {out}`)" in capsys.readouterr().err
     summary = json.loads((out / "summary.json").read_text())
     assert summary["interrupted"] is True and summary["n_tasks"] == 3
     assert len((out / "answers.jsonl").read_text().splitlines()) == 3

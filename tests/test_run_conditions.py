@@ -43,9 +43,9 @@ def test_conditions_are_recorded(prose_run):
 
 
 @pytest.mark.parametrize("extra,said", [
-    (["--language", "de"], "context 'triples-prose' (now 'none')"),
-    (["--context", "triples-prose"], "language 'de' (now 'en')"),
-    (["--context", "triples-json", "--language", "de"], "context 'triples-prose' (now 'triples-json')"),
+    (["--language", "de"], "--context 'triples-prose' (now 'none')"),
+    (["--context", "triples-prose"], "--language 'de' (now 'en')"),
+    (["--context", "triples-json", "--language", "de"], "--context 'triples-prose' (now 'triples-json')"),
 ])
 def test_out_refuses_another_condition(prose_run, capsys, extra, said):
     before = _snapshot(prose_run)
@@ -64,7 +64,7 @@ def test_out_of_an_interrupted_run_is_checked_by_its_run_json(prose_run, tmp_pat
         (cut / name).write_bytes((prose_run / name).read_bytes())
     before = _snapshot(cut)
     assert main(BASE + ["--language", "de", "--out", str(cut)]) == 2
-    assert "context 'triples-prose' (now 'none')" in capsys.readouterr().err
+    assert "--context 'triples-prose' (now 'none')" in capsys.readouterr().err
     assert _snapshot(cut) == before
 
 
@@ -101,7 +101,7 @@ def test_structured_output_is_part_of_the_run(tmp_path, capsys):
         before = _snapshot(out)
         capsys.readouterr()
         assert main(cmd + ["--structured", "--out", str(out)]) == 2
-        assert "structured False (now True)" in capsys.readouterr().err
+        assert "--structured False (now True)" in capsys.readouterr().err
         assert main(cmd + ["--structured", "--resume", str(out)]) == 2
         assert "structured (False there, True now)" in capsys.readouterr().err
         assert _snapshot(out) == before

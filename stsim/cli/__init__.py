@@ -100,7 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"stsim: interrupted: {exc}", file=sys.stderr)
         return 130
     except KeyboardInterrupt as exc:
-        where = f"; files written so far are kept in {exc}" if str(exc) else ""
+        where = (f"; files written so far are kept in {exc} (continue with `stsim run SUITE --resume {exc}`)"
+                 if str(exc) else "")
         print(f"stsim: interrupted{where}", file=sys.stderr)
         return 130
     except BrokenPipeError:

@@ -202,6 +202,17 @@ def _resume_options(args) -> None:
         args.data = Path(rec["data"])
 
 
+#: the option (or argument) of ``stsim run`` each recorded run condition comes from
+_OPTION_OF = {"suite": "SUITE", "solver": "--solver", "seed": "--seed", "n_per_family": "--n",
+              "families_filter": "--family", "data": "--data", "context": "--context",
+              "language": "--language", "structured": "--structured"}
+
+
+def _shown(value) -> str:
+    """A recorded run condition as a user would have typed it (None: not given)."""
+    return "not given" if value is None else repr(value)
+
+
 def _keep_other_run(out: Path, this: dict) -> None:
     """Refuse (exit 2) an ``--out`` folder that holds the run of another suite, solver, seed,
     ``--n``, ``--family``, ``--data``, ``--context``, ``--language`` or ``--structured``: its
@@ -230,7 +241,7 @@ def _keep_other_run(out: Path, this: dict) -> None:
     old = {**CONDITION_DEFAULTS, **old}  # written before the conditions were recorded: the defaults
     differ = [k for k, v in this.items() if k in old and old[k] != v]
     if differ:
-        what = ", ".join(f"{k} {old[k]!r} (now {this[k]!r})" for k in differ)
+        what = ", ".join(f"{_OPTION_OF.get(k, '--' + k)} {_shown(old[k])} (now {_shown(this[k])})" for k in differ)
         raise CLIError(f"--out {out}: holds another run ({what}); running here would overwrite its "
                        "answers.jsonl, scores.jsonl and summary.json: give another --out, or remove the folder")
 

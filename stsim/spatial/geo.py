@@ -9,7 +9,7 @@
 
 Coordinate order: **every function in this module takes and returns (lat, lon)**, in that
 order, in degrees (results are :class:`LatLon` named tuples).  Geometry elsewhere in stsim is
-(lon, lat) (DESIGN.md, "Conventions"); convert with :func:`lonlat`.  Each function validates
+(lon, lat); convert with :func:`lonlat`.  Each function validates
 its latitude (|lat| <= 90) and longitude (|lon| <= 180 for input, except where it says
 otherwise), so the commonest order mistake -- a longitude beyond +-90 passed as latitude --
 raises :class:`CoordinateError` instead of silently answering for another place.
