@@ -29,6 +29,7 @@ def test_relative_change_by_hand(tmp_path, capsys):
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     assert "-50.0%" in capsys.readouterr().out
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "nope")]) == 2
+    assert f"{tmp_path / 'nope'}: no such run folder or scores.jsonl" in capsys.readouterr().err
 
 
 def test_runs_without_a_common_family_are_an_error(tmp_path, capsys):

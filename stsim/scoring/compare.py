@@ -39,6 +39,8 @@ _OTHER_RUN_FILES = tuple(n for n in RUN_FOLDER_FILES if n != "scores.jsonl")
 
 def _family_items(run: str | Path) -> dict[str, dict[tuple[str, Any], dict[str, Any]]]:
     """family -> {(task_id, step): {"status", "error", "correct"}} from a run's scores.jsonl."""
+    if not Path(run).exists():
+        raise RecordError(f"{run}: no such run folder or scores.jsonl")
     path = Path(run) / "scores.jsonl" if Path(run).is_dir() else Path(run)
     if path.name in _OTHER_RUN_FILES and (path.parent / "scores.jsonl").is_file():
         raise RecordError(f"{path}: is the run's {path.name}, not its scores; give the run folder "
