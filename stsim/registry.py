@@ -124,13 +124,24 @@ def get_family(name: str) -> Family:
     """The family called ``name`` (families are loaded first, :func:`load_families`).
 
     Raises:
-        UnknownName: (a ``KeyError``) an unknown name, listing the known ones.
+        UnknownName: (a ``KeyError``) an unknown name, naming the closest known ones
+            (:func:`unknown_family_message`).
     """
     load_families()
     try:
         return FAMILIES[name]
     except KeyError:
-        raise UnknownName(f"unknown family {name!r}; known: {', '.join(sorted(FAMILIES))}") from None
+        raise UnknownName(unknown_family_message(name)) from None
+
+
+def unknown_family_message(name: str) -> str:
+    """What :func:`get_family` says of an unknown family: the closest known names
+    (:func:`difflib.get_close_matches`) and where the rest are listed (``stsim list``), not all
+    of them (there are hundreds)."""
+    import difflib
+    close = difflib.get_close_matches(str(name), FAMILIES, n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+    return f"unknown family {name!r}; {hint}({len(FAMILIES)} families: `stsim list` lists them)"
 
 
 def resolve_config(family: Family, overrides: dict[str, Any] | None) -> dict[str, Any]:

@@ -156,3 +156,17 @@ def test_generate_output_ending_in_a_slash_is_a_folder_not_a_file(tmp_path, caps
     assert main(["generate", "cardinal", "--n", "1", "-o", f"{target}/"]) == 2
     assert "is a folder; give a file name" in capsys.readouterr().err
     assert main(["generate", "cardinal", "--n", "1", "-o", str(target / "t.jsonl")]) == 0
+
+
+def test_an_unknown_family_names_the_close_ones_not_all():
+    """A misspelt family name gets the closest known names and where the rest are listed, not a
+    message listing every family (10,681 characters before)."""
+    from stsim.records import UnknownName
+    from stsim.registry import FAMILIES, generate_task
+    with pytest.raises(UnknownName) as e:
+        generate_task("stark.localization.rnage", 0)
+    msg = str(e.value)
+    assert msg.startswith("unknown family 'stark.localization.rnage'; did you mean 'stark.localization.range'")
+    assert f"({len(FAMILIES)} families: `stsim list` lists them)" in msg and len(msg) < 300
+    with pytest.raises(UnknownName, match=r"^unknown family 'zzz'; \(\d+ families"):
+        generate_task("zzz", 0)
