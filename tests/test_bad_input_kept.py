@@ -12,6 +12,8 @@ def test_every_help_page_renders(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--help"])
     assert exc.value.code == 0
+    top = " ".join(capsys.readouterr().out.split())
+    assert "exit codes: 0 ok; 1 `audit` found" in top and "130 interrupted" in top   # README's list too
     sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
     for name in sub.choices:
         with pytest.raises(SystemExit) as exc:

@@ -63,7 +63,11 @@ COMMANDS = {"list": (catalogue.add_list, catalogue.cmd_list), "run": (run.add_ru
 def build_parser() -> argparse.ArgumentParser:
     """The ``stsim`` parser: ``--version`` and one subcommand per :data:`COMMANDS` entry."""
     ap = Parser(prog="stsim", description="Generate, solve and score verified "
-                                "spatial and temporal reasoning benchmarks.")
+                                "spatial and temporal reasoning benchmarks.",
+                epilog="exit codes: 0 ok; 1 `audit` found inconsistent gold answers, `fidelity` flagged a "
+                       "feature, or `sandbox run`'s outcome is not ok; 2 bad input (the message says what "
+                       "and where), no namespace isolation for untrusted code, or a full or read-only disk; 130 interrupted (files written so far are "
+                       "kept; `run --resume DIR` continues a run)")
     ap.add_argument("--version", action="version", version=f"stsim {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
