@@ -99,7 +99,8 @@ def test_too_few_readings_is_an_explicit_no_estimate():
 
 def test_unknown_solver_and_bad_options(capsys):
     assert main(["run", "quickstart", "--solver", "magic", "--quiet"]) == 2
-    assert "unknown solver 'magic'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "unknown solver 'magic'" in err and "code:PROGRAM.py|DIR|PROGRAMS.jsonl, openai:MODEL" in err
     assert main(["run", "stark-published", "--quiet"]) == 2
     assert "--data" in capsys.readouterr().err
     assert main(["run", "quickstart", "--family", "nothing.*", "--quiet"]) == 2

@@ -140,7 +140,9 @@ def get_solver(spec: str, options: dict | None = None) -> Solver:
     load_builtin_solvers()
     name, _, arg = spec.partition(":")
     if name not in SOLVERS:
-        raise SolverError(f"unknown solver {spec!r}; known: {', '.join(sorted(SOLVERS))}")
+        raise SolverError(f"unknown solver {spec!r}; known: {', '.join(sorted(SOLVERS))} (with their "
+                          "arguments: baseline:VARIANT, code:PROGRAM.py|DIR|PROGRAMS.jsonl, openai:MODEL; "
+                          "`stsim run --help` lists the variants)")
     return SOLVERS[name](arg or None, **(options or {}))
 
 
