@@ -2,10 +2,9 @@
 (issue 20): the limit is read from a ``perf/bayes_floor.py --save PATH`` file (``--limits
 PATH``: per task the mean of two sampler runs, 1000 particles; its suite seed and scored steps
 come from the file), never recomputed here, so filter settings can be compared against it in
-seconds.  Prints, for the default (for ToA with the MAP smoother where
-``stark_tier1.SMOOTHED_DEFAULTS`` has the family, ``smooth=settings_for(task)``, and the
-parametric refit, ``refit=REFIT_SETTINGS["toa"]``; before 2026-12-01 without the smoother)
-and for ``--against`` settings (JSON keyword arguments of
+seconds.  Prints, for the default (``stark_tier1.default_track_settings``: for ToA the MAP
+smoother where ``SMOOTHED_DEFAULTS`` has the family and the parametric refit; before 2026-12-01
+without the smoother) and for ``--against`` settings (JSON keyword arguments of
 :func:`stsim.baselines.particle_tracking.track_task` over the default's; ``{"refit": null}``:
 the filter alone), the trimmed RMSE of the per-item error over the first 10 and over all of the
 limit's steps on the tasks whose limit converged, the ratio to the limit, and the per-step RMS of
@@ -30,9 +29,7 @@ from _common import PF_FAMILIES as FAMILIES
 from _common import answer_values, check_task_ids, family_limits, item_errors, load_limits
 
 from stsim.baselines.particle_tracking import track_task
-from stsim.baselines.stark_tier1 import SMOOTHED_DEFAULTS
-from stsim.baselines.trajectory_refit import REFIT_SETTINGS
-from stsim.baselines.trajectory_smoother import settings_for
+from stsim.baselines.stark_tier1 import default_track_settings
 from stsim.registry import generate_task
 from stsim.scoring.metrics import trimmed_rmse
 
@@ -68,11 +65,8 @@ def score(lim: dict, steps: int, seeds: int, kw: dict) -> dict:
             continue
         m = min(steps, len(task.steps))
         for s in range(seeds):
-            # the family's default: the filter, and for ToA the smoother (the families of
-            # SMOOTHED_DEFAULTS) and the parametric refit after it
-            toa = {"refit": REFIT_SETTINGS["toa"],
-                   "smooth": settings_for(task) if task.family in SMOOTHED_DEFAULTS else None}
-            full = {**(toa if task.inputs["modality"] == "toa" else {}), **kw}
+            # the family's default: the filter, and for ToA its smoother and refit
+            full = {**default_track_settings(task), **kw}
             pos, emit = track_task(task, seed=s, **full)
             ours.append(_errors(task, answer_values(task, pos, emit), m))
             ref.append(_errors(task, lv, m))

@@ -230,14 +230,25 @@ def default_track(task: Task) -> tuple[np.ndarray, np.ndarray | None]:
     ToA (None otherwise, and for ToA when the filter gives none), for the task's k steps.
 
     Raises ``ValueError`` for Gaussian noise (the filters need bounded noise) or another modality."""
-    from .trajectory_refit import REFIT_SETTINGS
     m = task.inputs["modality"]
     if m in ("proximity", "toa"):
         from .particle_tracking import track_task
-        kw = {"refit": REFIT_SETTINGS["toa"], "smooth": _default_smoother(task)} if m == "toa" else {}
-        return track_task(task, **kw)
+        return track_task(task, **default_track_settings(task))
     from .sensor_particle_tracking import track_sensor_task
-    return track_sensor_task(task, refit=REFIT_SETTINGS[m], smooth=_default_smoother(task)), None
+    return track_sensor_task(task, **default_track_settings(task)), None
+
+
+def default_track_settings(task: Task) -> dict:
+    """The keyword arguments :func:`default_track` gives the filter of a tracking task: none for
+    proximity; else ``refit`` (:data:`~stsim.baselines.trajectory_refit.REFIT_SETTINGS` of the
+    modality, ToA's for the event families) and ``smooth`` (the smoother's settings for the
+    families of :data:`SMOOTHED_DEFAULTS`, else None).  One place for them, so that
+    ``perf/pf_vs_limit.py`` scores the default itself."""
+    from .trajectory_refit import REFIT_SETTINGS
+    m = task.inputs["modality"]
+    if m == "proximity":
+        return {}
+    return {"refit": REFIT_SETTINGS[m], "smooth": _default_smoother(task)}
 
 
 #: tracking families whose default runs the MAP smoother under the prior's Gaussian
