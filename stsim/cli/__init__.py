@@ -66,8 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 "spatial and temporal reasoning benchmarks.",
                 epilog="exit codes: 0 ok; 1 `audit` found inconsistent gold answers, `fidelity` flagged a "
                        "feature, or `sandbox run`'s outcome is not ok; 2 bad input (the message says what "
-                       "and where), no namespace isolation for untrusted code, or a full or read-only disk; 130 interrupted (files written so far are "
-                       "kept; `run --resume DIR` continues a run)")
+                       "and where), no namespace isolation for untrusted code, or a full or read-only "
+                       "disk; 130 interrupted (files written so far are kept; `run --resume DIR` "
+                       "continues a run)")
     ap.add_argument("--version", action="version", version=f"stsim {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
