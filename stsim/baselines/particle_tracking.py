@@ -55,7 +55,8 @@ from __future__ import annotations
 import numpy as np
 
 from .geometry import DOMAIN
-from .prior_motion import (ROUNDING, MotionLibrary, adaptive_tolerance, first_position_prior,
+from .first_position import first_position_law_of, start_posterior
+from .prior_motion import (ROUNDING, MotionLibrary, adaptive_tolerance,
                            library_cache, on_step_grid, reflect, start_graph,
                            start_grid, step_grid, task_schedule)
 from .resampling import systematic_resample
@@ -165,10 +166,13 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
         lib: prior trajectories (:func:`~stsim.baselines.prior_motion.motion_library`) of at least ``n_steps`` steps.
         n_particles: particles; min_ess: effective sample size kept by widening a step's bound.
         cells: grid cells per axis of the step-0 posterior; knn: library neighbours per particle.
-        start_prior: when > 0, the step-0 prior is the histogram of the library's first
-            positions on that grid, Gaussian-smoothed by ``start_prior`` cells and mixed with
-            10 % uniform (the prior puts about a fifth of the first positions on an edge of the
-            domain: the first point of a monotone axis is its minimum or maximum); 0: uniform.
+        start_prior: when > 0, the step-0 prior is the law of the library's first positions
+            (:func:`~stsim.baselines.first_position.first_position_law`: point masses in the
+            corners and at crowded points, densities along the edges and over the square,
+            smoothed by ``start_prior`` cells, 10 % uniform; about a fifth of first positions
+            lie on an edge: the first point of a monotone axis is its minimum or maximum) and
+            the step-0 posterior is integrated on grids refined around the readings
+            (:func:`~stsim.baselines.first_position.start_posterior`); 0: uniform on the grid.
         motion: ``"ca"`` (constant acceleration, prior jerks times ``jerk_scale``) or ``"knn"``
             (the velocity change of a library trajectory near ``(p, vel_weight * v)``).
         knn_query: how the k-NN draws (the first velocity; each step's for ``motion="knn"``)
@@ -210,22 +214,28 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
     lo, hi = domain
     N = n_particles
     # step 0: its exact posterior on a grid, then uniform within the chosen cell
-    g, grid = start_grid(lo, hi, cells)
     unknown_t = model.kind == "toa" and model.emit is None
-    viol, fac, itv = model.step(0, grid, None, None)
-    eps = 0.0
-    w = fac(0.0) if not np.all(viol > 0) else None
-    if w is None or w.sum() <= 0:
-        eps = float(np.partition(viol, min(20, len(viol) - 1))[min(20, len(viol) - 1)])
-        w = fac(eps)
-    cell = g[1] - g[0]
-    lik0 = w
+
+    def lik0(P):
+        viol, fac, _ = model.step(0, P.T, None, None)
+        return fac(0.0), viol
+    start = None
     if start_prior:  # the prior's law of the first position (often on an edge: min-max norm)
-        w = w * first_position_prior(lib, g, start_prior)
-    idx = rng.choice(len(grid), size=N, p=w / w.sum())
-    q0 = lik0[idx]                                         # proposal: likelihood x prior per cell
-    p = grid[idx] + rng.uniform(-0.5, 0.5, size=(N, 2)) * cell
-    np.clip(p, lo, hi, out=p)
+        start = start_posterior(lik0, first_position_law_of(lib, domain, cells, start_prior), N, rng)
+    if start is not None:
+        p, q0, _ = start                                   # proposal: likelihood at the cell / point
+    else:  # a uniform prior, or no position meets the readings: widen them on the grid
+        g, grid = start_grid(lo, hi, cells)
+        viol, fac, itv = model.step(0, grid, None, None)
+        eps = 0.0
+        w = fac(0.0) if not np.all(viol > 0) else None
+        if w is None or w.sum() <= 0:
+            eps = float(np.partition(viol, min(20, len(viol) - 1))[min(20, len(viol) - 1)])
+            w = fac(eps)
+        idx = rng.choice(len(grid), size=N, p=w / w.sum())
+        q0 = w[idx]
+        p = grid[idx] + rng.uniform(-0.5, 0.5, size=(N, 2)) * (g[1] - g[0])
+        np.clip(p, lo, hi, out=p)
     cache = library_cache(lib)
     M = len(lib.pos)
     if knn_query == "exact":

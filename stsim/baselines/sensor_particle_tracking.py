@@ -25,8 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from .geometry import DOMAIN
+from .first_position import first_position_law_of, start_posterior
 from .prior_motion import (ROUNDING, adaptive_tolerance, library_cache, on_step_grid, reflect,
-                           start_graph, start_grid, first_position_prior)
+                           start_graph, start_grid)
 from .resampling import systematic_resample
 
 
@@ -257,8 +258,9 @@ def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2
         jitter: bandwidth of the regularisation after resampling (fraction of the weighted
             spread per state component; Liu & West 2001 shrinkage).
         cells: grid cells per axis of the step-0 posterior (the readings' likelihood times the
-            prior's law of the first position, ``start_prior`` cells of smoothing; uniform within
-            the chosen cell); the first velocity and acceleration are those of a library
+            prior's law of the first position, :func:`~stsim.baselines.first_position.start_posterior`,
+            its densities smoothed by ``start_prior`` cells; 0: a uniform prior on the grid,
+            uniform within the chosen cell), and of a redraw's grid; the first velocity and acceleration are those of a library
             trajectory starting near the particle (one of the ``knn`` nearest).
         lost: when a step needs its bounds widened more than ``lost`` times, the particles have
             lost the track: they are redrawn as at step 0 from that step's readings alone (the
@@ -274,35 +276,49 @@ def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2
     gridT = _grid_rows(lo, hi, cells)
     cell = g[1] - g[0]
     cache = library_cache(lib)
-    prior0 = first_position_prior(lib, g, start_prior) if start_prior else None
+    law = first_position_law_of(lib, domain, cells, start_prior) if start_prior else None
     bank = _normals()
     M = len(lib.pos)
     jerkT, vel0, acc0 = cache["jerk"], cache["vel"][0], cache["acc0"]
     n_jerk = jerkT.shape[0]
 
+    def step_lik(k):
+        def lik(P):
+            viol, dens = model.fast(k, P, relative=False)
+            if viol is None:
+                return np.ones(P.shape[1]), np.zeros(P.shape[1])
+            return (viol <= 0) * (1.0 if dens is None else dens), viol
+        return lik
+
     def draw(k):
-        """(6, N) particles from step ``k``'s readings alone on the grid (times the prior's
-        first-position law at step 0), their proposal weights (the cell's likelihood) and the
-        widening used."""
-        viol, dens = model.fast(k, gridT)
-        if viol is None:
-            viol, dens = np.zeros(len(grid)), None
-        eps = 0.0
-        if not (viol <= 0).any():
-            j = min(20, len(viol) - 1)
-            eps = float(np.partition(viol, j)[j])
-        lik = (viol <= eps) * (1.0 if dens is None else dens)
-        w = lik * prior0 if (k == 0 and prior0 is not None) else lik
-        idx = rng.choice(len(grid), size=N, p=w / w.sum())
-        p = grid[idx] + rng.uniform(-0.5, 0.5, size=(N, 2)) * cell
-        np.clip(p, lo, hi, out=p)
+        """(6, N) particles from step ``k``'s readings alone (at step 0 under the prior's law
+        of the first position, :func:`~stsim.baselines.first_position.start_posterior`; else,
+        or when no position meets the readings, on the grid), their proposal weights (the
+        likelihood at the cell or point drawn) and the widening used."""
+        start = start_posterior(step_lik(0), law, N, rng) if (k == 0 and law is not None) else None
+        if start is not None:
+            p, q, _ = start
+            eps = 0.0
+        else:
+            viol, dens = model.fast(k, gridT)
+            if viol is None:
+                viol, dens = np.zeros(len(grid)), None
+            eps = 0.0
+            if not (viol <= 0).any():
+                j = min(20, len(viol) - 1)
+                eps = float(np.partition(viol, j)[j])
+            lik = (viol <= eps) * (1.0 if dens is None else dens)
+            idx = rng.choice(len(grid), size=N, p=lik / lik.sum())
+            p = grid[idx] + rng.uniform(-0.5, 0.5, size=(N, 2)) * cell
+            np.clip(p, lo, hi, out=p)
+            q = lik[idx]
         _, near = cache["start_tree"].query(p, k=1)
         pick = start_graph(lib, knn)[near, rng.integers(0, knn, size=N)]
         X = np.empty((6, N))
         X[0:2] = p.T
         X[2:4] = vel0[:, pick]
         X[4:6] = acc0[:, pick]
-        return X, lik[idx], eps
+        return X, q, eps
 
     X, q, _ = draw(0)
     scale = np.full(N, float(jerk_scale))
