@@ -8,9 +8,9 @@ shared by :mod:`stsim.baselines.particle_tracking` (proximity, ToA) and
   tables laid out as contiguous rows;
 * :func:`task_schedule`, :func:`step_grid` and :func:`on_step_grid`: the prior a task was drawn
   from, the step grid that covers its readings, and its readings placed on that grid;
-* the step-0 draw: :func:`start_grid`, :func:`first_position_prior` (the prior's law of the first
-  position) and :func:`start_graph` (library first positions near each other, for the first
-  velocity);
+* the step-0 draw: :func:`start_grid` (the grid of a redraw, or of a step 0 no position
+  meets) and :func:`start_graph` (library first positions near each other, for the first
+  velocity); the prior's law of the first position is :mod:`stsim.baselines.first_position`;
 * :func:`reflect` (positions kept in the domain) and :func:`adaptive_tolerance` (the widening
   of a step's noise bounds that keeps a given effective sample size, as in ABC-SMC; Del Moral,
   Doucet & Jasra 2012).
@@ -144,22 +144,6 @@ def library_cache(lib: MotionLibrary) -> dict:
                      "jerk": np.ascontiguousarray(lib.jerk.transpose(1, 2, 0))})
         _LIBS[id(lib)] = hit
     return hit[1]
-
-
-def first_position_prior(lib: MotionLibrary, g: np.ndarray, smooth: float) -> np.ndarray:
-    """(len(g)^2,) prior weight of each cell of the grid ``g`` x ``g`` (x fastest) for the
-    first position: histogram of the library's first points, Gaussian-smoothed by ``smooth``
-    cells (reflecting at the domain's edge), mixed with 10 % uniform; cached."""
-    cache = library_cache(lib)   # keyed by the library itself: an id reused after eviction cannot hit
-    key = ("start_prior", len(g), float(g[0]), float(g[-1]), smooth)
-    if key not in cache:
-        from scipy.ndimage import gaussian_filter
-        cell = g[1] - g[0]
-        edges = np.concatenate([g - cell / 2, [g[-1] + cell / 2]])
-        h = np.histogram2d(lib.pos[:, 0, 0], lib.pos[:, 0, 1], bins=[edges, edges])[0].T
-        h = gaussian_filter(h, smooth, mode="reflect")
-        cache[key] = (0.9 * h / h.sum() + 0.1 / h.size).ravel()
-    return cache[key]
 
 
 def start_graph(lib: MotionLibrary, knn: int) -> np.ndarray:
