@@ -36,9 +36,10 @@ multiplied by the interval's shrinkage ``(U' - L') / (U - L)`` (Doucet, de Freit
 Rao-Blackwellised particle filtering).  When the schedule is unknown each step's emission time is
 integrated out on its own (weight ``(U_k - L_k) / 2h``).
 
-Sampling: step 0 is drawn from its posterior on a grid (a 201 x 201 grid over the domain,
-uniform within the chosen cell) under the prior's own law of the first position (a smoothed
-histogram of the sampled trajectories' first points); after each step the particles are resampled (systematic) when
+Sampling: step 0 is drawn from its posterior under the prior's own law of the first position
+(:mod:`stsim.baselines.first_position`: point masses in the corners and at the centre cluster,
+densities along the edges and over the square, integrated on grids refined around the readings;
+uniform within the chosen cell); after each step the particles are resampled (systematic) when
 the effective sample size falls below half.  Model mismatch: when fewer than ``min_ess``
 effective particles satisfy a step's readings exactly, the noise bound is widened for that step
 (an adaptive tolerance, as in ABC-SMC; Del Moral, Doucet & Jasra 2012) just enough to keep

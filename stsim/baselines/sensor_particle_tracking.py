@@ -3,8 +3,8 @@ trackers of ``stark.tracking.range``, ``stark.tracking.bearing`` and
 ``stark.tracking.range_bearing`` (the EKF bank stays as ``baseline:ekf``).
 
 Model: the prior-motion particle filter of :mod:`stsim.baselines.particle_tracking`
-(constant acceleration whose jerks are the generator's prior trajectories' own, step-0 grid
-posterior, adaptive tolerance, regularised resampling) with the readings' own model,
+(constant acceleration whose jerks are the generator's prior trajectories' own, step-0
+posterior under the prior's law of the first position, adaptive tolerance, regularised resampling) with the readings' own model,
 :class:`_SensorModel` (STARK Table 7's bounded uniform noise and the 4-decimal print rounding).
 :func:`sensor_track` is that filter written for these readings: the state as (6, N) rows, each
 step's bounds checked in one pass per reading kind, and a lost track (a step whose readings
@@ -384,7 +384,7 @@ _ROWS: dict = {}
 
 
 def _grid_rows(lo: float, hi: float, cells: int) -> np.ndarray:
-    """The step-0 grid's points as rows (2, cells^2) (x fastest, as :func:`~stsim.baselines.prior_motion.start_grid`); cached."""
+    """The redraw grid's points as rows (2, cells^2) (x fastest, as :func:`~stsim.baselines.prior_motion.start_grid`); cached."""
     key = (float(lo), float(hi), int(cells))
     if key not in _ROWS:
         _ROWS[key] = np.ascontiguousarray(start_grid(lo, hi, cells)[1].T)
