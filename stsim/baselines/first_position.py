@@ -4,8 +4,9 @@ range+bearing) and :mod:`stsim.baselines.particle_tracking` (proximity, ToA).
 
 Every generated trajectory is min-max normalised per axis over all its steps (STARK Appendix
 7.3, :func:`stsim.sim.motion.random_trajectory`), so its first position lies *exactly* on an
-edge of the domain whenever that axis is monotone at the start (about 30 % of range+bearing
-tracks, half of proximity's), exactly in a corner when both are (8 %, 16 %), and within about
+edge of the domain whenever that axis is monotone at the start (29 % of range+bearing's prior
+draws, corners included; 52 % of proximity's), exactly in a corner when both are (8 %, 16 %),
+and within about
 0.01 units of the centre when a spiral or circle from its own centre dominates (5 %).  A
 smoothed histogram spreads these atoms over a fifth of a unit; under bounded noise a step-0
 posterior a few hundredths wide then misses them (median step-0 error on 19 range+bearing tasks
@@ -63,19 +64,19 @@ def first_position_law(first: np.ndarray, domain=(0.0, 10.0), cells: int = 201,
     """The law of the first position estimated from prior draws ``first`` (M, 2) (the first
     points of :func:`stsim.baselines.prior_motion.motion_library`'s trajectories): points
     exactly on an edge (within 1e-9) or in a corner, and points in a cell holding more than
-    :data:`DENSE_SHARE` of all, are counted as such; the rest is a histogram on ``cells`` x
+    :data:`DENSE_SHARE` of all (and more than 20), are counted as such; the rest is a histogram on ``cells`` x
     ``cells`` cells Gaussian-smoothed by ``smooth`` cells (reflecting at the edges), the edges'
     points a histogram along each edge smoothed the same way.  A share ``uniform`` of a
     uniform density on the square is mixed in.
 
-    Raises ``ValueError`` for an empty ``first`` or a point outside the domain."""
+    Raises ``ValueError`` for an empty ``first``, or a point not finite or outside the domain."""
     from scipy.ndimage import gaussian_filter, gaussian_filter1d
     first = np.asarray(first, float)
     lo, hi = (float(v) for v in domain)
     if first.ndim != 2 or first.shape[1] != 2 or not len(first):
         raise ValueError(f"first must be a non-empty (M, 2) array of positions, got shape {first.shape}")
-    if (first < lo - 1e-9).any() or (first > hi + 1e-9).any():
-        raise ValueError(f"first positions must lie in [{lo}, {hi}]^2")
+    if not np.isfinite(first).all() or (first < lo - 1e-9).any() or (first > hi + 1e-9).any():
+        raise ValueError(f"first positions must be finite and lie in [{lo}, {hi}]^2")
     M = len(first)
     h = (hi - lo) / cells
     axis = lo + (np.arange(cells) + 0.5) * h
@@ -87,7 +88,7 @@ def first_position_law(first: np.ndarray, domain=(0.0, 10.0), cells: int = 201,
     inner = (side_x < 0) & (side_y < 0)
     count = np.zeros((cells, cells))
     np.add.at(count, (iy[inner], ix[inner]), 1.0)
-    dense = inner & (count[iy, ix] > DENSE_SHARE * M)
+    dense = inner & (count[iy, ix] > max(DENSE_SHARE * M, 20))
     inner &= ~dense
     area = np.zeros((cells, cells))
     np.add.at(area, (iy[inner], ix[inner]), 1.0)
@@ -125,38 +126,63 @@ def first_position_law_of(lib, domain=(0.0, 10.0), cells: int = 201, smooth: flo
 Likelihood = Callable[[np.ndarray], "tuple[np.ndarray, np.ndarray]"]
 
 
+def _slack(V: np.ndarray, blocks: tuple) -> np.ndarray:
+    """Per cell, the largest change of the violation ``V`` to a neighbouring cell centre within
+    its block (``blocks``: ``(B, a)`` for 1-D cells, ``(B, a, a)`` for 2-D ones, ``[iy, ix]``):
+    a cell whose centre violates the readings by less than that may still hold positions that
+    meet them (a ring thinner than a cell passing between centres)."""
+    Vb = V.reshape(blocks)
+    out = np.zeros_like(Vb)
+    for ax in range(1, Vb.ndim):
+        d = np.abs(np.diff(Vb, axis=ax))
+        lo_, hi_ = [slice(None)] * Vb.ndim, [slice(None)] * Vb.ndim
+        lo_[ax], hi_[ax] = slice(None, -1), slice(1, None)
+        np.maximum(out[tuple(lo_)], d, out=out[tuple(lo_)])
+        np.maximum(out[tuple(hi_)], d, out=out[tuple(hi_)])
+    return out.ravel()
+
+
 def _refine(lik: Likelihood, centres: np.ndarray, h: float, place: Callable, lo: float, hi: float,
             want: int, budget: int, levels: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """Cells of width ``h`` at 1-D ``centres`` (n,) or 2-D ``centres`` (n, 2) (``place`` maps
-    them to positions (2, n)), subdivided around those whose centre meets the readings (or, when
-    fewer than 5 do, the 20 least violating; each level has at most about ``max(budget, 36
-    want)`` cells) until ``want`` of them do: each level keeps those
-    cells and their neighbours and splits each into ``s`` per axis (``s`` so that about
-    ``budget`` centres result).  Returns the last level's ``(centres, lik, h)``."""
+    """Cells of width ``h`` at 1-D ``centres`` (n,) or 2-D ``centres`` (n, 2) (a regular grid,
+    x fastest; ``place`` maps them to positions (2, n)), subdivided until ``want`` centres meet
+    the readings, at most ``levels`` times: each level keeps the cells that may hold a position
+    meeting them (centre met, or its violation below its change to a neighbouring centre,
+    :func:`_slack`; the 20 least violating when fewer than 5 are kept), adds their neighbours,
+    and splits each into ``s`` per axis (``s`` in 2..64 so that about ``budget`` centres result;
+    a level has at most about ``max(budget, 4 x 9 x kept)`` cells).  Returns the last level's
+    ``(centres, lik, h)``."""
     dim = 1 if centres.ndim == 1 else 2
+    n0 = len(centres)
+    blocks = (1, n0) if dim == 1 else (1, int(round(np.sqrt(n0))), int(round(np.sqrt(n0))))
     for level in range(levels + 1):
         L, V = lik(place(centres))
         ok = L > 0
         if ok.sum() >= want or level == levels or h < 1e-5:
             return centres, L, h
+        ok |= V <= _slack(V, blocks)
         if ok.sum() < 5:  # the 20 least violating cells (not their ties: a flat V is all)
             ok = np.zeros(len(V), bool)
             ok[np.argpartition(V, min(19, len(V) - 1))[:20]] = True
         base = centres[ok]
         offs = np.array([-1.0, 0.0, 1.0]) * h
         if dim == 1:
-            near = np.unique(np.round((base[:, None] + offs).ravel() / h * 2) / 2 * h)
+            near = np.unique(np.round((base[:, None] + offs - lo).ravel() / h * 2) / 2 * h + lo)
+            near = near[(near >= lo) & (near <= hi)]
         else:
             grid = np.stack(np.meshgrid(offs, offs), axis=-1).reshape(-1, 2)
-            near = np.unique(np.round((base[:, None, :] + grid).reshape(-1, 2) / h * 2) / 2 * h, axis=0)
-        near = near[((near >= lo) & (near <= hi)).all(axis=-1) if dim == 2 else (near >= lo) & (near <= hi)]
+            near = np.unique(np.round(((base[:, None, :] + grid).reshape(-1, 2) - lo) / h * 2) / 2 * h + lo,
+                             axis=0)
+            near = near[((near >= lo) & (near <= hi)).all(axis=-1)]
         s = int(np.clip((budget / max(len(near), 1)) ** (1.0 / dim), 2, 64))
         sub = (np.arange(s) + 0.5) / s - 0.5
         if dim == 1:
             centres = (near[:, None] + sub * h).ravel()
+            blocks = (len(near), s)
         else:
             d = np.stack(np.meshgrid(sub, sub), axis=-1).reshape(-1, 2) * h
             centres = (near[:, None, :] + d).reshape(-1, 2)
+            blocks = (len(near), s, s)
         h = h / s
     return centres, L, h   # pragma: no cover  (the loop returns at its last level)
 
