@@ -166,11 +166,14 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
         model: the readings (:class:`_Model`).
         lib: prior trajectories (:func:`~stsim.baselines.prior_motion.motion_library`) of at least ``n_steps`` steps.
         n_particles: particles; min_ess: effective sample size kept by widening a step's bound.
-        cells: grid cells per axis of the step-0 posterior; knn: library neighbours per particle.
+        cells: cells per axis of the law of the first position's grid (its densities smoothed by
+            ``start_prior`` of them) and of the step-0 grid when no position meets the readings
+            (the step-0 posterior itself starts from 101 x 101 cells, refined); knn: library
+            neighbours per particle.
         start_prior: when > 0, the step-0 prior is the law of the library's first positions
             (:func:`~stsim.baselines.first_position.first_position_law`: point masses in the
             corners and at crowded points, densities along the edges and over the square,
-            smoothed by ``start_prior`` cells, 10 % uniform; about a fifth of first positions
+            smoothed by ``start_prior`` cells, 10 % uniform; 20-30 % of first positions
             lie on an edge: the first point of a monotone axis is its minimum or maximum) and
             the step-0 posterior is integrated on grids refined around the readings
             (:func:`~stsim.baselines.first_position.start_posterior`); 0: uniform on the grid.
@@ -227,7 +230,7 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
         p, q0, _ = start                                   # proposal: likelihood at the cell / point
     else:  # a uniform prior, or no position meets the readings: widen them on the grid
         g, grid = start_grid(lo, hi, cells)
-        viol, fac, itv = model.step(0, grid, None, None)
+        viol, fac, _ = model.step(0, grid, None, None)
         eps = 0.0
         w = fac(0.0) if not np.all(viol > 0) else None
         if w is None or w.sum() <= 0:

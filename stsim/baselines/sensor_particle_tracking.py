@@ -257,10 +257,10 @@ def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2
             bounded over long tracks); 1: the random walk.
         jitter: bandwidth of the regularisation after resampling (fraction of the weighted
             spread per state component; Liu & West 2001 shrinkage).
-        cells: grid cells per axis of the step-0 posterior (the readings' likelihood times the
-            prior's law of the first position, :func:`~stsim.baselines.first_position.start_posterior`,
-            its densities smoothed by ``start_prior`` cells; 0: a uniform prior on the grid,
-            uniform within the chosen cell), and of a redraw's grid; the first velocity and acceleration are those of a library
+        cells: cells per axis of the law of the first position's grid (its densities smoothed by
+            ``start_prior`` of them; 0: a uniform prior on the grid) and of the grid a redraw, or a
+            step 0 no position meets, is drawn on; the step-0 posterior itself is
+            :func:`~stsim.baselines.first_position.start_posterior` (101 x 101 cells, refined); the first velocity and acceleration are those of a library
             trajectory starting near the particle (one of the ``knn`` nearest).
         lost: when a step needs its bounds widened more than ``lost`` times, the particles have
             lost the track: they are redrawn as at step 0 from that step's readings alone (the
