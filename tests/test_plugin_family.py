@@ -74,3 +74,23 @@ def test_doc_plugin_family_lists_generates_runs_and_scores(plugin, tmp_path, cap
     assert main(["score", str(tasks), str(answers), "--out", str(tmp_path / "sc")]) == 0
     scored = json.loads((tmp_path / "sc" / "summary.json").read_text())["families"]["my.line.distance"]
     assert scored["n"] == 3 and scored["rmse"] == pytest.approx(1.0)
+
+
+def test_entry_points_read_once_per_sys_path(monkeypatch, tmp_path):
+    """``load_families`` runs once per family of a suite (651 times for ``stsim list``); the
+    entry points are read once, and again only when ``sys.path`` changes (a plugin's folder
+    prepended, as the fixture above does)."""
+    calls = []
+    real = registry.entry_points
+
+    def counting(**kw):
+        calls.append(kw)
+        return real(**kw)
+    monkeypatch.setattr(registry, "entry_points", counting)
+    monkeypatch.setattr(registry, "_ENTRY_POINTS", {})
+    for _ in range(50):
+        registry.load_families()
+    assert len(calls) == 1
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry.load_families()
+    assert len(calls) == 2
