@@ -165,3 +165,18 @@ def test_track_that_starts_in_a_corner():
     assert truth.tolist() == [0.0, 0.0]
     est = track_sensor_task(task)
     assert np.hypot(*(est[0] - truth)) < 0.01
+
+
+@pytest.mark.parametrize("bad, match", [
+    (lambda P: (np.ones(P.shape[1]),), "must return a pair"),
+    (lambda P: (np.ones(3), np.zeros(3)), r"likelihood must have shape \(10201,\)"),
+    (lambda P: (np.full(P.shape[1], np.nan), np.zeros(P.shape[1])), "likelihood must be finite and >= 0"),
+    (lambda P: (np.ones(P.shape[1]), -np.ones(P.shape[1])), "violation must be finite and >= 0"),
+])
+def test_a_likelihood_of_the_wrong_form_is_named(law, bad, match):
+    """A likelihood that returns the wrong shape, or NaN / negative values, is refused with
+    what is wrong (it used to give a reshape error, or a silent None for NaN)."""
+    with pytest.raises(ValueError, match=match):
+        start_posterior(bad, law, 10, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="n >= 1"):
+        start_posterior(_disk([5.0, 5.0], 1.0), law, 0, np.random.default_rng(0))

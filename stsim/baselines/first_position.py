@@ -187,6 +187,24 @@ def _refine(lik: Likelihood, centres: np.ndarray, h: float, place: Callable, lo:
     return centres, L, h   # pragma: no cover  (the loop returns at its last level)
 
 
+def _checked(lik: Likelihood) -> Likelihood:
+    """``lik`` with its return checked: two arrays of the positions' count, finite, >= 0."""
+    def checked(P):
+        out = lik(P)
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise ValueError("the likelihood must return a pair (lik (m,), viol (m,)) for positions (2, m), "
+                             f"got {type(out).__name__}")
+        L, V = (np.asarray(a, float) for a in out)
+        m = P.shape[1]
+        for name, a in (("likelihood", L), ("violation", V)):
+            if a.shape != (m,):
+                raise ValueError(f"the {name} must have shape ({m},) for positions (2, {m}), got {a.shape}")
+            if not np.isfinite(a).all() or (a < 0).any():
+                raise ValueError(f"the {name} must be finite and >= 0; got {a[~(np.isfinite(a) & (a >= 0))][:3]}")
+        return L, V
+    return checked
+
+
 def start_posterior(lik: Likelihood, law: FirstPositionLaw, n: int, rng: np.random.Generator, *,
                     cells: int = 101, want: int = 300, budget: int = 10_000, levels: int = 8):
     """The posterior of the first position given one step's readings under ``law``, integrated
@@ -195,11 +213,30 @@ def start_posterior(lik: Likelihood, law: FirstPositionLaw, n: int, rng: np.rand
     ``cells`` cells, each edge from ``10 cells``; a level of refinement has about ``budget``
     cells, at most ``levels`` levels, until ``want`` cell centres meet the readings.
 
+    Args:
+        lik: the step's likelihood, called with positions (2, m) (plane units, row 0 x, row 1
+            y) and returning ``(lik (m,), viol (m,))``: ``lik`` >= 0 on one scale across calls
+            (e.g. the product of the readings' densities; 0 where a reading is not met),
+            ``viol`` >= 0 how far the readings' bounds must be widened for the position to meet
+            them (0 where met; it guides the refinement).  E.g. one detection disk of radius
+            ``r`` about ``c``: ``d = hypot(P[0] - c[0], P[1] - c[1]); return (d <= r) * 1.0,
+            maximum(d / r - 1, 0)``.
+        law: :class:`FirstPositionLaw` (:func:`first_position_law`, or
+            :func:`first_position_law_of` a motion library).
+        n: particles to draw (>= 1); rng: a ``numpy.random.Generator``.
+
     Returns ``(p (n, 2), q (n,), mean (2,))``: particles (a cell's particle uniform within it,
     along the edge for an edge's, exactly at a point mass), the likelihood at each particle's
     cell centre or point (the proposal's likelihood, for a filter to divide out as it weighs
     the particle by its own), and the posterior mean by the quadrature; ``None`` when no
-    position of the domain meets the readings (a filter then widens the bounds itself)."""
+    position of the domain meets the readings (a filter then widens the bounds itself).
+
+    Raises ``ValueError`` for ``n`` < 1, or a ``lik`` that returns arrays of another shape, or
+    a negative or non-finite likelihood or violation (naming which)."""
+    if n < 1:
+        raise ValueError(f"start_posterior needs n >= 1 particles, got {n}")
+    lik = _checked(lik)
+
     lo, hi = law.lo, law.hi
     n_law = len(law.axis)
     h_law = (hi - lo) / n_law
