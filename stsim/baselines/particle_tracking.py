@@ -57,7 +57,7 @@ import numpy as np
 
 from .geometry import DOMAIN
 from .first_position import first_position_law_of, start_posterior
-from .prior_motion import (ROUNDING, MotionLibrary, adaptive_tolerance,
+from .prior_motion import (ROUNDING, MotionLibrary, adaptive_tolerance, grid_draw,
                            library_cache, on_step_grid, reflect, start_graph,
                            start_grid, step_grid, task_schedule)
 from .resampling import systematic_resample
@@ -231,15 +231,7 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
     else:  # a uniform prior, or no position meets the readings: widen them on the grid
         g, grid = start_grid(lo, hi, cells)
         viol, fac, _ = model.step(0, grid, None, None)
-        eps = 0.0
-        w = fac(0.0) if not np.all(viol > 0) else None
-        if w is None or w.sum() <= 0:
-            eps = float(np.partition(viol, min(20, len(viol) - 1))[min(20, len(viol) - 1)])
-            w = fac(eps)
-        idx = rng.choice(len(grid), size=N, p=w / w.sum())
-        q0 = w[idx]
-        p = grid[idx] + rng.uniform(-0.5, 0.5, size=(N, 2)) * (g[1] - g[0])
-        np.clip(p, lo, hi, out=p)
+        p, q0, _ = grid_draw(viol, fac, grid, g[1] - g[0], N, rng, lo, hi)
     cache = library_cache(lib)
     M = len(lib.pos)
     if knn_query == "exact":

@@ -8,8 +8,8 @@ shared by :mod:`stsim.baselines.particle_tracking` (proximity, ToA) and
   tables laid out as contiguous rows;
 * :func:`task_schedule`, :func:`step_grid` and :func:`on_step_grid`: the prior a task was drawn
   from, the step grid that covers its readings, and its readings placed on that grid;
-* the step-0 draw: :func:`start_grid` (the grid of a redraw, or of a step 0 no position
-  meets) and :func:`start_graph` (library first positions near each other, for the first
+* the step-0 draw: :func:`start_grid` and :func:`grid_draw` (the grid of a redraw, or of a
+  step 0 no position meets) and :func:`start_graph` (library first positions near each other, for the first
   velocity); the prior's law of the first position is :mod:`stsim.baselines.first_position`;
 * :func:`reflect` (positions kept in the domain) and :func:`adaptive_tolerance` (the widening
   of a step's noise bounds that keeps a given effective sample size, as in ABC-SMC; Del Moral,
@@ -144,6 +144,27 @@ def library_cache(lib: MotionLibrary) -> dict:
                      "jerk": np.ascontiguousarray(lib.jerk.transpose(1, 2, 0))})
         _LIBS[id(lib)] = hit
     return hit[1]
+
+
+def grid_draw(viol: np.ndarray, lik_at, grid: np.ndarray, cell: float, n: int,
+              rng: np.random.Generator, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """``n`` positions drawn from one step's readings on the grid ``grid`` (m, 2) of cell width
+    ``cell`` (plane units): a cell with probability proportional to ``lik_at(eps)`` (m,), the
+    position uniform within it (clipped to ``[lo, hi]^2``); ``eps`` = 0, or, when no cell
+    centre meets the readings (all violations ``viol`` (m,) > 0, or zero likelihood), the
+    21st smallest violation (the bounds widened until about 20 cells meet them).  The particle
+    filters' draw for a lost track and for a step 0 that no position of the first position's
+    law meets.  Returns ``(p (n, 2), q (n,) the likelihood of each drawn cell, eps)``."""
+    eps = 0.0
+    w = lik_at(0.0) if not np.all(viol > 0) else None
+    if w is None or w.sum() <= 0:
+        j = min(20, len(viol) - 1)
+        eps = float(np.partition(viol, j)[j])
+        w = lik_at(eps)
+    idx = rng.choice(len(grid), size=n, p=w / w.sum())
+    p = grid[idx] + rng.uniform(-0.5, 0.5, size=(n, 2)) * cell
+    np.clip(p, lo, hi, out=p)
+    return p, w[idx], eps
 
 
 def start_graph(lib: MotionLibrary, knn: int) -> np.ndarray:

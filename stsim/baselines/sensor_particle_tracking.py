@@ -26,8 +26,8 @@ import numpy as np
 
 from .geometry import DOMAIN
 from .first_position import first_position_law_of, start_posterior
-from .prior_motion import (ROUNDING, adaptive_tolerance, library_cache, on_step_grid, reflect,
-                           start_graph, start_grid)
+from .prior_motion import (ROUNDING, adaptive_tolerance, grid_draw, library_cache, on_step_grid,
+                           reflect, start_graph, start_grid)
 from .resampling import systematic_resample
 
 
@@ -282,20 +282,18 @@ def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2
     jerkT, vel0, acc0 = cache["jerk"], cache["vel"][0], cache["acc0"]
     n_jerk = jerkT.shape[0]
 
-    def step_lik(k):
-        def lik(P):
-            viol, dens = model.fast(k, P, relative=False)
-            if viol is None:
-                return np.ones(P.shape[1]), np.zeros(P.shape[1])
-            return (viol <= 0) * (1.0 if dens is None else dens), viol
-        return lik
+    def lik0(P):
+        viol, dens = model.fast(0, P, relative=False)
+        if viol is None:
+            return np.ones(P.shape[1]), np.zeros(P.shape[1])
+        return (viol <= 0) * (1.0 if dens is None else dens), viol
 
     def draw(k):
         """(6, N) particles from step ``k``'s readings alone (at step 0 under the prior's law
         of the first position, :func:`~stsim.baselines.first_position.start_posterior`; else,
         or when no position meets the readings, on the grid), their proposal weights (the
         likelihood at the cell or point drawn) and the widening used."""
-        start = start_posterior(step_lik(0), law, N, rng) if (k == 0 and law is not None) else None
+        start = start_posterior(lik0, law, N, rng) if (k == 0 and law is not None) else None
         if start is not None:
             p, q, _ = start
             eps = 0.0
@@ -303,15 +301,8 @@ def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2
             viol, dens = model.fast(k, gridT)
             if viol is None:
                 viol, dens = np.zeros(len(grid)), None
-            eps = 0.0
-            if not (viol <= 0).any():
-                j = min(20, len(viol) - 1)
-                eps = float(np.partition(viol, j)[j])
-            lik = (viol <= eps) * (1.0 if dens is None else dens)
-            idx = rng.choice(len(grid), size=N, p=lik / lik.sum())
-            p = grid[idx] + rng.uniform(-0.5, 0.5, size=(N, 2)) * cell
-            np.clip(p, lo, hi, out=p)
-            q = lik[idx]
+            p, q, eps = grid_draw(viol, lambda e: (viol <= e) * (1.0 if dens is None else dens),
+                                  grid, cell, N, rng, lo, hi)
         _, near = cache["start_tree"].query(p, k=1)
         pick = start_graph(lib, knn)[near, rng.integers(0, knn, size=N)]
         X = np.empty((6, N))
