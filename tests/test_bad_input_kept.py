@@ -68,7 +68,8 @@ def test_score_refuses_to_overwrite_a_run_folder(tmp_path, capsys):
     assert main(["run", "quickstart", "--n", "1", "--family", "stark.localization.range", "--out", str(run)]) == 0
     before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
     answers = tmp_path / "a.jsonl"
-    answers.write_text("")
+    # one unreadable reply (an empty answers file is refused)
+    answers.write_text('{"task_id": "quickstart/stark.localization.range/000000", "text": "no idea"}\n')
     assert main(["score", str(run / "tasks.jsonl"), str(answers), "--out", str(run)]) == 2
     assert "holds a `stsim run`" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before

@@ -75,7 +75,8 @@ def test_run_out_in_read_only_folder(tmp_path, capsys):
 def test_score_and_calculus_out_is_a_file(tmp_path, capsys):
     tasks = _tasks_file(tmp_path)
     answers = tmp_path / "answers.jsonl"
-    answers.write_text("")
+    # one unreadable reply (an empty answers file is refused)
+    answers.write_text('{"task_id": "quickstart/stark.localization.range/000000", "text": "no idea"}\n')
     f = tmp_path / "taken"
     f.write_text("x")
     assert main(["score", str(tasks), str(answers), "--out", str(f)]) == 2
@@ -365,8 +366,31 @@ def test_dev_null_is_an_empty_file_not_a_missing_one(tmp_path, capsys):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert f"{os.devnull}: contains no tasks" in err and "no such file" not in err
-    assert main(["score", str(tasks), os.devnull]) == 0  # no answers: every item is missing
-    assert f"{os.devnull} holds no usable answers" in capsys.readouterr().err
+    assert main(["score", str(tasks), os.devnull]) == 2  # no answers at all: refused, as no tasks is
+    assert f"{os.devnull}: contains no answers (the file is empty or blank)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", ["", "\n  \n\n"], ids=["empty", "blank"])
+def test_empty_answers_file_is_refused_and_nothing_written(tmp_path, capsys, content):
+    # an empty answers file was scored (exit 0) with every item missing and only a warning
+    tasks = _tasks_file(tmp_path)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(content)
+    out = tmp_path / "scored"
+    assert main(["score", str(tasks), str(answers), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"stsim: error: {answers}: contains no answers (the file is empty or blank)" in err
+    assert not out.exists()
+    task_id = json.loads(tasks.read_text().splitlines()[0])["id"]
+    assert main(["show", task_id, "--tasks", str(tasks), "--answers", str(answers)]) == 2
+    assert f"{answers}: contains no answers (the file is empty or blank)" in capsys.readouterr().err
+    # compare: the empty scores file is named as empty, not as 'no family in common'
+    run = tmp_path / "run"
+    assert main(["run", "quickstart", "--n", "1", "--family", "stark.localization.range", "--quiet",
+                 "--out", str(run)]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(answers), str(run)]) == 2
+    assert f"stsim: error: {answers}: contains no scores (the file is empty or blank)" in capsys.readouterr().err
 
 
 

@@ -36,7 +36,8 @@ def test_list_groups_families_and_lists_them_on_request(capsys):
 def test_score_writes_its_files_before_printing(tmp_path, monkeypatch, capsys):
     tasks, answers, out = tmp_path / "t.jsonl", tmp_path / "a.jsonl", tmp_path / "out"
     assert main(["generate", "quickstart", "--n", "1", "--family", "stark.localization.range", "-o", str(tasks)]) == 0
-    answers.write_text("")
+    # one unreadable reply (an empty answers file is refused)
+    answers.write_text('{"task_id": "quickstart/stark.localization.range/000000", "text": "no idea"}\n')
     import builtins
     real_print = builtins.print
 

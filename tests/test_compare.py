@@ -43,7 +43,8 @@ def test_runs_without_a_common_family_are_an_error(tmp_path, capsys):
         assert cap.out == ""
         assert f"{tmp_path / 'a'} has fam.one; {tmp_path / 'b'} has fam.two" in cap.err
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "empty")]) == 2
-    assert f"{tmp_path / 'empty'} has no scored family" in capsys.readouterr().err
+    assert f"{tmp_path / 'empty' / 'scores.jsonl'}: contains no scores (the file is empty or blank)" \
+        in capsys.readouterr().err
 
 
 def _cat(path, correct, seed=0, prefix="x"):

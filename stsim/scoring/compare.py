@@ -51,6 +51,8 @@ def _family_items(run: str | Path) -> dict[str, dict[tuple[str, Any], dict[str, 
             raise RecordError(f"{path}:{lineno}: a score needs 'family' and 'status'")
         fams[obj["family"]][(str(obj.get("task_id")), obj.get("step"))] = {
             "status": obj["status"], "error": obj.get("error"), "correct": obj.get("correct")}
+    if not fams:  # not 'no family in common': the file itself holds nothing
+        raise RecordError(f"{path}: contains no scores (the file is empty or blank)")
     return dict(fams)
 
 

@@ -70,16 +70,20 @@ def read_answers(path: str | Path, tasks_by_id: dict[str, Task]) -> tuple[list[A
     Raises:
         RecordError: malformed file or line (not JSON, no ``task_id``, no answer field, a
             ``step`` that is not an integer or null -- ``true`` included -- or a bad ``status``),
-            naming file and line; or a file none of whose lines answers a task of the tasks file
-            (every ``task_id`` unknown: the answers of another suite, seed or ``--n``; or every
-            line's ``step`` not one of its task's items).
+            naming file and line; a file with no line at all (empty or blank, refused as
+            :func:`stsim.records.read_tasks` refuses an empty tasks file, not scored as every
+            item missing); or a file none of whose lines answers a task of the tasks file (every
+            ``task_id`` unknown: the answers of another suite, seed or ``--n``; or every line's
+            ``step`` not one of its task's items).
     """
     answers: list[Answer] = []
     first_line: dict[tuple[str, int | None], int] = {}
     unknown = 0
     unknown_lines: list[str] = []
     warnings: list[str] = []
+    lines = 0
     for lineno, obj in iter_jsonl(path):
+        lines += 1
         where = f"{path}:{lineno}"
         if "task_id" not in obj:
             raise RecordError(f"{where}: missing 'task_id'")
@@ -107,6 +111,8 @@ def read_answers(path: str | Path, tasks_by_id: dict[str, Task]) -> tuple[list[A
                             "scored and 'value' ignored")
         first_line[key] = lineno
         answers.append(_answer_of(obj, task, step, where))
+    if not lines:  # as read_tasks: an empty file is refused, not scored as all missing
+        raise RecordError(f"{path}: contains no answers (the file is empty or blank)")
     if warnings and not answers and not unknown:
         raise RecordError(f"{path}: none of its {len(warnings)} answer(s) is usable; first: {warnings[0]}")
     if unknown and not answers and not warnings:
