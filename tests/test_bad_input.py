@@ -171,3 +171,56 @@ def test_an_unknown_family_names_the_close_ones_not_all():
     assert f"({len(FAMILIES)} families: `stsim list` lists them)" in msg and len(msg) < 300
     with pytest.raises(UnknownName, match=r"^unknown family 'zzz'; \(\d+ families"):
         generate_task("zzz", 0)
+
+
+def _tracking_tasks(tmp_path, mutate):
+    path = tmp_path / "tasks.jsonl"
+    main(["generate", "quickstart", "--n", "1", "--family", "stark.tracking.range", "-o", str(path)])
+    obj = json.loads(path.read_text())
+    mutate(obj)
+    path.write_text(json.dumps(obj) + "\n")
+    return path, obj["id"]
+
+
+def _set_step_reading(value, step=3, sensor=1):
+    def mutate(o):
+        o["steps"][step]["inputs"]["readings"][sensor] = value
+    return mutate
+
+
+@pytest.mark.parametrize("mutate, message", [
+    # the per-step copy of the readings (what show, fidelity and sandboxed code's time stamps
+    # read) passed audit and show with a NaN: only inputs.readings was checked
+    (_set_step_reading(float("nan")), "step 3 (steps[3].inputs.readings), sensor 1: reading is nan (NaN or "
+                                      "infinite); write null for a dropped reading"),
+    (_set_step_reading(float("inf")), "step 3 (steps[3].inputs.readings), sensor 1: reading is inf (NaN or "
+                                      "infinite); write null for a dropped reading"),
+    (_set_step_reading(-2.0), "step 3 (steps[3].inputs.readings), sensor 1: negative range -2.0"),
+    (_set_step_reading(1234.5), "step 3 (steps[3].inputs.readings), sensor 1: reading 1234.5 differs from "
+                                "inputs.readings[3]"),
+    (lambda o: o["steps"][2]["inputs"].update(time=float("nan")),
+     "step 2 (steps[2].inputs.time): time must be a finite number or null, got nan"),
+    (lambda o: o["steps"][2]["inputs"].update(time=99.0), "step 2 (steps[2].inputs.time): time 99.0 differs "
+                                                          "from inputs.times[2]"),
+    (lambda o: o["inputs"]["readings"][4].__setitem__(0, float("nan")),
+     "step 4 (inputs.readings[4]), sensor 0: reading is nan"),
+])
+@pytest.mark.parametrize("command", ["audit", "show", "score"])
+def test_every_copy_of_tracking_readings_is_checked(tmp_path, capsys, mutate, message, command):
+    path, task_id = _tracking_tasks(tmp_path, mutate)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"task_id": task_id, "step": 0, "text": "no idea"}) + "\n")
+    argv = {"audit": ["audit", str(path)], "show": ["show", task_id, "--tasks", str(path)],
+            "score": ["score", str(path), str(answers)]}[command]
+    assert main(argv) == 2
+    cap = capsys.readouterr()
+    assert f"stsim: error: task {task_id}, {message}" in cap.err and f"(in {path})" in cap.err
+    assert "Traceback" not in cap.err and cap.out == ""
+
+
+def test_audit_pairs_steps_and_readings_by_position(tmp_path, capsys):
+    # a step's index is a label (it may carry a shot schedule); the audit used it as the row of
+    # inputs.readings: an IndexError traceback for index 999
+    path, _ = _tracking_tasks(tmp_path, lambda o: o["steps"][-1].update(index=999))
+    assert main(["audit", str(path)]) == 0
+    assert "audited 50 item(s) of 1 task(s): 0 inconsistent" in capsys.readouterr().out

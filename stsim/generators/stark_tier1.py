@@ -267,7 +267,9 @@ def validate_inputs(task) -> None:
     (a dropped tracking reading must be ``null``), negative ranges, bearings outside
     [0, 360], proximity readings other than 0/1, sensors that are not [x, y] pairs, or a
     readings list whose length differs from the number of sensors, or a tracking task with no
-    steps.
+    steps.  Tracking tasks hold their readings twice, in ``inputs.readings`` (one list per
+    step) and in each step's ``inputs.readings`` (and the time in ``inputs.times`` and each
+    step's ``inputs.time``): every copy is checked, and the copies must agree.
 
     Raises:
         RecordError: naming the task, step and sensor.
@@ -295,17 +297,9 @@ def validate_inputs(task) -> None:
         lo, hi = finite_numbers(inp["domain"], f"{where}: inputs.domain", 2)
         if not lo < hi:
             raise RecordError(f"{where}: inputs.domain must be [low, high] with low < high, got {inp['domain']}")
-    rows = inp["readings"] if task.steps else [inp["readings"]]
-    allow_null = bool(task.steps)
-    if task.steps:
-        if not isinstance(rows, list) or len(rows) != len(task.steps):
-            raise RecordError(f"{where}: inputs.readings holds "
-                              f"{len(rows) if isinstance(rows, list) else type(rows).__name__} step(s), "
-                              f"but the task has {len(task.steps)} steps")
-        if inp.get("times") is not None:  # event tracking: emission times are unknowns (null)
-            finite_numbers(inp["times"], f"{where}: inputs.times", len(task.steps))
-    for k, row in enumerate(rows):
-        at = f"{where}" + (f", step {k}" if task.steps else "")
+    allow_null = bool(task.steps)  # a dropped tracking reading is null
+
+    def check_row(row, at: str) -> None:
         if not isinstance(row, list) or len(row) != len(sensors):
             raise RecordError(f"{at}: expected {len(sensors)} readings (one per sensor), got "
                               f"{len(row) if isinstance(row, list) else type(row).__name__}")
@@ -330,6 +324,39 @@ def validate_inputs(task) -> None:
                 raise RecordError(f"{at}, sensor {j}: bearing {parts[-1]} outside [0, 360] degrees")
             if m == "proximity" and parts[0] not in (0, 1):
                 raise RecordError(f"{at}, sensor {j}: proximity reading must be 0 or 1, got {parts[0]}")
+
+    if not task.steps:
+        check_row(inp["readings"], where)
+        return
+    rows = inp["readings"]
+    if not isinstance(rows, list) or len(rows) != len(task.steps):
+        raise RecordError(f"{where}: inputs.readings holds "
+                          f"{len(rows) if isinstance(rows, list) else type(rows).__name__} step(s), "
+                          f"but the task has {len(task.steps)} steps")
+    times = inp.get("times")
+    if times is not None:  # event tracking: emission times are unknowns (null)
+        finite_numbers(times, f"{where}: inputs.times", len(task.steps))
+    for k, row in enumerate(rows):
+        check_row(row, f"{where}, step {k} (inputs.readings[{k}])")
+    # each step carries its own copy of its readings (and time): what `show`, `fidelity` and
+    # the code solver's time stamps read; checked as the main copy is, and against it
+    # (by position: a step's index may carry a shot schedule, e.g. steps 0, 1, 2, 8, 9)
+    for i, st in enumerate(task.steps):
+        if "readings" in st.inputs:
+            at = f"{where}, step {i} (steps[{i}].inputs.readings)"
+            check_row(st.inputs["readings"], at)
+            if st.inputs["readings"] != rows[i]:
+                j = next((j for j, (a, b) in enumerate(zip(st.inputs["readings"], rows[i])) if a != b), 0)
+                raise RecordError(f"{at}, sensor {j}: reading {st.inputs['readings'][j]!r} differs from "
+                                  f"inputs.readings[{i}] ({rows[i][j]!r}); the two copies must agree")
+        t = st.inputs.get("time")
+        if t is not None:
+            at = f"{where}, step {i} (steps[{i}].inputs.time)"
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+                raise RecordError(f"{at}: time must be a finite number or null, got {t!r:.40}")
+            if times is not None and t != times[i]:
+                raise RecordError(f"{at}: time {t!r} differs from inputs.times[{i}] ({times[i]!r}); "
+                                  "the two copies must agree")
 
 
 # ----------------------------------------------------------------------------------- register

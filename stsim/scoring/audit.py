@@ -142,7 +142,9 @@ def audit_task(task: Task) -> list[AuditResult]:
     if "modality" not in task.inputs or "readings" not in task.inputs:
         return [AuditResult(task.id, None, True, skipped=True, reason="no audit rule")]
     if task.steps:
-        return [_check_row(task, st.index, st.answer, task.inputs["readings"][st.index]) for st in task.steps]
+        # by position, as the validator pairs them: a step's index is a label (it may carry a
+        # shot schedule: 0, 1, 2, 8, 9), not the row of inputs.readings (it gave an IndexError)
+        return [_check_row(task, st.index, st.answer, row) for st, row in zip(task.steps, task.inputs["readings"])]
     return [_check_row(task, None, task.answer, task.inputs["readings"])]
 
 
