@@ -323,3 +323,29 @@ def test_run_api_refuses_a_program_for_families_it_cannot_answer(tmp_path):
     with pytest.raises(SolverError, match=r"--solver code:.*cardinal\.large.*format direction.*no task could be"):
         run("cardinal", f"code:{prog}", n=1, out_dir=out)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("kind", ["file", "folder", "jsonl"])
+def test_code_solver_errors_name_the_program_file(tmp_path, kind):
+    """A program's syntax error or traceback named the sandbox's copy, solution.py."""
+    task = next(iter(get_suite("quickstart").tasks(n=1, seed=0)))
+    source = "def solver(inputs):\n    return [1, 2\n"
+    if kind == "file":
+        path = where = tmp_path / "prog.py"
+        path.write_text(source)
+    elif kind == "folder":
+        path = tmp_path / "progs"
+        path.mkdir()
+        where = path / program_name(task.id)
+        where.write_text(source)
+    else:
+        path = tmp_path / "progs.jsonl"
+        path.write_text(json.dumps({"task_id": "other", "code": "x = 1"}) + "\n"
+                        + json.dumps({"task_id": task.id, "code": source}) + "\n")
+        where = f"{path}:2"
+    code = CodeSolver(path, LIMITS, isolation="process", reuse=False)
+    try:
+        (a, *_) = code.solve(task)
+    finally:
+        code.close()
+    assert a.status == "crashed" and a.detail.startswith(f"SyntaxError in {where}, line 2: "), a.detail

@@ -240,6 +240,34 @@ def test_cli_sandbox_run_prints_one_json_object(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_cli_sandbox_run_errors_name_the_users_file_and_line(tmp_path, capsys, isolation):
+    # a syntax error named the sandbox's copy: "invalid syntax ... (solution.py, line 2)"
+    bad = tmp_path / "my_solver.py"
+    bad.write_text("def solver():\n    return [1, 2\n")
+    assert main(["sandbox", "run", str(bad), "--isolation", isolation]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "crashed"
+    assert out["detail"].startswith(f"SyntaxError in {bad}, line 2: ")
+    assert "    return [1, 2\n" in out["detail"] and "solution.py" not in out["detail"]
+    bad.write_text("def solver():\n  return 1\n    x = 2\n")
+    assert main(["sandbox", "run", str(bad), "--isolation", isolation]) == 1
+    detail = json.loads(capsys.readouterr().out)["detail"]
+    assert detail.startswith(f"IndentationError in {bad}, line 3: unexpected indent")
+    # an exception: the traceback names the file and shows the line
+    bad.write_text("import math\n\ndef solver():\n    return math.sqrt(undefined_name)\n")
+    assert main(["sandbox", "run", str(bad), "--isolation", isolation]) == 1
+    detail = json.loads(capsys.readouterr().out)["detail"]
+    assert f'File "{bad}", line 4, in solver\n    return math.sqrt(undefined_name)' in detail
+    assert "NameError" in detail and "solution.py" not in detail
+
+
+def test_api_sandbox_run_without_a_file_name_says_solution_py():
+    with Sandbox(LIMITS, isolation="process") as s:
+        r = s.run("def solver(:\n")
+    assert r.status == "crashed" and r.detail.startswith("SyntaxError in solution.py, line 1: ")
+
+
 def test_a_job_cannot_tamper_with_its_zygote(raw):
     if not raw.reuse:
         pytest.skip("only zygote sandboxes outlive a job")

@@ -88,7 +88,7 @@ def cmd_sandbox(args) -> int:
         raise CLIError(text) from None
     try:
         with Sandbox(limits, isolation=args.isolation) as sandbox:
-            result = sandbox.run(source, call)
+            result = sandbox.run(source, call, filename=str(args.file))  # errors name the user's file
     except (ValueError, SandboxError) as exc:
         raise CLIError(str(exc)) from None
     print(json.dumps(result.to_dict(), sort_keys=True))

@@ -14,7 +14,10 @@ only names the host process), imports the listed libraries, then:
 A job is one JSON object::
 
     {"source": str, "args": {...}, "limits": {...}, "guard": bool, "allowed_imports": [...],
-     "read_roots": [...], "workdir": str, "confine": bool, "no_fork": bool}
+     "read_roots": [...], "workdir": str, "confine": bool, "no_fork": bool, "filename": str}
+
+(``filename``, optional: the program's name in a syntax error and tracebacks, default
+``solution.py``; a label only, never opened.)
 
 The job's process applies the resource limits to itself (inherited by every process it
 starts), runs the program's ``solver`` once and writes ``{"status", "value", "detail",
@@ -209,17 +212,43 @@ def _call(fn, args):
         f"(this task: {' or '.join(offered)}); solver() was not called")
 
 
+def _syntax_detail(exc, name):
+    """``SyntaxError in NAME, line N: MESSAGE`` and the line with a caret under the column."""
+    where = f"{name}, line {exc.lineno}" if exc.lineno else name
+    text = f"{type(exc).__name__} in {where}: {exc.msg}"
+    if exc.text and exc.text.strip():
+        line = exc.text.rstrip("\r\n")
+        text += f"\n    {line.strip()}"
+        if exc.offset and exc.offset >= 1:
+            indent = len(line) - len(line.lstrip())
+            text += "\n    " + " " * max(0, exc.offset - 1 - indent) + "^"
+    return text
+
+
+#: the name the program is compiled under: the parser and linecache look a file of that name up
+#: (in the work folder, where there is none), so it is never the user's path (which the
+#: parser would open, outside the sandbox's files); messages show the user's name instead
+_COMPILED_AS = "solution.py"
+
+
 def _outcome(job):
-    ns = {"__name__": "solution", "__file__": "solution.py"}
+    # the program's name in messages and tracebacks: the user's file (``stsim sandbox run
+    # FILE.py``, a code: solver's program) when the host gives one, else solution.py
+    name = job.get("filename") or _COMPILED_AS
+    ns = {"__name__": "solution", "__file__": _COMPILED_AS}
     if job.get("guard", True):
         import builtins
         b = dict(vars(builtins))
         b["__import__"] = _guarded_import(set(job["allowed_imports"]), builtins.__import__)
         ns["__builtins__"] = b
     try:
-        code = compile(job["source"], "solution.py", "exec")
-    except SyntaxError as exc:
-        return "crashed", None, f"SyntaxError: {exc}"
+        code = compile(job["source"], _COMPILED_AS, "exec")
+    except SyntaxError as exc:  # IndentationError and TabError too
+        return "crashed", None, _syntax_detail(exc, name)
+    except ValueError as exc:  # a NUL byte in the source
+        return "crashed", None, f"{name}: cannot compile the program ({exc})"
+    import linecache  # tracebacks show the program's lines, from the source (no file is read)
+    linecache.cache[_COMPILED_AS] = (len(job["source"]), None, job["source"].splitlines(True), _COMPILED_AS)
     try:
         exec(code, ns)
         fn = ns.get("solver")
@@ -238,8 +267,10 @@ def _outcome(job):
         status = "forbidden" if exc.errno in _FORBIDDEN_ERRNOS or type(exc).__name__ == "gaierror" else "crashed"
         return status, None, "".join(traceback.format_exception_only(type(exc), exc)).strip()
     except BaseException as exc:  # noqa: BLE001 - everything the program raises is its outcome
-        tb = traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-4)
-        return "crashed", None, "".join(tb)[-4000:]
+        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-4))
+        if name != _COMPILED_AS:
+            tb = tb.replace(f'File "{_COMPILED_AS}", line', f'File "{name}", line')
+        return "crashed", None, tb[-4000:]
     if value is None:
         return "no_result", None, "solver() returned None"
     try:

@@ -756,7 +756,8 @@ class Sandbox:
         self._fill()  # Popen returns at once; the new interpreter warms up while this job runs
         return w
 
-    def run(self, source: str, args: dict[str, Any] | None = None) -> SandboxResult:
+    def run(self, source: str, args: dict[str, Any] | None = None, *,
+            filename: str = "solution.py") -> SandboxResult:
         """Run ``source``'s ``solver`` once.
 
         Args:
@@ -764,11 +765,14 @@ class Sandbox:
             args: call arguments: ``{"inputs": ...}`` for ``solver(inputs)``, or ``{"readings":
                 (T, n) list, "coordinate": (n, 2) list, "timestamp": (T,) list}`` for the
                 tracking form; ``None`` for ``solver()``.
+            filename: what a syntax error or a traceback calls the program (e.g. the user's
+                file); a label only, the sandbox never opens it.
         Returns:
             a :class:`SandboxResult`; never raises for anything the program does.
         """
         job = {"source": source, "args": args or {}, "guard": self.guard,
-               "allowed_imports": self.allowed_imports, "read_roots": self.read_roots}
+               "allowed_imports": self.allowed_imports, "read_roots": self.read_roots,
+               "filename": str(filename)}
         if self.reuse:
             z = self._zygotes.get()
             try:

@@ -180,12 +180,14 @@ class CodeSolver:
         self._programs: dict[str, str] | None = None
         if self.path.is_file() and self.path.suffix == ".jsonl":
             self._programs = {}
+            self._program_lines: dict[str, int] = {}
             try:
                 for lineno, obj in iter_jsonl(self.path):
                     code = obj.get("code", obj.get("source"))
                     if "task_id" not in obj or not isinstance(code, str):
                         raise SolverError(f"{self.path}:{lineno}: expected {{\"task_id\", \"code\"}}")
                     self._programs[str(obj["task_id"])] = code
+                    self._program_lines[str(obj["task_id"])] = lineno
             except RecordError as exc:
                 raise SolverError(str(exc)) from None
         elif self.path.is_file():
@@ -253,9 +255,16 @@ class CodeSolver:
             self._sandbox = Sandbox(self._limits, **self._options)
         return self._sandbox
 
+    def program_label(self, task: Task) -> str:
+        """What a syntax error or a traceback of ``task``'s program calls it: the ``.py`` file,
+        or ``PROGRAMS.jsonl:LINE`` for a program on a line of a JSONL file."""
+        if self._programs is not None:
+            return f"{self.path}:{self._program_lines.get(task.id, 0)}"
+        return str(self.path if self._single is not None else self.path / program_name(task.id))
+
     def run_program(self, task: Task, source: str) -> SandboxResult:
         """Run one program for ``task`` (the sandboxed run, without turning it into answers)."""
-        return self.sandbox.run(source, call_args(task))
+        return self.sandbox.run(source, call_args(task), filename=self.program_label(task))
 
     def close(self) -> None:
         """Stop the sandbox's long-lived interpreters, if any."""
