@@ -72,9 +72,35 @@ def test_the_legend_is_short_by_default_and_whole_with_explain(tmp_path, capsys)
     assert len(table) == 3 and table == [ln for ln in full.splitlines() if ln.startswith(("family", "stark."))]
     notes = short[short.index(table[-1]) + len(table[-1]):short.index("'baseline' is")].strip().splitlines()
     assert len(notes) == 5 and notes[-1].endswith("add --explain (stsim run quickstart --explain)")
-    assert notes[0].startswith("n: scored items") and "STARK trim / inst / fail" in notes[2]
+    # n counts every item, failed ones too (it said 'scored items')
+    assert notes[0].startswith("n: items, failed ones included (a tracking task: one per scored step); trim.err")
+    assert "STARK trim / inst / fail" in notes[2]
     # the one error mixing units is said in the short legend too, with the family's dt unit
     assert notes[1] == ("event_xyt: the error is the norm of (dx km, dy km, dt) together, mixing units "
                         "(dt in stark.tracking.event_xyt: min).")
     assert legend(summary["families"]) in full and "STARK's own convention (its released" not in short
-    assert "'n' counts scored items" in full and "event_xyt families answer [x, y, t0]" in full
+    assert "'n' counts items, failed ones included: one per scored step" in full and "event_xyt families answer [x, y, t0]" in full
+
+
+def test_legend_says_n_counts_failed_items(tmp_path, capsys):
+    """The legend said 'n: scored items', but n counts every item, failed ones included."""
+    tasks, answers = tmp_path / "t.jsonl", tmp_path / "a.jsonl"
+    assert main(["generate", "quickstart", "--n", "3", "--family", "stark.localization.range", "-o", str(tasks)]) == 0
+    first = json.loads(tasks.read_text().splitlines()[0])
+    answers.write_text(json.dumps({"task_id": first["id"], "value": first["answer"]}) + "\n"
+                       + json.dumps({"task_id": first["id"].replace("000000", "000001"), "text": "no idea"}) + "\n")
+    assert main(["score", str(tasks), str(answers)]) == 0
+    out = capsys.readouterr().out
+    row = next(ln.split() for ln in out.splitlines() if ln.startswith("stark.localization.range"))
+    assert row[1] == "3" and row[6] == "2"  # n = 3 items: 1 with an error, 2 failed
+    assert "\nn: items, failed ones included; trim.err / RMS.err / median:" in out
+    assert "scored items" not in out
+    assert main(["score", str(tasks), str(answers), "--explain"]) == 0
+    assert "'n' counts items, failed ones included." in capsys.readouterr().out
+    # a table of accuracies has an n column too: its legend says what n is
+    card, card_answers = tmp_path / "c.jsonl", tmp_path / "ca.jsonl"
+    assert main(["generate", "cardinal", "--n", "2", "-o", str(card)]) == 0
+    card_answers.write_text(json.dumps({"task_id": json.loads(card.read_text().splitlines()[0])["id"],
+                                        "text": "no idea"}) + "\n")
+    assert main(["score", str(card), str(card_answers)]) == 0
+    assert "\nn: items, failed ones included.\n" in capsys.readouterr().out

@@ -282,6 +282,7 @@ def test_short_legend_names_the_columns_of_the_table_and_this_runs_notes():
     cat = {"stark.knowledge.poi": {"n": 3, "failures": 3, "accuracy": None}}
     lines = short_legend(cat, "add --explain").splitlines()
     assert lines == [
+        "n: items, failed ones included.",  # the accuracy table has an n column too
         "accuracy / partial: correct / partial credit; random / rnd.part / chance: the random-guess "
         "reference on the same tasks and its expectation.",
         "failed: items with no usable answer, counted wrong in accuracy.",

@@ -134,11 +134,12 @@ def short_legend(families: dict[str, dict[str, Any]], explain: str) -> str:
     convention, its source and the notes about this run's families."""
     numeric = [f for f, r in families.items() if "accuracy" not in r]
     categorical = [f for f, r in families.items() if "accuracy" in r]
-    lines = []
-    if numeric:
-        lines.append("n: scored items (a tracking task: one per scored step); trim.err / RMS.err / median: our "
-                     "physical error per item ('measure': eucl, abs, rel.L2), trim.err without the 10 % "
-                     "smallest and largest.")
+    # n is every item of the family (summarise: len(items)), failed ones included, not only
+    # the items with an error or a verdict
+    lines = ["n: items, failed ones included" + (" (a tracking task: one per scored step)" if any(
+        "tracking" in f for f in families) else "") + ("; trim.err / RMS.err / median: our physical error per "
+                                                        "item ('measure': eucl, abs, rel.L2), trim.err without "
+                                                        "the 10 % smallest and largest." if numeric else ".")]
     if any(f.endswith("event_xyt") for f in numeric):   # the one error that mixes units: not left to --explain
         units = _xyt_units(families, numeric)
         lines.append("event_xyt: the error is the norm of (dx km, dy km, dt) together, mixing units"
@@ -165,10 +166,9 @@ def legend(families: dict[str, dict[str, Any]]) -> str:
     full legend: ``--explain``; :func:`short_legend` is printed by default)."""
     numeric = [f for f, r in families.items() if "accuracy" not in r]
     categorical = [f for f, r in families.items() if "accuracy" in r]
-    notes = []
-    if any("tracking" in f for f in families):
-        notes.append("'n' counts scored items: one per scored step of a tracking task (the first 10 "
-                     "by default), one per task otherwise.")
+    notes = ["'n' counts items, failed ones included" + (
+        ": one per scored step of a tracking task (the first 10 by default), one per task otherwise"
+        if any("tracking" in f for f in families) else "") + "."]
     if numeric:
         notes.append("Our columns (trim.err, RMS.err, median) are physical errors per item, as 'measure' says: "
                      "eucl = Euclidean distance in the task's plane units (km for event tasks), abs = absolute "
