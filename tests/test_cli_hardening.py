@@ -583,3 +583,33 @@ def test_a_line_that_is_not_utf8_is_named(tmp_path, capsys):
     assert main(["score", str(tasks), str(answers)]) == 2
     assert (f"stsim: error: {answers}:2: not UTF-8 text (byte 0xe9 at byte 17 of the line; "
             "save the file as UTF-8)") in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, prog", [
+    (["list"], "stsim list"),
+    (["run", "quickstart"], "stsim run"),
+    (["generate", "quickstart"], "stsim generate"),
+    (["export", "quickstart", "--format", "chat", "-o", "d"], "stsim export"),
+    (["show", "t/x/0", "--tasks", "t.jsonl"], "stsim show"),
+    (["score", "t.jsonl", "a.jsonl"], "stsim score"),
+    (["calculus", "list"], "stsim calculus"),
+    (["audit", "t.jsonl"], "stsim audit"),
+    (["compare", "a", "b"], "stsim compare"),
+    (["entities", "info"], "stsim entities info"),
+    (["fidelity", "stark-published", "--data", "d"], "stsim fidelity"),
+    (["sandbox", "run", "p.py"], "stsim sandbox run"),
+    (["sandbox"], "stsim sandbox"),  # an option of the group itself, before its action
+])
+def test_unknown_argument_is_reported_by_its_command(tmp_path, capsys, monkeypatch, argv, prog):
+    # `stsim list --bogus` printed the top-level usage (usage: stsim [-h] [--version] COMMAND ...)
+    monkeypatch.chdir(tmp_path)
+    if argv == ["sandbox"]:
+        argv = ["sandbox", "--bogus", "run", "p.py"]
+    else:
+        argv = [*argv, "--bogus"]
+    assert _exit_code(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: {prog} [-h]") and f"\n{prog}: error: unrecognized arguments: --bogus" in err
+    assert _exit_code(["list", "stray"]) == 2
+    assert "stsim list: error: unrecognized arguments: stray" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -43,7 +43,7 @@ from typing import Sequence
 from .. import __version__
 from ..records import RecordError, UnknownName
 from . import audit, catalogue, generate, run, sandbox, score, show
-from .common import MAX_WORKERS, CLIError, Interrupted, Parser
+from .common import MAX_WORKERS, CLIError, CommandParser, Interrupted, Parser
 
 __all__ = ["COMMANDS", "MAX_WORKERS", "CLIError", "Interrupted", "build_parser", "main"]
 
@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "disk; 130 interrupted (files written so far are kept; `run --resume DIR` "
                        "continues a run)")
     ap.add_argument("--version", action="version", version=f"stsim {__version__}")
-    sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
     sub.required = True
     for add, _ in COMMANDS.values():
         add(sub)

@@ -115,6 +115,20 @@ class Parser(argparse.ArgumentParser):
         return text
 
 
+class CommandParser(Parser):
+    """The parser of a command (``stsim list``, ``stsim sandbox run``, ...): an argument it does
+    not know is reported by it, with its own usage, exit code 2.  argparse leaves such
+    arguments to the top-level parser, which printed ``usage: stsim [-h] [--version] COMMAND
+    ...``: no help for the command given.  Nested commands (``sandbox run``) are of this
+    class too (``add_subparsers`` makes its parsers of the parent's class)."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
+
 def _solver_forms() -> list[str]:
     """Every ``--solver`` spec form, for ``stsim run --help``: the registered solvers, with the
     argument each one takes, and the baseline variants."""
