@@ -21,8 +21,8 @@ def _write_tasks(tmp_path, mutate):
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda o: o["inputs"]["readings"].__setitem__(1, float("nan")), "sensor 1: reading is nan"),
-    (lambda o: o["inputs"]["readings"].__setitem__(2, -3.0), "sensor 2: negative range"),
+    (lambda o: o["inputs"]["readings"].__setitem__(1, float("nan")), "Sensor B (index 1): reading is nan"),
+    (lambda o: o["inputs"]["readings"].__setitem__(2, -3.0), "Sensor C (index 2): negative range"),
     (lambda o: o["inputs"]["readings"].__setitem__(0, "far"), "is not a number"),
     (lambda o: o["inputs"]["readings"].pop(), "expected 4 readings"),
     (lambda o: o.pop("answer_format"), "missing field(s) answer_format"),
@@ -191,19 +191,19 @@ def _set_step_reading(value, step=3, sensor=1):
 @pytest.mark.parametrize("mutate, message", [
     # the per-step copy of the readings (what show, fidelity and sandboxed code's time stamps
     # read) passed audit and show with a NaN: only inputs.readings was checked
-    (_set_step_reading(float("nan")), "step 3 (steps[3].inputs.readings), sensor 1: reading is nan (NaN or "
+    (_set_step_reading(float("nan")), "step 3 (steps[3].inputs.readings), Sensor B (index 1): reading is nan (NaN or "
                                       "infinite); write null for a dropped reading"),
-    (_set_step_reading(float("inf")), "step 3 (steps[3].inputs.readings), sensor 1: reading is inf (NaN or "
+    (_set_step_reading(float("inf")), "step 3 (steps[3].inputs.readings), Sensor B (index 1): reading is inf (NaN or "
                                       "infinite); write null for a dropped reading"),
-    (_set_step_reading(-2.0), "step 3 (steps[3].inputs.readings), sensor 1: negative range -2.0"),
-    (_set_step_reading(1234.5), "step 3 (steps[3].inputs.readings), sensor 1: reading 1234.5 differs from "
+    (_set_step_reading(-2.0), "step 3 (steps[3].inputs.readings), Sensor B (index 1): negative range -2.0"),
+    (_set_step_reading(1234.5), "step 3 (steps[3].inputs.readings), Sensor B (index 1): reading 1234.5 differs from "
                                 "inputs.readings[3]"),
     (lambda o: o["steps"][2]["inputs"].update(time=float("nan")),
      "step 2 (steps[2].inputs.time): time must be a finite number or null, got nan"),
     (lambda o: o["steps"][2]["inputs"].update(time=99.0), "step 2 (steps[2].inputs.time): time 99.0 differs "
                                                           "from inputs.times[2]"),
     (lambda o: o["inputs"]["readings"][4].__setitem__(0, float("nan")),
-     "step 4 (inputs.readings[4]), sensor 0: reading is nan"),
+     "step 4 (inputs.readings[4]), Sensor A (index 0): reading is nan"),
 ])
 @pytest.mark.parametrize("command", ["audit", "show", "score"])
 def test_every_copy_of_tracking_readings_is_checked(tmp_path, capsys, mutate, message, command):

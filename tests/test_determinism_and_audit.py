@@ -63,7 +63,7 @@ def test_audit_flags_a_moved_gold_answer(family, shift):
                 continue
             break
     (r,) = audit_task(moved)
-    assert not r.ok and r.violation > 0 and "sensor" in r.reason or "ToA" in r.reason
+    assert not r.ok and r.violation > 0 and "Sensor" in r.reason or "ToA" in r.reason
 
 
 def test_audit_flags_a_moved_temporal_gold():
@@ -87,3 +87,20 @@ def test_audit_cli_exit_codes(tmp_path, capsys):
     assert main(["audit", str(bad)]) == 1
     out = capsys.readouterr().out
     assert f"FAIL {tasks[0].id}" in out and "1 inconsistent" in out
+
+
+@pytest.mark.parametrize("family", ["stark.tracking.range", "stark.tracking.event"])
+def test_audit_names_the_sensor_as_the_prompt_does(family):
+    """Audit findings said 'sensor 2' (ToA: 'ToA reading 2', counting only the sensors that
+    reported, so a dropped reading before it named the wrong sensor); the prompt says
+    'Sensor C'."""
+    task = generate_task(family, 0, suite_seed=3)
+    assert "- Sensor A: [" in task.prompt
+    # a step with a dropped reading before the last one that reported
+    k, row = next((k, r) for k, r in enumerate(task.inputs["readings"])
+                  if r[0] is None and sum(v is not None for v in r) >= 2 and r[-1] is not None)
+    bad = copy.deepcopy(task)
+    bad.inputs["readings"][k][-1] = row[-1] + 3.0
+    bad.steps[k].inputs["readings"][-1] = row[-1] + 3.0
+    r = next(r for r in audit_task(bad) if r.step == k)
+    assert not r.ok and r.reason.startswith("Sensor D (index 3): "), r.reason

@@ -17,8 +17,19 @@ def fmt(v: float | None, decimals: int = 4) -> str:
 
 
 def sensor_lines(sensors: Sequence[Sequence[float]], decimals: int = 2) -> str:
-    return "\n".join(f"- Sensor {LETTERS[i]}: [{s[0]:.{decimals}f}, {s[1]:.{decimals}f}]"
+    return "\n".join(f"- {sensor_label(i)}: [{s[0]:.{decimals}f}, {s[1]:.{decimals}f}]"
                      for i, s in enumerate(sensors))
+
+
+def sensor_label(i: int) -> str:
+    """Sensor ``i`` (0-based) as the prompt names it: ``Sensor A``, ``Sensor B``, ..."""
+    return f"Sensor {LETTERS[i]}"
+
+
+def sensor_name(i: int) -> str:
+    """Sensor ``i`` in a message about a task's inputs: the prompt's name and the position in
+    ``inputs.sensors`` / a readings row, e.g. ``Sensor A (index 0)``."""
+    return f"{sensor_label(i)} (index {i})" if 0 <= i < len(LETTERS) else f"sensor index {i}"
 
 
 def reading_text(r: Any, decimals: int = 4) -> str:

@@ -307,23 +307,23 @@ def validate_inputs(task) -> None:
             if r is None:
                 if allow_null:
                     continue
-                raise RecordError(f"{at}, sensor {j}: reading is missing (null); localisation "
+                raise RecordError(f"{at}, {P.sensor_name(j)}: reading is missing (null); localisation "
                                   "tasks need every reading")
             parts = r if m == "range_bearing" else [r]
             if m == "range_bearing" and not (isinstance(r, list) and len(r) == 2):
-                raise RecordError(f"{at}, sensor {j}: expected [range, bearing], got {r!r}")
+                raise RecordError(f"{at}, {P.sensor_name(j)}: expected [range, bearing], got {r!r}")
             for v in parts:
                 if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    raise RecordError(f"{at}, sensor {j}: reading {v!r} is not a number")
+                    raise RecordError(f"{at}, {P.sensor_name(j)}: reading {v!r} is not a number")
                 if not math.isfinite(v):
-                    raise RecordError(f"{at}, sensor {j}: reading is {v} (NaN or infinite); "
+                    raise RecordError(f"{at}, {P.sensor_name(j)}: reading is {v} (NaN or infinite); "
                                       "write null for a dropped reading")
             if m in ("range", "range_bearing") and parts[0] < 0:
-                raise RecordError(f"{at}, sensor {j}: negative range {parts[0]}")
+                raise RecordError(f"{at}, {P.sensor_name(j)}: negative range {parts[0]}")
             if m in ("bearing", "range_bearing") and not 0 <= parts[-1] <= 360:
-                raise RecordError(f"{at}, sensor {j}: bearing {parts[-1]} outside [0, 360] degrees")
+                raise RecordError(f"{at}, {P.sensor_name(j)}: bearing {parts[-1]} outside [0, 360] degrees")
             if m == "proximity" and parts[0] not in (0, 1):
-                raise RecordError(f"{at}, sensor {j}: proximity reading must be 0 or 1, got {parts[0]}")
+                raise RecordError(f"{at}, {P.sensor_name(j)}: proximity reading must be 0 or 1, got {parts[0]}")
 
     if not task.steps:
         check_row(inp["readings"], where)
@@ -347,7 +347,7 @@ def validate_inputs(task) -> None:
             check_row(st.inputs["readings"], at)
             if st.inputs["readings"] != rows[i]:
                 j = next((j for j, (a, b) in enumerate(zip(st.inputs["readings"], rows[i])) if a != b), 0)
-                raise RecordError(f"{at}, sensor {j}: reading {st.inputs['readings'][j]!r} differs from "
+                raise RecordError(f"{at}, {P.sensor_name(j)}: reading {st.inputs['readings'][j]!r} differs from "
                                   f"inputs.readings[{i}] ({rows[i][j]!r}); the two copies must agree")
         t = st.inputs.get("time")
         if t is not None:

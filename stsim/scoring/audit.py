@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
+from ..generators.stark_prompts import sensor_name
 from ..records import Task
 from ..sim.noise import noise_from_dict
 from ..sim.readings import readings_to_array
@@ -61,7 +62,7 @@ def _check_row(task: Task, step: int | None, gold, row) -> AuditResult:
         excess = np.where(np.isfinite(dev), np.abs(dev) - bound, -np.inf)
         j = int(np.argmax(excess))
         if excess[j] > worst:
-            worst, why = float(excess[j]), f"sensor {j}: {label} off by {abs(dev[j]):.6g} (allowed {bound[j]:.6g})"
+            worst, why = float(excess[j]), f"{sensor_name(j)}: {label} off by {abs(dev[j]):.6g} (allowed {bound[j]:.6g})"
 
     if m in ("range", "bearing", "range_bearing", "proximity"):
         p = np.asarray(gold, float)[None, :2]
@@ -127,9 +128,10 @@ def _check_row(task: Task, step: int | None, gold, row) -> AuditResult:
         dev = z_ - emit - distances(s_, q[None, :])[0] / v
     excess = np.abs(dev) - bound
     j = int(np.argmax(excess))
-    if excess[j] > 0:
+    if excess[j] > 0:  # j counts the sensors that reported: named by its place among all of them
         return AuditResult(task.id, step, False, float(excess[j]),
-                           f"ToA reading {j}: off by {abs(dev[j]):.6g} (allowed {bound[j]:.6g})")
+                           f"{sensor_name(int(np.flatnonzero(ok)[j]))}: ToA reading off by {abs(dev[j]):.6g} "
+                           f"(allowed {bound[j]:.6g})")
     return AuditResult(task.id, step, True)
 
 
