@@ -202,6 +202,20 @@ def test_track_sensor_task_refit_keeps_the_filter_before_start():
     assert not np.array_equal(base[8:], new[8:])
 
 
+def test_answer_from_keeps_the_filter_before_it_and_the_fits_after_it():
+    """``answer_from=4``: steps 0-3 are the filter's answers byte for byte, and the later steps
+    are those of the same refit answering from step 0 (the modes are searched and refined at
+    steps 0-3 either way)."""
+    from stsim.baselines.sensor_particle_tracking import track_sensor_task
+    task = generate_task("stark.tracking.bearing", 1, suite="stark-tier1", suite_seed=11)
+    refit = {"search_steps": (0, 4), "max_searches": 2, "per_structure": 100}
+    base = track_sensor_task(task)
+    early = track_sensor_task(task, refit=refit)
+    late = track_sensor_task(task, refit={**refit, "answer_from": 4})
+    assert np.array_equal(late[:4], base[:4]) and not np.array_equal(early[:4], base[:4])
+    assert np.array_equal(late[4:], early[4:])
+
+
 def _active_columns(lay, mask, emit=False):
     free, _ = free_columns(lay)
     act = np.zeros((len(mask), lay.dim), bool)
