@@ -166,6 +166,9 @@ def test_run_into_a_folder_of_files_no_run_wrote_is_refused(tmp_path, capsys, ki
     assert main(["run", "cardinal", "--n", "1", "--out", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert f"stsim: error: --out {out}: holds {names} that no `stsim run` wrote there" in err
+    # one file is 'it' (it said 'would overwrite them ... remove them' of a lone summary.json)
+    them = "it" if kind == "own" else "them"
+    assert f"; running here would overwrite {them}: give another --out, or remove {them}\n" in err
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     (out / "summary.json").unlink()
     (out / "scores.jsonl").unlink(missing_ok=True)

@@ -166,6 +166,16 @@ def refuse_run_folder(folder: Path, flag: str, doing: str, replaces: str) -> Non
                        f"{replaces}; choose another folder")
 
 
+def refuse_overwrite(given: str, held: str, n: int, doing: str) -> None:
+    """Raise :class:`CLIError` (exit 2): the output ``given`` (the option as typed, e.g.
+    ``--out runs/a`` or ``-o tasks.jsonl``) ``held`` ``n`` file(s) that ``doing`` there would
+    overwrite.  The one wording of every such refusal (``run --out``, ``score --out``,
+    ``export -o``, ``generate -o``): what is there, and the two ways out."""
+    them = "it" if n == 1 else "them"
+    raise CLIError(f"{given}: {held}; {doing} here would overwrite {them}: give another {given.split()[0]}, "
+                   f"or remove {them}")
+
+
 def written(out: Path) -> list[str]:
     """Every file and folder in a run's output folder, sorted (folders with a trailing /)."""
     try:

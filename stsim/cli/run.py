@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..records import RUN_FOLDER_FILES
 from .common import (MAX_WORKERS, SUITES_HELP, CLIError, add_cluster, add_common, finite_number, int_at_least,
-                     trim_fraction, written)
+                     refuse_overwrite, trim_fraction, written)
 from .conditions import geoqa_conditions_apply, geoqa_only, selected_families, task_transform
 
 
@@ -234,9 +234,9 @@ def _keep_other_run(out: Path, this: dict) -> None:
         # would overwrite whichever of its files have the names a run writes
         mine = [n for n in RUN_FOLDER_FILES if (out / n).exists()]
         if mine:
-            raise CLIError(f"--out {out}: holds {', '.join(mine)} that no `stsim run` wrote there (no run.json"
-                           f"{'' if not isinstance(old, dict) else '; its summary.json names no suite'}); "
-                           "running here would overwrite them: give another --out, or remove them")
+            refuse_overwrite(f"--out {out}", f"holds {', '.join(mine)} that no `stsim run` wrote there (no run.json"
+                             f"{'' if not isinstance(old, dict) else '; its summary.json names no suite'})",
+                             len(mine), "running")
         return
     old = {**CONDITION_DEFAULTS, **old}  # written before the conditions were recorded: the defaults
     differ = [k for k, v in this.items() if k in old and old[k] != v]
