@@ -276,3 +276,37 @@ def test_task_keys_are_counted_and_walked_without_a_list():
         tracemalloc.stop()
     assert total == 30 * n  # 30 generated STARK families, none exhaustive (capped)
     assert first.id.endswith("/000000") and peak < 20e6, peak  # the list of 3e6 keys: ~300 MB
+
+
+def test_score_refuses_to_overwrite_an_earlier_score(tmp_path, capsys):
+    """`stsim score T A --out D` where D held an earlier score replaced its scores.jsonl and
+    summary.json (and D/cardinal/), exit 0.  Now exit 2 in `run --out`'s words, nothing
+    touched; a folder of other files still takes a score."""
+    runs = {}
+    for solver in ("baseline", "random"):
+        runs[solver] = tmp_path / solver
+        assert main(["run", "cardinal", "--n", "1", "--solver", solver, "--out", str(runs[solver]), "--quiet"]) == 0
+    out = tmp_path / "scored"
+    first = runs["baseline"]
+    assert main(["score", str(first / "tasks.jsonl"), str(first / "answers.jsonl"), "--out", str(out)]) == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert {"scores.jsonl", "summary.json", "report.json"} <= {p.name for p in before}
+    capsys.readouterr()
+    other = runs["random"]
+    assert main(["score", str(other / "tasks.jsonl"), str(other / "answers.jsonl"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"stsim: error: --out {out}: holds scores.jsonl, summary.json of an earlier `stsim score` "
+                   f"(of {first / 'answers.jsonl'}); scoring here would overwrite them: give another --out, "
+                   "or remove them\n")
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "summary.json").write_text("my notes\n")
+    assert main(["score", str(other / "tasks.jsonl"), str(other / "answers.jsonl"), "--out", str(own)]) == 2
+    assert (f"--out {own}: holds summary.json; scoring here would overwrite it: give another --out, or remove it"
+            in capsys.readouterr().err)
+    assert (own / "summary.json").read_text() == "my notes\n" and not (own / "scores.jsonl").exists()
+    (own / "summary.json").unlink()
+    (own / "notes.txt").write_text("mine\n")
+    assert main(["score", str(other / "tasks.jsonl"), str(other / "answers.jsonl"), "--out", str(own)]) == 0
+    assert (own / "notes.txt").read_text() == "mine\n" and (own / "scores.jsonl").is_file()

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..records import RecordError
-from .common import CLIError, int_at_least, out_dir, refuse_run_folder, trim_fraction, written
+from .common import CLIError, int_at_least, out_dir, refuse_overwrite, refuse_run_folder, trim_fraction, written
 
 
 def add_score(sub) -> None:
@@ -74,6 +74,7 @@ def cmd_score(args) -> int:
     answers, warnings = read_answers(args.answers, {t.id: t for t in tasks})
     if args.out is not None:          # inputs are read first: a bad one leaves no folder behind
         refuse_run_folder(args.out, "--out", "scoring", "that run's scores.jsonl and summary.json")
+        _keep_earlier_score(args.out)
         out_dir(args.out)
     for w in warnings:
         print(f"stsim: warning: {w}", file=sys.stderr)
@@ -138,6 +139,25 @@ def cmd_score(args) -> int:
     if args.out is not None:
         print(f"Wrote {args.out}/ ({', '.join(written(args.out))})")
     return 0
+
+
+#: what ``stsim score --out DIR`` writes (besides an analysis's own folder, e.g. DIR/cardinal/)
+SCORE_FILES = ("scores.jsonl", "summary.json")
+
+
+def _keep_earlier_score(out: Path) -> None:
+    """Refuse (exit 2) an ``--out`` folder holding a file ``stsim score`` writes (an earlier
+    score's scores.jsonl / summary.json, or one's own), in ``run --out``'s words
+    (:func:`refuse_overwrite`): scoring there replaced them without a word."""
+    mine = [n for n in SCORE_FILES if (out / n).exists()]
+    if not mine:
+        return
+    try:
+        old = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        old = None
+    whose = f" of an earlier `stsim score` (of {old['answers']})" if isinstance(old, dict) and "answers" in old else ""
+    refuse_overwrite(f"--out {out}", f"holds {', '.join(mine)}{whose}", len(mine), "scoring")
 
 
 def _lenient_counts(tasks, answers) -> dict[str, int]:
