@@ -310,3 +310,46 @@ def test_score_refuses_to_overwrite_an_earlier_score(tmp_path, capsys):
     (own / "notes.txt").write_text("mine\n")
     assert main(["score", str(other / "tasks.jsonl"), str(other / "answers.jsonl"), "--out", str(own)]) == 0
     assert (own / "notes.txt").read_text() == "mine\n" and (own / "scores.jsonl").is_file()
+
+
+def test_generate_refuses_to_overwrite_a_file_with_other_content(tmp_path, capsys):
+    """`stsim generate ... -o FILE` replaced an existing FILE without a word, exit 0.  Now exit
+    2, FILE byte for byte as it was and no stray file beside it; the same output again (the
+    same bytes) is allowed and leaves FILE untouched; /dev/null still takes any output."""
+    out = tmp_path / "tasks.jsonl"
+    assert main(["generate", "cardinal", "--n", "1", "-o", str(out)]) == 0
+    before = out.read_bytes()
+    capsys.readouterr()
+    for argv in (["generate", "quickstart", "--n", "1"], ["generate", "cardinal", "--n", "2"],
+                 ["generate", "cardinal", "--n", "1", "--prompts-only"]):
+        assert main([*argv, "-o", str(out)]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"stsim: error: -o {out}: exists, holding other content than the ") and \
+            err.endswith("task(s) made now; writing here would overwrite it: give another -o, or remove it\n")
+        assert out.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["tasks.jsonl"]
+    mine = tmp_path / "notes.txt"
+    mine.write_text("precious\n")
+    assert main(["generate", "cardinal", "--n", "1", "-o", str(mine)]) == 2
+    assert mine.read_text() == "precious\n"
+    assert main(["generate", "cardinal", "--n", "1", "-o", str(out)]) == 0  # the same bytes again
+    assert "already holds these 2 tasks, byte for byte: left as it was" in capsys.readouterr().err
+    assert out.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "tasks.jsonl"]
+    assert main(["generate", "cardinal", "--n", "1", "-o", "/dev/null"]) == 0
+
+
+def test_interrupted_generate_onto_an_existing_file_leaves_it_as_it_was(tmp_path, capsys, monkeypatch):
+    from stsim.benchmarks import suites
+    out = tmp_path / "tasks.jsonl"
+    out.write_text("precious\n")
+    real, calls = suites.generate_task, {"n": 0}
+
+    def flaky(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+    monkeypatch.setattr(suites, "generate_task", flaky)
+    assert main(["generate", "quickstart", "--n", "2", "-o", str(out)]) == 130
+    assert (f"stsim: interrupted: {out} is unchanged: the 2 task(s) made before the interrupt were not "
+            "written into it") in capsys.readouterr().err
+    assert out.read_text() == "precious\n" and [p.name for p in tmp_path.iterdir()] == ["tasks.jsonl"]

@@ -176,6 +176,35 @@ def refuse_overwrite(given: str, held: str, n: int, doing: str) -> None:
                    f"or remove {them}")
 
 
+def stage_beside(path: Path) -> Path:
+    """A new empty file in ``path``'s folder (hidden, named after it) to write ``path``'s new
+    content into before :func:`settle` decides whether it may replace ``path``."""
+    import os
+    import tempfile
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".stsim-part")
+    os.close(fd)
+    return Path(name)
+
+
+def settle(pairs: list[tuple[Path, Path]]) -> list[Path]:
+    """Move each staged new file to its final path, ``pairs`` being (new file, final path),
+    and return ``[]``; a final path that already holds the same bytes is left untouched (the
+    same output again: nothing is lost).  When some final paths hold other bytes (or are not
+    files), every new file is removed instead, nothing is moved, and those paths are returned:
+    the caller refuses (:func:`refuse_overwrite`), with nothing that was there changed."""
+    import filecmp
+    import os
+    clash = [dest for new, dest in pairs
+             if dest.exists() and not (dest.is_file() and filecmp.cmp(new, dest, shallow=False))]
+    for new, dest in pairs:
+        if clash or dest.exists():
+            new.unlink(missing_ok=True)
+        else:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(new, dest)
+    return clash
+
+
 def written(out: Path) -> list[str]:
     """Every file and folder in a run's output folder, sorted (folders with a trailing /)."""
     try:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from .common import (SUITES_HELP, CLIError, Interrupted, add_cluster, add_common, int_at_least,
-                     out_dir, refuse_run_folder)
+                     out_dir, refuse_overwrite, refuse_run_folder, settle, stage_beside)
 from .conditions import geoqa_conditions_apply, geoqa_only, task_transform
 
 
@@ -127,8 +127,8 @@ def _write_tasks(args, tasks, stream, steps, total: int | None = None) -> int:
         # Path() drops the slash: 'runs/new/' was written as a file named 'new'
         raise CLIError(f"-o {args.out}: ends with '/', a folder, and no such folder exists; give a file "
                        f"name, e.g. {Path(args.out) / 'tasks.jsonl'}")
-    fh = sys.stdout if args.out == "-" else _open_output(Path(args.out))
-    count = 0
+    fh, staged = (sys.stdout, None) if args.out == "-" else _open_output(Path(args.out))
+    count, done = 0, False
     from tqdm import tqdm
     bar = tqdm(total=total, desc=f"generate {args.suite}", unit="task", leave=False,
                disable=fh is sys.stdout or args.quiet or not sys.stderr.isatty())
@@ -137,25 +137,47 @@ def _write_tasks(args, tasks, stream, steps, total: int | None = None) -> int:
             fh.write(dumps(chat_record(t, args.mode, steps, **budget) if args.prompts_only else t.to_dict()) + "\n")
             count += 1
             bar.update()
+        if fh is not sys.stdout:
+            fh.close()  # a full disk shows here, not after the check below
+        done = True
     except KeyboardInterrupt:
         if fh is sys.stdout:
             raise
+        if staged is not None:
+            raise Interrupted(f"{args.out} is unchanged: the {count} task(s) made before the interrupt "
+                              "were not written into it") from None
         raise Interrupted(f"{args.out} is partial: {count} task(s) written before the interrupt") from None
+    except OSError as exc:
+        if staged is None:
+            raise
+        raise CLIError(f"-o {args.out}: cannot write ({exc.strerror or exc}); {args.out} is unchanged") from None
     finally:
         bar.close()
         if fh is not sys.stdout:
             fh.close()
+        if staged is not None and not done:
+            staged.unlink(missing_ok=True)
     if stream is not None and stream.failed:
         from ..benchmarks.cluster import ChunkFailed
+        if staged is not None:  # an incomplete set of tasks does not replace a whole file
+            staged.unlink(missing_ok=True)
+            raise ChunkFailed(stream.failed, stream.errors)
         raise ChunkFailed(stream.failed, stream.errors, args.out)
-    if args.out != "-":
+    if staged is not None:
+        if settle([(staged, Path(args.out))]):
+            refuse_overwrite(f"-o {args.out}", f"exists, holding other content than the {count} task(s) made now",
+                             1, "writing")
+        print(f"{args.out} already holds these {count} tasks, byte for byte: left as it was", file=sys.stderr)
+    elif args.out != "-":
         print(f"wrote {count} tasks to {args.out}", file=sys.stderr)
     return 0
 
 
 def _open_output(path: Path):
-    """Open ``path`` for writing; raise :class:`CLIError` naming it when that is impossible
-    (a folder, a missing parent folder, no permission) or when it is an existing file of a
+    """Open ``path`` for writing: ``(file, None)``, or for an existing file ``(file, staged)``,
+    a new file beside it (:func:`stage_beside`) that replaces it only if they end up holding the
+    same bytes (:func:`settle`).  Raise :class:`CLIError` naming it when that is impossible (a
+    folder, a missing parent folder, no permission) or when it is an existing file of a
     `stsim run` folder (:func:`refuse_run_folder`)."""
     if path.is_dir():
         raise CLIError(f"-o {path}: is a folder; give a file name, e.g. {path / 'tasks.jsonl'}")
@@ -165,7 +187,9 @@ def _open_output(path: Path):
         raise CLIError(f"-o {path}: is a file of the `stsim run` in {path.parent} (run.json); writing here "
                        "would replace it; choose another file")
     try:
-        return open(path, "w", encoding="utf-8", newline="\n")
+        # an existing file (not /dev/null or a pipe) is kept until the new content is known
+        staged = stage_beside(path) if path.is_file() else None
+        return open(staged or path, "w", encoding="utf-8", newline="\n"), staged
     except OSError as exc:
         raise CLIError(f"-o {path}: cannot write ({exc.strerror or exc})") from None
 
