@@ -353,3 +353,29 @@ def test_interrupted_generate_onto_an_existing_file_leaves_it_as_it_was(tmp_path
     assert (f"stsim: interrupted: {out} is unchanged: the 2 task(s) made before the interrupt were not "
             "written into it") in capsys.readouterr().err
     assert out.read_text() == "precious\n" and [p.name for p in tmp_path.iterdir()] == ["tasks.jsonl"]
+
+
+def test_export_refuses_to_overwrite_files_with_other_content(tmp_path, capsys):
+    """A second `stsim export --format chat -o D` of another suite replaced D/prompts.jsonl
+    without a word, exit 0 (so did every format: parquet / hf even a README.md of one's own).
+    Now exit 2, D byte for byte as it was and no stray folder in it; the same export again,
+    or one whose files are new to D, still writes."""
+    out = tmp_path / "exp"
+    assert main(["export", "cardinal", "--n", "1", "--format", "chat", "-o", str(out)]) == 0
+    before = {p: p.read_bytes() for p in out.rglob("*")}
+    capsys.readouterr()
+    for argv in (["quickstart", "--n", "1"], ["cardinal", "--n", "2"], ["cardinal", "--n", "1", "--mode", "ci"]):
+        assert main(["export", *argv, "--format", "chat", "-o", str(out)]) == 2, argv
+        assert capsys.readouterr().err == (f"stsim: error: -o {out}: holds prompts.jsonl with other content than "
+                                           "this export; exporting here would overwrite it: give another -o, or "
+                                           "remove it\n")
+        assert {p: p.read_bytes() for p in out.rglob("*")} == before
+    assert main(["export", "cardinal", "--n", "1", "--format", "chat", "-o", str(out)]) == 0  # the same again
+    assert {p: p.read_bytes() for p in out.rglob("*")} == before
+    assert main(["export", "quickstart", "--n", "1", "--format", "csv", "-o", str(out)]) == 0  # a new file
+    assert {p.name for p in out.iterdir()} == {"prompts.jsonl", "tasks.csv"}
+    (out / "README.md").write_text("my notes\n")
+    before = {p: p.read_bytes() for p in out.rglob("*")}
+    assert main(["export", "quickstart", "--n", "1", "--format", "parquet", "-o", str(out)]) == 2
+    assert f"-o {out}: holds README.md with other content than this export" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in out.rglob("*")} == before

@@ -228,18 +228,37 @@ def cmd_export(args) -> int:
     tasks = itertools.chain([first], tasks)
     refuse_run_folder(args.out, "-o", "exporting", "that run's tasks.jsonl or mix other files with its own")
     out_dir(args.out, "-o")
+    import shutil
+    import tempfile
+    # a folder already holding files gets the export made beside them first (a hidden folder in
+    # it), then moved in file by file, unless one of its files would replace other bytes
+    stage = Path(tempfile.mkdtemp(dir=args.out, prefix=".stsim-export-")) if any(args.out.iterdir()) else None
     from tqdm import tqdm
     total = None if suite.loader is not None else suite.count_tasks(args.n, args.family)
     tasks = tqdm(tasks, total=total, desc=f"export {args.suite}", unit="task", leave=False,
                  disable=args.quiet or not sys.stderr.isatty())
     try:
-        written = export.export(args.format, tasks, args.out, suite=args.suite, seed=args.seed, n=args.n,
-                                mode=args.mode, max_steps=steps, family=args.family)
-    except export.ExportError as exc:
-        raise CLIError(str(exc)) from None
-    except KeyboardInterrupt:
-        raise Interrupted(f"{args.out} is partial") from None
+        try:
+            written = export.export(args.format, tasks, stage or args.out, suite=args.suite, seed=args.seed,
+                                    n=args.n, mode=args.mode, max_steps=steps, family=args.family)
+        except export.ExportError as exc:
+            raise CLIError(str(exc)) from None
+        except KeyboardInterrupt:
+            if stage is not None:
+                raise Interrupted(f"{args.out} is unchanged: the export was interrupted before anything "
+                                  "was written into it") from None
+            raise Interrupted(f"{args.out} is partial") from None
+        finally:
+            tasks.close()
+        if stage is not None:
+            made = sorted(p for p in stage.rglob("*") if p.is_file())
+            clash = settle([(p, args.out / p.relative_to(stage)) for p in made])
+            if clash:
+                refuse_overwrite(f"-o {args.out}", f"holds {', '.join(str(p.relative_to(args.out)) for p in clash)}"
+                                 f" with other content than this export", len(clash), "exporting")
+            written = [args.out / p.relative_to(stage) for p in written]
     finally:
-        tasks.close()
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
     print(f"wrote {', '.join(str(p) for p in written)}", file=sys.stderr)
     return 0
