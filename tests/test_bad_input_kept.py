@@ -379,3 +379,30 @@ def test_export_refuses_to_overwrite_files_with_other_content(tmp_path, capsys):
     assert main(["export", "quickstart", "--n", "1", "--format", "parquet", "-o", str(out)]) == 2
     assert f"-o {out}: holds README.md with other content than this export" in capsys.readouterr().err
     assert {p: p.read_bytes() for p in out.rglob("*")} == before
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["generate", "quickstart", "--mode", "ci"], "--mode ci: chooses the system prompt of the prompts a model is "
+     "shown, which only --prompts-only writes; generate without --prompts-only writes the full tasks (no system "
+     "prompt, every tracking step), so it would be ignored: use it with --prompts-only"),
+    (["generate", "geoqa-mini", "--mode", "agentic"], "--mode agentic: chooses the system prompt"),
+    (["generate", "quickstart", "--max-steps", "3"], "--max-steps 3: chooses the tracking steps asked of the "
+     "prompts a model is shown, which only --prompts-only writes"),
+    (["export", "quickstart", "--format", "csv", "--mode", "ci"], "--mode ci: chooses the system prompt of the "
+     "prompts a model is shown, which only --format chat writes; --format csv writes the full tasks"),
+    (["export", "quickstart", "--format", "inspect", "--mode", "ci"], "--mode ci: chooses the system prompt of the "
+     "prompts a model is shown, which only --format chat writes; --format "
+     "inspect asks in direct-answer mode only (docs/inspect.md), so it would be ignored: use it with --format chat"),
+    (["export", "quickstart", "--format", "jsonl", "--max-steps", "2"], "--max-steps 2: chooses the tracking steps "
+     "asked of the prompts a model is shown, which only --format chat or inspect writes"),
+])
+def test_prompt_options_where_no_prompt_is_written_are_refused(tmp_path, capsys, argv, said):
+    """`stsim generate quickstart --mode ci` without --prompts-only wrote the full tasks, exit 0,
+    --mode silently ignored (its help says 'with --prompts-only'); so were --max-steps there
+    and both in `export` formats that write no prompt (inspect: no ci mode).  Now exit 2 before
+    anything is written, an existing output byte for byte as it was."""
+    out = tmp_path / "out"
+    out.write_text("precious\n") if argv[0] == "generate" else out.mkdir()
+    assert main([*argv, "-o", str(out)]) == 2
+    assert f"stsim: error: {said}" in capsys.readouterr().err
+    assert out.read_text() == "precious\n" if argv[0] == "generate" else list(out.iterdir()) == []

@@ -44,6 +44,9 @@ def add_generate(sub) -> None:
 def cmd_generate(args) -> int:
     """``stsim generate``: write the suite's tasks (or their prompts) to ``-o``."""
     from ..benchmarks.suites import get_suite
+    if not args.prompts_only:
+        _prompt_options_apply(args, "--prompts-only", "--prompts-only", "generate without --prompts-only writes "
+                              "the full tasks (no system prompt, every tracking step)")
     suite = get_suite(args.suite)
     if args.step_budget is not None and not (args.prompts_only and args.mode == "agentic"):
         raise CLIError("--step-budget names the agentic tier's budget in the prompt: use it with "
@@ -88,6 +91,21 @@ def cmd_generate(args) -> int:
     if seen:
         _report_languages(seen)
     return rc
+
+
+def _prompt_options_apply(args, mode_by: str | None, steps_by: str | None, other: str) -> None:
+    """CLIError (exit 2) when ``--mode`` (other than da) or ``--max-steps`` is given where
+    nothing it chooses is written: ``mode_by`` / ``steps_by`` name what would use each (``None``:
+    this command as asked does), ``other`` what this command writes instead.  E.g. ``generate``
+    without ``--prompts-only`` writes the full tasks (no system prompt, every tracking step),
+    ``export --format csv`` too, and ``--format inspect`` runs direct-answer mode only: the
+    option was silently ignored."""
+    for given, what, by in ((args.mode != "da" and f"--mode {args.mode}", "the system prompt", mode_by),
+                            (args.max_steps != -1 and f"--max-steps {args.max_steps}", "the tracking steps asked",
+                             steps_by)):
+        if given and by is not None:
+            raise CLIError(f"{given}: chooses {what} of the prompts a model is shown, which only {by} writes; "
+                           f"{other}, so it would be ignored: use it with {by}")
 
 
 def _tee(tasks, seen: list):
@@ -205,7 +223,7 @@ def add_export(sub) -> None:
     e.add_argument("-o", "--out", type=Path, required=True, metavar="DIR", help="output folder")
     e.add_argument("--quiet", action="store_true", help="no progress bar (shown on a terminal)")
     e.add_argument("--mode", choices=("da", "ci"), default="da",
-                   help="chat/inspect: direct answer or code interpreter system prompt (default da)")
+                   help="chat: direct answer or code interpreter system prompt (default da; inspect: direct answer only)")
     e.add_argument("--max-steps", type=int_at_least(0), default=-1, metavar="K",
                    help="chat/inspect: tracking steps asked (default: suite's, 10; 0 = all)")
 
@@ -219,6 +237,10 @@ def cmd_export(args) -> int:
     """``stsim export``: write the suite's tasks in ``--format`` into the folder ``-o``."""
     from ..benchmarks import export
     from ..benchmarks.suites import get_suite
+    _prompt_options_apply(args, None if args.format == "chat" else "--format chat",
+                          None if args.format in ("chat", "inspect") else "--format chat or inspect",
+                          "--format inspect asks in direct-answer mode only (docs/inspect.md)" if args.format == "inspect"
+                          else f"--format {args.format} writes the full tasks (no system prompt, every tracking step)")
     suite = get_suite(args.suite)
     steps = suite.max_steps if args.max_steps == -1 else (args.max_steps or None)
     tasks = suite.tasks(n=args.n, seed=args.seed, data=args.data, only=args.family)
