@@ -120,7 +120,7 @@ def test_interrupted_run_keeps_what_it_wrote(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(runner, "safe_solve", flaky)
     out = tmp_path / "run"
     assert main(["run", "quickstart", "--n", "2", "--out", str(out), "--quiet"]) == 130
-    assert f"kept in {out} (continue with `stsim run SUITE --resume {out}`)" in capsys.readouterr().err
+    assert f"kept in {out} (continue with `stsim run quickstart --resume {out}`)" in capsys.readouterr().err
     summary = json.loads((out / "summary.json").read_text())
     assert summary["interrupted"] is True and summary["n_tasks"] == 3
     assert len((out / "answers.jsonl").read_text().splitlines()) == 3

@@ -71,7 +71,7 @@ def test_the_legend_is_short_by_default_and_whole_with_explain(tmp_path, capsys)
     table = [ln for ln in short.splitlines() if ln.startswith(("family", "stark."))]
     assert len(table) == 3 and table == [ln for ln in full.splitlines() if ln.startswith(("family", "stark."))]
     notes = short[short.index(table[-1]) + len(table[-1]):short.index("'baseline' is")].strip().splitlines()
-    assert len(notes) == 5 and notes[-1].endswith("add --explain (stsim run quickstart --explain)")
+    assert len(notes) == 5 and notes[-1].endswith(f"add --explain (stsim run quickstart --resume {out} --explain)")
     # n counts every item, failed ones too (it said 'scored items')
     assert notes[0].startswith("n: items, failed ones included (a tracking task: one per scored step); trim.err")
     assert "STARK trim / inst / fail" in notes[2]
@@ -80,6 +80,29 @@ def test_the_legend_is_short_by_default_and_whole_with_explain(tmp_path, capsys)
                         "(dt in stark.tracking.event_xyt: min).")
     assert legend(summary["families"]) in full and "STARK's own convention (its released" not in short
     assert "'n' counts items, failed ones included: one per scored step" in full and "event_xyt families answer [x, y, t0]" in full
+
+
+def test_the_explain_hint_reprints_the_run_just_made(tmp_path, capsys):
+    """The hint under the table said `stsim run SUITE --explain`, dropping --n, --family,
+    --seed, --solver, --trim: run as shown it made another run (in a new folder).  It now
+    names this run's folder, `--resume DIR --explain`, with the options run.json does not
+    record; run as shown it prints the same table and the full legend, solving nothing."""
+    import shlex
+    from stsim.scoring.report import legend
+    out = tmp_path / "my run"  # a space: the command is shell-quoted
+    assert main(["run", "quickstart", "--n", "2", "--seed", "3", "--family", "stark.localization.r*",
+                 "--solver", "random", "--trim", "0.2", "--out", str(out), "--quiet"]) == 0
+    short = capsys.readouterr().out
+    hint = f"stsim run quickstart --resume '{out}' --trim 0.2 --explain"
+    assert f"Full legend: add --explain ({hint})\n" in short
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.name != "summary.json"}
+    assert main(shlex.split(hint)[1:]) == 0
+    full = capsys.readouterr().out
+    assert "resumed " + str(out) + ": 4 task(s) kept, 0 solved now" in full
+    table = [ln for ln in short.splitlines() if ln.startswith(("family", "stark."))]
+    assert len(table) == 3 and table == [ln for ln in full.splitlines() if ln.startswith(("family", "stark."))]
+    assert legend(json.loads((out / "summary.json").read_text())["families"]) in full
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.name != "summary.json"} == before
 
 
 def test_legend_says_n_counts_failed_items(tmp_path, capsys):

@@ -105,8 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"stsim: interrupted: {exc}", file=sys.stderr)
         return 130
     except KeyboardInterrupt as exc:
-        where = (f"; files written so far are kept in {exc} (continue with `stsim run SUITE --resume {exc}`)"
-                 if str(exc) else "")
+        where = (f"; files written so far are kept in {exc} (continue with `{run.resume_command(args, exc)}`)"
+                 if str(exc) and args.command == "run" else "")
         print(f"stsim: interrupted{where}", file=sys.stderr)
         return 130
     except BrokenPipeError:
@@ -130,8 +130,8 @@ def _cannot_write(args, exc: OSError) -> str:
     if args.command == "run":
         folder = getattr(args, "out", None) or (Path(exc.filename).parent if exc.filename else None)
         if folder is not None:
-            text += (f"; what was written so far is kept: once there is room, `stsim run {args.suite} "
-                     f"--resume {folder}` continues")
+            text += (f"; what was written so far is kept: once there is room, `{run.resume_command(args, folder)}` "
+                     "continues")
     elif args.command in ("generate", "export") and getattr(args, "out", "-") != "-":
         text += f"; {args.out} is incomplete"
     return text

@@ -161,7 +161,8 @@ def cmd_run(args) -> int:
               "the reason of each is in answers.jsonl ('detail').")
     if not own_table:
         print("\n" + (legend(summary["families"]) if args.explain else
-                      short_legend(summary["families"], f"add --explain (stsim run {args.suite} --explain)")))
+                      short_legend(summary["families"],
+                                  f"add --explain ({resume_command(args, summary['out_dir'])} --explain)")))
     if "solver_variant_families" in summary:
         used = set(summary["solver_variant_families"])
         others = sorted(f for f in summary["families"] if f not in used)
@@ -175,6 +176,28 @@ def cmd_run(args) -> int:
               "docs/stark-tier1.md, docs/qstr.md, docs/cardinal.md, docs/geoqa.md; `stsim list` names the variants).")
     print(f"Wrote {summary['out_dir']}/ ({', '.join(written(Path(summary['out_dir'])))})")
     return 0
+
+
+#: options of ``stsim run`` that DIR/run.json does not record (so ``--resume DIR`` cannot take
+#: them from there) but that change the table (``--trim``) or are needed to start the solver
+#: again (a live model's endpoint and key, the isolation of code)
+_NOT_RECORDED = (("trim", "--trim"), ("base_url", "--base-url"), ("api_key_env", "--api-key-env"),
+                 ("isolation", "--isolation"))
+
+
+def resume_command(args, out) -> str:
+    """``stsim run SUITE --resume OUT`` with the options of this run that OUT/run.json does not
+    record (:data:`_NOT_RECORDED`) when they are not the defaults, shell-quoted: the command
+    that continues (or, finished, reprints) this run, not another one."""
+    import shlex
+    from . import build_parser
+    defaults = build_parser().parse_args(["run", args.suite])
+    words = ["stsim", "run", args.suite, "--resume", str(out)]
+    for attr, flag in _NOT_RECORDED:
+        value = getattr(args, attr, None)
+        if value != getattr(defaults, attr):
+            words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    return " ".join(shlex.quote(w) for w in words)
 
 
 def _resume_options(args) -> None:
