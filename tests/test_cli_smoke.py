@@ -105,6 +105,28 @@ def test_the_explain_hint_reprints_the_run_just_made(tmp_path, capsys):
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.name != "summary.json"} == before
 
 
+def test_the_explain_hint_of_score_is_this_score_again(tmp_path, capsys):
+    """`stsim score`'s hint said `stsim score TASKS ANSWERS --explain`: copied with the files
+    filled in, it dropped --trim / --max-steps / --tolerance / --rubric and printed another
+    table.  It now is this score again with --explain (no --out: that folder is now refused)."""
+    import shlex
+    tasks, answers = tmp_path / "t.jsonl", tmp_path / "a.jsonl"
+    assert main(["generate", "quickstart", "--n", "3", "--family", "stark.localization.range", "-o", str(tasks)]) == 0
+    first = json.loads(tasks.read_text().splitlines()[0])
+    answers.write_text(json.dumps({"task_id": first["id"], "value": first["answer"]}) + "\n")
+    capsys.readouterr()
+    assert main(["score", str(tasks), str(answers), "--trim", "0.2", "--tolerance", "0.5",
+                 "--out", str(tmp_path / "s")]) == 0
+    short = capsys.readouterr().out
+    hint = f"stsim score {tasks} {answers} --trim 0.2 --tolerance 0.5 --explain"
+    assert f"Full legend: add --explain ({hint})\n" in short
+    assert main(shlex.split(hint)[1:]) == 0
+    full = capsys.readouterr().out
+    table = [ln for ln in short.splitlines() if ln.startswith(("family", "stark."))]
+    assert len(table) == 4 and table == [ln for ln in full.splitlines() if ln.startswith(("family", "stark."))]
+    assert "'n' counts items, failed ones included." in full
+
+
 def test_legend_says_n_counts_failed_items(tmp_path, capsys):
     """The legend said 'n: scored items', but n counts every item, failed ones included."""
     tasks, answers = tmp_path / "t.jsonl", tmp_path / "a.jsonl"

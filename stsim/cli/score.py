@@ -135,10 +135,25 @@ def cmd_score(args) -> int:
         print(f"\nstrictness: a lenient reader (words dropped: '4.49 s', 'x = 9.2, y = 1.6', 'approximately "
               f"[0.43, 1.46] units') would have read {sum(lenient.values())} of the {fails} format failure(s) "
               "with reply text (per family: 'lenient_recoverable' in summary.json); they stay failures.")
-    print("\n" + (legend(fams) if args.explain else short_legend(fams, "add --explain (stsim score TASKS ANSWERS --explain)")))
+    print("\n" + (legend(fams) if args.explain else short_legend(fams, f"add --explain ({_explain_command(args)})")))
     if args.out is not None:
         print(f"Wrote {args.out}/ ({', '.join(written(args.out))})")
     return 0
+
+
+def _explain_command(args) -> str:
+    """This ``stsim score`` again with ``--explain``: its two files and the options that change
+    the table when not the defaults, without ``--out`` (which would now refuse the folder it
+    wrote), shell-quoted."""
+    import shlex
+    from . import build_parser
+    defaults = build_parser().parse_args(["score", "T", "A"])
+    words = ["stsim", "score", str(args.tasks), str(args.answers)]
+    for attr in ("max_steps", "trim", "tolerance", "rubric"):
+        value = getattr(args, attr)
+        if value != getattr(defaults, attr):
+            words += ["--" + attr.replace("_", "-"), f"{value:g}" if isinstance(value, float) else str(value)]
+    return " ".join(shlex.quote(w) for w in words + ["--explain"])
 
 
 #: what ``stsim score --out DIR`` writes (besides an analysis's own folder, e.g. DIR/cardinal/)
