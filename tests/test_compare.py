@@ -111,3 +111,30 @@ def test_an_ok_item_stored_without_error_counts_as_infinite(tmp_path):
     assert r["relative_change"] == pytest.approx(-0.5)
     assert r["failures_b"] == 0
 
+
+
+def test_runs_with_no_item_in_common_give_no_change(tmp_path, capsys):
+    """Two runs of one family on other tasks (another suite's ids) warned '0 common item(s)'
+    but printed a change (+33.6%) of errors on different questions.  Now the change (numeric)
+    and B - A (categorical) are n/c, null in --json, with the warning saying why; exit 0 as
+    for every other mismatch warning (a family both runs share does compare)."""
+    _scores(tmp_path / "a", "f", [1.0, 2.0, 3.0])
+    rows = [{"task_id": f"other/{i}", "family": "f", "step": None, "status": "ok", "error": e}
+            for i, e in enumerate([2.0, 3.0, 4.0])]
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    _cat(tmp_path / "ca", [1, 0, 1])
+    _cat(tmp_path / "cb", [1, 1, 1], prefix="other")
+    for a, b, row_start, kind in (("a", "b", "f ", "numeric"), ("ca", "cb", "c ", "categorical")):
+        argv = ["compare", str(tmp_path / a), str(tmp_path / b)]
+        assert main(argv) == 0
+        out, err = capsys.readouterr()
+        row = next(ln for ln in out.splitlines() if ln.startswith(row_start)).split()
+        assert row[-2:] == ["n/c", "-"] and "%" not in " ".join(row), row
+        assert "n/c: not comparable, the two runs have no item (task and step) in common in that family." in out
+        assert (f"{row_start.strip()}: 3 item(s) only in A, 3 only in B (e.g. other/0); no item in common, so no "
+                "change is given (n/c: not comparable)") in err
+        assert main([*argv, "--json"]) == 0
+        r = json.loads(capsys.readouterr().out)[row_start.strip()]
+        assert r["kind"] == kind and r["n_common"] == 0 and r["ci95"] is None
+        assert r["relative_change" if kind == "numeric" else "accuracy_delta"] is None

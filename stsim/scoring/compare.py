@@ -80,7 +80,9 @@ def run_mismatches(run_a: str | Path, run_b: str | Path,
     for fam, (ka, kb) in sorted((items or {}).items()):
         if ka != kb:
             out.append(f"{fam}: {len(ka - kb)} item(s) only in A, {len(kb - ka)} only in B "
-                       f"(e.g. {sorted(ka ^ kb, key=str)[0][0]}); the 95 % CI uses the {len(ka & kb)} common item(s)")
+                       f"(e.g. {sorted(ka ^ kb, key=str)[0][0]}); "
+                       + (f"the 95 % CI uses the {len(ka & kb)} common item(s)" if ka & kb else
+                          "no item in common, so no change is given (n/c: not comparable)"))
     return out
 
 
@@ -103,7 +105,10 @@ def compare_runs(run_a: str | Path, run_b: str | Path, trim: float = STARK_CI_TR
     Numeric families: n, failures and trimmed RMSE of each, ``relative_change`` of B against A
     (``None`` when undefined: no errors, or A's RMSE is 0) and its ``ci95``.  Categorical
     families (scores with ``correct``): ``accuracy_a``, ``accuracy_b`` (failures count as
-    wrong), ``accuracy_delta`` = B - A and its ``ci95``.
+    wrong), ``accuracy_delta`` = B - A and its ``ci95``.  With no item in both runs
+    (``n_common`` 0: other tasks, e.g. another suite's ids) the two runs answered different
+    questions: ``relative_change`` / ``accuracy_delta`` are ``None`` (printed ``n/c``, not
+    comparable), though each run's own figures are kept.
 
     The 95 % intervals are paired bootstrap percentiles (``n_boot`` resamples, fixed ``seed``)
     over the items (task, step) scored in both runs: each resample draws the same items for A
@@ -138,13 +143,13 @@ def compare_runs(run_a: str | Path, run_b: str | Path, trim: float = STARK_CI_TR
                 cb = np.array([1.0 if ib[k]["status"] == "ok" and ib[k].get("correct") else 0.0 for k in common])
                 ci = _ci(cb[idx].mean(axis=1) - ca[idx].mean(axis=1))
             out[fam] = {**base, "kind": "categorical", "accuracy_a": round(acc_a, 6), "accuracy_b": round(acc_b, 6),
-                        "accuracy_delta": round(acc_b - acc_a, 6), "ci95": ci}
+                        "accuracy_delta": round(acc_b - acc_a, 6) if common else None, "ci95": ci}
             continue
         ea = [_err(r) for r in ia.values() if r["status"] == "ok"]
         eb = [_err(r) for r in ib.values() if r["status"] == "ok"]
         ra = trimmed_rmse(ea, trim) if ea else None
         rb = trimmed_rmse(eb, trim) if eb else None
-        change = None if ra is None or rb is None or ra == 0 else (rb - ra) / ra
+        change = None if ra is None or rb is None or ra == 0 or not common else (rb - ra) / ra
         ci = None
         if idx is not None:
             pa = np.array([_err(ia[k]) for k in common])
@@ -189,7 +194,8 @@ def format_comparison(rows: dict[str, dict[str, Any]], trim: float = STARK_CI_TR
         lines.append(f"{'family':<{w}}  {'n A':>5}  {'n B':>5}  {'fail A':>6}  {'fail B':>6}  {'RMSE ' + pct + ' A':>11}  "
                      f"{'RMSE ' + pct + ' B':>11}  {'change':>8}  {'95% CI (paired)':>17}")
         for fam, r in num.items():
-            ch = "-" if r["relative_change"] is None else f"{100 * r['relative_change']:+.1f}%"
+            ch = "n/c" if not r.get("n_common", 1) else "-" if r["relative_change"] is None else \
+                f"{100 * r['relative_change']:+.1f}%"
             ci = "-" if not r.get("ci95") else f"[{100 * r['ci95'][0]:+.1f}%, {100 * r['ci95'][1]:+.1f}%]"
             lines.append(f"{fam:<{w}}  {r['n_a']:>5}  {r['n_b']:>5}  {r['failures_a']:>6}  {r['failures_b']:>6}  "
                          f"{f4(r['trimmed_rmse_a'])}  {f4(r['trimmed_rmse_b'])}  {ch:>8}  {ci:>17}")
@@ -201,6 +207,9 @@ def format_comparison(rows: dict[str, dict[str, Any]], trim: float = STARK_CI_TR
                      f"{'B - A':>7}  {'95% CI (paired)':>17}")
         for fam, r in cat.items():
             ci = "-" if not r.get("ci95") else f"[{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
+            delta = "n/c" if r["accuracy_delta"] is None else f"{r['accuracy_delta']:+7.4f}"
             lines.append(f"{fam:<{w}}  {r['n_a']:>5}  {r['n_b']:>5}  {r['failures_a']:>6}  {r['failures_b']:>6}  "
-                         f"{r['accuracy_a']:7.4f}  {r['accuracy_b']:7.4f}  {r['accuracy_delta']:+7.4f}  {ci:>17}")
+                         f"{r['accuracy_a']:7.4f}  {r['accuracy_b']:7.4f}  {delta:>7}  {ci:>17}")
+    if any(not r.get("n_common", 1) for r in rows.values()):
+        lines += ["", "n/c: not comparable, the two runs have no item (task and step) in common in that family."]
     return "\n".join(lines)
