@@ -75,6 +75,10 @@ def test_the_legend_is_short_by_default_and_whole_with_explain(tmp_path, capsys)
     # n counts every item, failed ones too (it said 'scored items')
     assert notes[0].startswith("n: items, failed ones included (a tracking task: one per scored step); trim.err")
     assert "STARK trim / inst / fail" in notes[2]
+    # the unit of each measure, as --explain says it ('eucl' had none in the short legend)
+    assert "('measure': eucl in the task's plane units, km for event tasks; abs in s or min; rel.L2 a ratio)" \
+        in notes[0]
+    assert "eucl = Euclidean distance in the task's plane units (km for event tasks)" in full
     # the one error mixing units is said in the short legend too, with the family's dt unit
     assert notes[1] == ("event_xyt: the error is the norm of (dx km, dy km, dt) together, mixing units "
                         "(dt in stark.tracking.event_xyt: min).")

@@ -138,8 +138,10 @@ def short_legend(families: dict[str, dict[str, Any]], explain: str) -> str:
     # the items with an error or a verdict
     lines = ["n: items, failed ones included" + (" (a tracking task: one per scored step)" if any(
         "tracking" in f for f in families) else "") + ("; trim.err / RMS.err / median: our physical error per "
-                                                        "item ('measure': eucl, abs, rel.L2), trim.err without "
-                                                        "the 10 % smallest and largest." if numeric else ".")]
+                                                        "item ('measure': eucl in the task's plane units, km "
+                                                        "for event tasks; abs in s or min; rel.L2 a ratio), "
+                                                        "trim.err without the 10 % smallest and largest."
+                                                        if numeric else ".")]
     if any(f.endswith("event_xyt") for f in numeric):   # the one error that mixes units: not left to --explain
         units = _xyt_units(families, numeric)
         lines.append("event_xyt: the error is the norm of (dx km, dy km, dt) together, mixing units"
