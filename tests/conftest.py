@@ -41,3 +41,22 @@ def _private_cache(tmp_path_factory):
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
         os.environ["XDG_CACHE_HOME"] = old
+
+
+@pytest.fixture
+def interrupt_generate(monkeypatch):
+    """``interrupt_generate(k)``: the suites' task generation raises KeyboardInterrupt on its
+    ``k``-th call (a Ctrl-C in the middle of ``stsim generate``)."""
+    from stsim.benchmarks import suites
+    real = suites.generate_task
+
+    def arm(k: int = 3) -> None:
+        calls = {"n": 0}
+
+        def flaky(*a, **kw):
+            calls["n"] += 1
+            if calls["n"] == k:
+                raise KeyboardInterrupt
+            return real(*a, **kw)
+        monkeypatch.setattr(suites, "generate_task", flaky)
+    return arm

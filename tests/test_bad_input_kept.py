@@ -337,18 +337,10 @@ def test_generate_refuses_to_overwrite_a_file_with_other_content(tmp_path, capsy
     assert main(["generate", "cardinal", "--n", "1", "-o", "/dev/null"]) == 0
 
 
-def test_interrupted_generate_onto_an_existing_file_leaves_it_as_it_was(tmp_path, capsys, monkeypatch):
-    from stsim.benchmarks import suites
+def test_interrupted_generate_onto_an_existing_file_leaves_it_as_it_was(tmp_path, capsys, interrupt_generate):
     out = tmp_path / "tasks.jsonl"
     out.write_text("precious\n")
-    real, calls = suites.generate_task, {"n": 0}
-
-    def flaky(*a, **k):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        return real(*a, **k)
-    monkeypatch.setattr(suites, "generate_task", flaky)
+    interrupt_generate(3)
     assert main(["generate", "quickstart", "--n", "2", "-o", str(out)]) == 130
     assert (f"stsim: interrupted: {out} is unchanged: the 2 task(s) made before the interrupt were not "
             "written into it") in capsys.readouterr().err

@@ -419,17 +419,8 @@ def test_tasks_read_from_a_pipe(tmp_path, capsys):
         writer.join(timeout=10)
     assert "audited 1 item(s) of 1 task(s): 0 inconsistent" in capsys.readouterr().out
 
-def test_interrupted_generate_says_the_file_is_partial(tmp_path, capsys, monkeypatch):
-    from stsim.benchmarks import suites
-    real = suites.generate_task
-    calls = {"n": 0}
-
-    def flaky(*a, **k):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        return real(*a, **k)
-    monkeypatch.setattr(suites, "generate_task", flaky)
+def test_interrupted_generate_says_the_file_is_partial(tmp_path, capsys, interrupt_generate):
+    interrupt_generate(3)
     out = tmp_path / "tasks.jsonl"
     assert main(["generate", "quickstart", "--n", "2", "-o", str(out)]) == 130
     err = capsys.readouterr().err
