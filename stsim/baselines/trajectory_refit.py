@@ -647,11 +647,15 @@ def analytic_centre(s0: np.ndarray, J: np.ndarray, valid: np.ndarray, iters: int
     Args: s0 (N, R); J (N, P, R) ``ds / du``; valid (N, P) bool, the columns each fit has
         (padded columns get a unit diagonal and stay 0); du0 (N, P) a start (an earlier step's
         centre of the same fits), used where it is strictly inside (``|s| < c``), else 0.
+        A row with a non-finite value keeps its fit (``du`` 0).
     Returns: du (N, P)."""
     N, P = valid.shape
+    du = np.zeros((N, P))
+    bad = ~(np.isfinite(s0).all(axis=1) & np.isfinite(J).all(axis=(1, 2)))
+    if bad.any():                                        # such rows keep their fit
+        s0, J = np.where(bad[:, None], 0.0, s0), np.where(bad[:, None, None], 0.0, J)
     c = np.maximum(1.0, 1.02 * np.abs(s0).max(axis=1, initial=0.0))[:, None]
     x, Jc = s0 / c, J / c[:, :, None]                    # constraints |x| <= 1
-    du = np.zeros((N, P))
     if du0 is not None:
         xw = x + (du0[:, None, :] @ Jc)[:, 0]
         inside = np.abs(xw).max(axis=1, initial=0.0) < 0.999
@@ -659,6 +663,7 @@ def analytic_centre(s0: np.ndarray, J: np.ndarray, valid: np.ndarray, iters: int
     JcT = Jc.transpose(0, 2, 1)
     base = (~valid)[:, :, None] * np.eye(P)[None] \
         + 1e-9 * ((Jc * Jc).sum(axis=(1, 2)) + 1.0)[:, None, None] * np.eye(P)[None]   # padded columns stay put
+    done = bad.copy()
     for _ in range(iters):
         xx = x * x
         q = 1.0 / (1.0 - xx)
@@ -667,11 +672,13 @@ def analytic_centre(s0: np.ndarray, J: np.ndarray, valid: np.ndarray, iters: int
         step = np.linalg.solve(H, g[:, :, None])[:, :, 0]
         lam = np.sqrt(2.0 * np.maximum((g * step).sum(axis=1), 0.0))
         step *= np.where(lam < 0.25, 1.0, 1.0 / (1.0 + lam))[:, None]   # pure Newton once quadratic
+        step[done] = 0.0                                 # each row on its own: not the batch's
         du -= step
         x -= (step[:, None, :] @ Jc)[:, 0]
-        if lam.max() < tol:
+        done |= lam < tol
+        if done.all():
             break
-    du[~valid] = 0.0
+    du[~valid | bad[:, None]] = 0.0
     return du
 
 
@@ -701,31 +708,34 @@ def _centre_positions(lay: PriorLayout, res: ReadingResiduals, u: np.ndarray, co
     return at, t0, du
 
 
-def _centres_in_u(u: np.ndarray, cv: tuple, du: np.ndarray | None) -> np.ndarray:
-    """(N, dim) the modes ``u`` moved by their centre shifts ``du`` (N, P) in columns ``cv =
-    (cols, valid)`` (``u`` itself where ``du`` is None)."""
-    uc = u.copy()
-    if du is not None:
-        r, k = np.nonzero(cv[1])
-        uc[r, cv[0][r, k]] += du[r, k]
-    return uc
+def _centres_in_u(u: np.ndarray, cv: tuple, du: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(u (N, dim), shift (N, dim))``: the modes and their centre shifts ``du`` (N, P) in
+    columns ``cv = (cols, valid)`` laid out on ``u``'s columns (0 elsewhere)."""
+    shift = np.zeros_like(u)
+    r, k = np.nonzero(cv[1])
+    shift[r, cv[0][r, k]] = du[r, k]
+    return u.copy(), shift
 
 
-def _carried_centre(lay: PriorLayout, uc: np.ndarray | None, sel: np.ndarray, u: np.ndarray,
+def _carried_centre(lay: PriorLayout, uc: tuple | None, sel: np.ndarray, u: np.ndarray,
                     cv: tuple) -> np.ndarray | None:
-    """Starts (N, P) for :func:`analytic_centre` of refitted modes ``u`` (N, dim), rows ``sel``
-    of the fit whose first ``len(uc)`` rows were the modes held before, whose centres in ``u``
-    were ``uc``: the old centre minus the new fit (phases wrapped), 0 for new modes."""
+    """Starts (N, P) for :func:`analytic_centre` of refitted modes ``u`` (N, dim) in columns
+    ``cv = (cols, valid)``, rows ``sel`` of the fit whose first rows were the modes held
+    before, ``uc = (u_old, shift_old)`` (:func:`_centres_in_u`): the old centre relative to the
+    new fit, ``wrap(u_old - u) + shift_old`` (phases wrapped to half a turn; the shift itself
+    is not, it is a step of the linearised model); 0 for new modes; None when none is old."""
     if uc is None:
         return None
+    u_old, shift_old = uc
     cols, valid = cv
-    du = np.zeros(cols.shape)
-    old = np.flatnonzero(sel < len(uc))
+    old = np.flatnonzero(sel < len(u_old))
     if not len(old):
         return None
     _, periodic = free_columns(lay)
-    d = uc[sel[old]] - u[old]
+    d = u_old[sel[old]] - u[old]
     d[:, periodic] = (d[:, periodic] + 0.5) % 1.0 - 0.5
+    d += shift_old[sel[old]]
+    du = np.zeros(cols.shape)
     du[old] = np.where(valid[old], np.take_along_axis(d, cols[old], axis=1), 0.0)
     return du
 
@@ -783,7 +793,8 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     centre of its linearised region (:func:`analytic_centre`, at most ``centre_iters`` Newton
     steps, started from the previous step's centre while the modes are unchanged).  Steps
     before ``answer_from`` keep ``path``'s answers while the modes are searched and refined
-    (the first steps' posterior is broad and its modes' mixture a poor mean of it).
+    (the first steps' posterior is broad and its modes' mixture a poor mean of it); later
+    searches rank their starts by the answers so far, ``path``'s there.
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).
@@ -801,6 +812,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     used = np.zeros(n, bool)
     t_out = np.full(n, np.nan) if lay.emit is not None else None
     u = mask = lam = pos = logz = du = cv = None
+    centred = False                                      # du holds a centre (or a start from one)
     last_search = -10 ** 9
     searches, size = 0, 0
     every = ReadingResiduals(r, n - 1, t_rel, emit)
@@ -812,7 +824,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
         fresh, size = res.size > size, res.size
         search = searches < max_searches and (t in search_steps or (u is None and t - last_search >= search_every))
         # the held modes' last centres in u (rows first in the next fit's, searched or refined)
-        uc = _centres_in_u(u, cv, du) if centre_from is not None and u is not None else None
+        uc = _centres_in_u(u, cv, du) if centred and u is not None else None
         while True:
             changed = True
             if search:                                   # new starts, fitted with the held modes
@@ -839,6 +851,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                 ok = np.flatnonzero(worst <= accept)
                 if not len(ok):
                     u = mask = lam = pos = logz = uc = None     # a search now has no held rows
+                    centred = False
                     if not search and search_on_loss and searches < max_searches:
                         search = True                    # the held modes failed: search at once
                         continue
@@ -871,7 +884,8 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                 du = np.zeros(cv[0].shape)
             b = np.flatnonzero(w >= 1e-3)                # the modes that move the answer
             at[b], t_b, du[b] = _centre_positions(lay, res, u[b], cv[0][b], cv[1][b], pos[b], deriv[b], t,
-                                                  centre_iters, du[b])
+                                                  centre_iters, du[b] if centred else None)
+            centred = True
             if ts is not None:
                 ts[b] = t_b
         out[t] = w @ at
