@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Callable
@@ -88,7 +89,6 @@ def _family_entry_points() -> tuple:
     """The ``stsim.families`` entry points, read again only when ``sys.path`` has changed (a
     distribution installed into a path already searched, while this process runs, is not
     seen until then)."""
-    import sys
     key = tuple(sys.path)
     if _ENTRY_POINTS.get("path") != key:
         _ENTRY_POINTS["eps"] = tuple(entry_points(group=ENTRY_POINT_GROUP))

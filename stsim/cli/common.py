@@ -4,7 +4,11 @@ types and bounds of numeric options, the options of several commands, the parser
 from __future__ import annotations
 
 import argparse
+import filecmp
 import math
+import os
+import shlex
+import tempfile
 from pathlib import Path
 
 
@@ -179,8 +183,6 @@ def refuse_overwrite(given: str, held: str, n: int, doing: str) -> None:
 def stage_beside(path: Path) -> Path:
     """A new empty file in ``path``'s folder (hidden, named after it) to write ``path``'s new
     content into before :func:`settle` decides whether it may replace ``path``."""
-    import os
-    import tempfile
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".stsim-part")
     os.close(fd)
     return Path(name)
@@ -192,8 +194,6 @@ def settle(pairs: list[tuple[Path, Path]]) -> list[Path]:
     same output again: nothing is lost).  When some final paths hold other bytes (or are not
     files), every new file is removed instead, nothing is moved, and those paths are returned:
     the caller refuses (:func:`refuse_overwrite`), with nothing that was there changed."""
-    import filecmp
-    import os
     clash = [dest for new, dest in pairs
              if dest.exists() and not (dest.is_file() and filecmp.cmp(new, dest, shallow=False))]
     for new, dest in pairs:
@@ -203,6 +203,21 @@ def settle(pairs: list[tuple[Path, Path]]) -> list[Path]:
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.replace(new, dest)
     return clash
+
+
+def command_again(words: list[str], args, default_argv: list[str], options: tuple) -> str:
+    """A command line repeating this one, shell-quoted: ``words`` then each ``(attribute,
+    flag)`` of ``options`` whose value in ``args`` differs from its default (the parse of
+    ``default_argv``), as ``flag value``.  For the hints a table ends with (``stsim run ...
+    --resume DIR``, ``stsim score ... --explain``): the command that reprints this result, not
+    another one."""
+    from . import build_parser
+    defaults = build_parser().parse_args(default_argv)
+    for attr, flag in options:
+        value = getattr(args, attr, None)
+        if value != getattr(defaults, attr):
+            words = [*words, flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    return " ".join(shlex.quote(str(w)) for w in words)
 
 
 def written(out: Path) -> list[str]:

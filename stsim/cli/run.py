@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from ..records import RUN_FOLDER_FILES
-from .common import (MAX_WORKERS, SUITES_HELP, CLIError, add_cluster, add_common, finite_number, int_at_least,
-                     refuse_overwrite, trim_fraction, written)
+from .common import (MAX_WORKERS, SUITES_HELP, CLIError, add_cluster, add_common, command_again, finite_number,
+                     int_at_least, refuse_overwrite, trim_fraction, written)
 from .conditions import geoqa_conditions_apply, geoqa_only, selected_families, task_transform
 
 
@@ -189,15 +189,8 @@ def resume_command(args, out) -> str:
     """``stsim run SUITE --resume OUT`` with the options of this run that OUT/run.json does not
     record (:data:`_NOT_RECORDED`) when they are not the defaults, shell-quoted: the command
     that continues (or, finished, reprints) this run, not another one."""
-    import shlex
-    from . import build_parser
-    defaults = build_parser().parse_args(["run", args.suite])
-    words = ["stsim", "run", args.suite, "--resume", str(out)]
-    for attr, flag in _NOT_RECORDED:
-        value = getattr(args, attr, None)
-        if value != getattr(defaults, attr):
-            words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
-    return " ".join(shlex.quote(w) for w in words)
+    return command_again(["stsim", "run", args.suite, "--resume", str(out)], args, ["run", args.suite],
+                         _NOT_RECORDED)
 
 
 def _resume_options(args) -> None:

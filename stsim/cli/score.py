@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from ..records import RecordError
-from .common import CLIError, int_at_least, out_dir, refuse_overwrite, refuse_run_folder, trim_fraction, written
+from .common import (CLIError, command_again, int_at_least, out_dir, refuse_overwrite, refuse_run_folder,
+                     trim_fraction, written)
 
 
 def add_score(sub) -> None:
@@ -145,15 +146,9 @@ def _explain_command(args) -> str:
     """This ``stsim score`` again with ``--explain``: its two files and the options that change
     the table when not the defaults, without ``--out`` (which would now refuse the folder it
     wrote), shell-quoted."""
-    import shlex
-    from . import build_parser
-    defaults = build_parser().parse_args(["score", "T", "A"])
-    words = ["stsim", "score", str(args.tasks), str(args.answers)]
-    for attr in ("max_steps", "trim", "tolerance", "rubric"):
-        value = getattr(args, attr)
-        if value != getattr(defaults, attr):
-            words += ["--" + attr.replace("_", "-"), f"{value:g}" if isinstance(value, float) else str(value)]
-    return " ".join(shlex.quote(w) for w in words + ["--explain"])
+    return command_again(["stsim", "score", str(args.tasks), str(args.answers)], args, ["score", "T", "A"],
+                         tuple((a, "--" + a.replace("_", "-")) for a in ("max_steps", "trim", "tolerance", "rubric"))
+                         ) + " --explain"
 
 
 #: what ``stsim score --out DIR`` writes (besides an analysis's own folder, e.g. DIR/cardinal/)
