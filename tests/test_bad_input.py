@@ -85,6 +85,21 @@ def test_malformed_model_answers_are_counted_not_fatal(tmp_path, capsys):
     assert summary["failure_kinds"] == {"format_failure": 1, "missing": 1}
 
 
+def test_an_ok_answer_without_a_value_says_so(tmp_path):
+    """``{"status": "ok"}`` with no ``value`` (e.g. the answer put under another key) is a format
+    failure that says the value is missing and where a model reply goes, not 'answer is null'."""
+    tasks = tmp_path / "tasks.jsonl"
+    main(["generate", "quickstart", "--n", "1", "--family", "stark.localization.range", "-o", str(tasks)])
+    tid = read_tasks(tasks)[0].id
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"task_id": tid, "status": "ok", "answer": "at (five, 4.4)"}) + "\n")
+    out = tmp_path / "scored"
+    assert main(["score", str(tasks), str(answers), "--out", str(out)]) == 0
+    row = json.loads((out / "scores.jsonl").read_text().splitlines()[0])
+    assert row["status"] == "format_failure"
+    assert row["extra"]["detail"] == "status 'ok' but no 'value' (the answer); a model reply goes in 'text'"
+
+
 def test_too_few_readings_is_an_explicit_no_estimate():
     t = tier1_task("stark.localization.event", [[1, 1], [5, 5], [9, 1], [2, 8]], [1.0, 1.2, None, None])
     (a,) = BASELINES[t.family](t)

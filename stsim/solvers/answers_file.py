@@ -158,6 +158,9 @@ def _answer_of(obj: dict[str, Any], task: Task, step: int | None, where: str) ->
         raise RecordError(f"{where}: unknown status {status!r}; known: {', '.join(ANSWER_STATUSES)}")
     if status != "ok":
         return Answer(task.id, step, status, detail=obj.get("detail"), solver=solver)
+    if "value" not in obj:  # not 'answer is null': the line has no value at all
+        return Answer(task.id, step, "format_failure", detail="status 'ok' but no 'value' (the answer); a "
+                      "model reply goes in 'text'", solver=solver)
     try:
         value = _typed(task, obj.get("value"))
     except (ParseError, TypeError, ValueError, IndexError, KeyError) as exc:
