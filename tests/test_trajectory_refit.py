@@ -1,6 +1,6 @@
 """The parametric refit (stsim.baselines.trajectory_refit): residuals worked by hand, the
 generator's own trajectory inside every reading's bound, the fit recovering a trajectory from
-low-noise readings, a fit rejected when the readings leave the prior, the refit variant
+low-noise readings, a fit rejected when the readings leave the prior, lost fits rescued, the refit variant
 against the default filter on generated tasks of the tuning seed, and the analytic centre of a
 mode's region against an independent minimiser and against least squares."""
 import numpy as np
@@ -149,6 +149,37 @@ def test_search_on_loss_searches_at_the_step_the_modes_fail(monkeypatch):
     assert runs[False, 6] == [8, 9, 27, 32, 37, 42]
     assert runs[True, 6] == [8, 9, 26, 31, 36, 41]
     assert runs[True, 2] == [8, 9]
+
+
+def test_lost_fits_get_rescue_iterations_and_start_the_next_search(monkeypatch):
+    """The readings of the jumping target (the held modes fail at step 26): with
+    ``rescue_iters`` the failed fits get that many more LM iterations at step 26, on the same
+    rows, before they count as lost; with ``rescue_starts`` they join the next search's starts
+    (step 27: the held count plus ``n_starts`` rows in its ``iters_init`` fit, against
+    ``n_starts`` alone).  No prior trajectory jumps, so either way nothing holds after it."""
+    import stsim.baselines.trajectory_refit as tr
+    lay, u, mask, t_rel, truth, r, draws = _jumping_target()
+    calls = []
+    real = tr.levenberg_marquardt
+
+    def spy(res, lay_, u_, mask_, t_rel_, iters=20, **k):
+        calls.append((res.upto, len(u_), iters))
+        return real(res, lay_, u_, mask_, t_rel_, iters, **k)
+    monkeypatch.setattr(tr, "levenberg_marquardt", spy)
+    opts = {"start": 8, "max_searches": 3, "n_starts": 6, "iters_init": 7, "iters": 3}
+    runs = {}
+    for name, extra in (("plain", {}), ("iters", {"rescue_iters": 5}), ("starts", {"rescue_starts": True})):
+        calls.clear()
+        pos, used, _ = refit_path(r, t_rel, draws, truth, **opts, **extra)
+        assert used[10:26].mean() > 0.8 and not used[26:].any()
+        runs[name] = list(calls)
+    at26 = {k: [c for c in v if c[0] == 26] for k, v in runs.items()}
+    held = at26["plain"][0][1]
+    assert at26["plain"] == [(26, held, 3)]
+    assert at26["iters"] == [(26, held, 3), (26, held, 5)]
+    fit27 = {k: [c for c in v if c[0] == 27 and c[2] == 7] for k, v in runs.items()}
+    assert fit27["plain"] == [(27, 6, 7)] and fit27["iters"] == [(27, 6, 7)]
+    assert fit27["starts"] == [(27, held + 6, 7)]
 
 
 def test_free_columns_exclude_offsets():
