@@ -519,3 +519,22 @@ def test_analytic_centre_keeps_a_row_with_a_non_finite_value_at_its_fit():
     with np.errstate(all="raise"):
         both = analytic_centre(s0, J, np.ones((2, 2), bool))
     assert np.all(both[1] == 0) and np.array_equal(both[0], alone[0])
+
+
+def test_refit_settings_take_a_family_entry_before_its_modality():
+    """Event tracking has its own entry (a search whenever the held modes fail); the other ToA
+    families take the modality's, and the default tracker gets what :func:`refit_settings`
+    gives."""
+    from stsim.baselines.stark_tier1 import default_track_settings
+    from stsim.baselines.trajectory_refit import REFIT_SETTINGS, refit_settings
+    event = refit_settings("stark.tracking.event", "toa")
+    assert event["search_on_loss"] and event["max_searches"] == 5
+    assert {k: v for k, v in event.items() if k not in ("search_on_loss", "max_searches")} == \
+        {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in ("search_on_loss", "max_searches")}
+    assert refit_settings("stark.temporal_tracking.event", "toa") is REFIT_SETTINGS["toa"]
+    assert refit_settings("stark.tracking.range", "range") is REFIT_SETTINGS["range"]
+    for fam in ("stark.tracking.event", "stark.tracking.event_xyt"):
+        task = generate_task(fam, 0, suite="stark-tier1", suite_seed=11)
+        assert default_track_settings(task)["refit"] is refit_settings(fam, "toa")
+    with pytest.raises(KeyError):
+        refit_settings("stark.tracking.proximity", "proximity")

@@ -240,15 +240,15 @@ def default_track(task: Task) -> tuple[np.ndarray, np.ndarray | None]:
 
 def default_track_settings(task: Task) -> dict:
     """The keyword arguments :func:`default_track` gives the filter of a tracking task: none for
-    proximity; else ``refit`` (:data:`~stsim.baselines.trajectory_refit.REFIT_SETTINGS` of the
-    modality, ToA's for the event families) and ``smooth`` (the smoother's settings for the
+    proximity; else ``refit`` (:func:`~stsim.baselines.trajectory_refit.refit_settings`: the
+    family's or its modality's, ToA's for the event families) and ``smooth`` (the smoother's settings for the
     families of :data:`SMOOTHED_DEFAULTS`, else None).  One place for them, so that
     ``perf/pf_vs_limit.py`` scores the default itself."""
-    from .trajectory_refit import REFIT_SETTINGS
+    from .trajectory_refit import refit_settings
     m = task.inputs["modality"]
     if m == "proximity":
         return {}
-    return {"refit": REFIT_SETTINGS[m], "smooth": _default_smoother(task)}
+    return {"refit": refit_settings(task.family, m), "smooth": _default_smoother(task)}
 
 
 #: tracking families whose default runs the MAP smoother under the prior's Gaussian
