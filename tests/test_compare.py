@@ -25,7 +25,7 @@ def test_relative_change_by_hand(tmp_path, capsys):
     assert r["trimmed_rmse_a"] == pytest.approx(math.sqrt(6.5))
     assert r["trimmed_rmse_b"] == pytest.approx(math.sqrt(1.625))
     assert r["relative_change"] == pytest.approx(-0.5)  # sqrt(1.625 / 6.5) = 0.5
-    assert (r["n_b"], r["failures_b"]) == (6, 2)
+    assert (r["n_b"], r["n_common"], r["failures_b"]) == (6, 4, 0)  # B's failures: items A lacks
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     assert "-50.0%" in capsys.readouterr().out
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "nope")]) == 2
@@ -83,7 +83,7 @@ def test_runs_of_different_seeds_or_task_sets_are_named(tmp_path, capsys):
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     err = capsys.readouterr().err
     assert "the runs differ in seed: A 0, B 1" in err
-    assert "c: 0 item(s) only in A, 1 only in B (e.g. x/4); the 95 % CI uses the 4 common item(s)" in err
+    assert "c: 0 item(s) only in A, 1 only in B (e.g. x/4); compared on the 4 common item(s)" in err
 
 
 @pytest.mark.parametrize("name", ["summary.json", "answers.jsonl"])
@@ -117,7 +117,8 @@ def test_runs_with_no_item_in_common_give_no_change(tmp_path, capsys):
     """Two runs of one family on other tasks (another suite's ids) warned '0 common item(s)'
     but printed a change (+33.6%) of errors on different questions.  Now the change (numeric)
     and B - A (categorical) are n/c, null in --json, with the warning saying why; exit 0 as
-    for every other mismatch warning (a family both runs share does compare)."""
+    for every other mismatch warning (a family both runs share does compare).  The figures
+    are over the common items, so with none they are '-' (null), each run's count kept."""
     _scores(tmp_path / "a", "f", [1.0, 2.0, 3.0])
     rows = [{"task_id": f"other/{i}", "family": "f", "step": None, "status": "ok", "error": e}
             for i, e in enumerate([2.0, 3.0, 4.0])]
@@ -130,11 +131,63 @@ def test_runs_with_no_item_in_common_give_no_change(tmp_path, capsys):
         assert main(argv) == 0
         out, err = capsys.readouterr()
         row = next(ln for ln in out.splitlines() if ln.startswith(row_start)).split()
-        assert row[-2:] == ["n/c", "-"] and "%" not in " ".join(row), row
+        assert row[1:] == ["3", "3", "0", "-", "-", "-", "-", "n/c", "-"], row
         assert "n/c: not comparable, the two runs have no item (task and step) in common in that family." in out
         assert (f"{row_start.strip()}: 3 item(s) only in A, 3 only in B (e.g. other/0); no item in common, so no "
                 "change is given (n/c: not comparable)") in err
         assert main([*argv, "--json"]) == 0
         r = json.loads(capsys.readouterr().out)[row_start.strip()]
-        assert r["kind"] == kind and r["n_common"] == 0 and r["ci95"] is None
-        assert r["relative_change" if kind == "numeric" else "accuracy_delta"] is None
+        assert r["kind"] == kind and (r["n_a"], r["n_b"], r["n_common"]) == (3, 3, 0) and r["ci95"] is None
+        assert r["failures_a"] is None and r["failures_b"] is None
+        keys = ("trimmed_rmse_a", "trimmed_rmse_b", "relative_change") if kind == "numeric" else \
+            ("accuracy_a", "accuracy_b", "accuracy_delta")
+        assert [r[k] for k in keys] == [None, None, None]
+
+
+def _rows(path, rows):
+    path.mkdir()
+    (path / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _num(task_id, error, status="ok"):
+    return {"task_id": task_id, "family": "f", "step": None, "status": status, "error": error}
+
+
+def _acc(task_id, correct):
+    return {"task_id": task_id, "family": "c", "step": None, "status": "ok", "correct": correct, "error": None}
+
+
+def test_every_figure_is_over_the_items_both_runs_scored(tmp_path, capsys):
+    """Two runs sharing only some items: RMSE, failures and accuracy were taken over each run's
+    own items (a run with more tasks, or an item only one run has, moved its side), so the
+    change compared different questions: `stsim compare` of a quickstart --n 4 run with the
+    same solver's --n 8 run printed -46.2% with a paired CI of [+0.0%, +0.0%].  Now every
+    compared figure is over the common items and the table says how many there are."""
+    # common x/0..3: A [4, 1, 3, 2] -> 25 % trimmed [2, 3] -> sqrt(6.5); B [100, 1.5, 0.5, 1] ->
+    # [1, 1.5] -> sqrt(1.625): change -50 % (as test_relative_change_by_hand).  Only in A: a
+    # huge error; only in B: four large errors and a timeout; none of them may count.  both/0
+    # failed in both runs: a common failure, counted on each side.
+    _rows(tmp_path / "a", [_num(f"x/{i}", e) for i, e in enumerate([4, 1, 3, 2])] + [_num("a-only/0", 1000.0)]
+          + [_num("both/0", None, "timeout")]
+          + [_acc(f"q/{i}", c) for i, c in enumerate([1, 0, 1, 0])] + [_acc("a-only/1", False)])
+    _rows(tmp_path / "b", [_num(f"x/{i}", e) for i, e in enumerate([100, 1.5, 0.5, 1])] + [_num("both/0", None, "crashed")]
+          + [_num(f"b-only/{i}", e) for i, e in enumerate([50.0, 60.0, 70.0, 80.0])] + [_num("b-only/9", None, "timeout")]
+          + [_acc(f"q/{i}", c) for i, c in enumerate([1, 0, 0, 1])] + [_acc(f"b-only/{i}", True) for i in range(4)])
+    rows = compare_runs(tmp_path / "a", tmp_path / "b")
+    f, c = rows["f"], rows["c"]
+    assert (f["n_a"], f["n_b"], f["n_common"], f["failures_a"], f["failures_b"]) == (6, 10, 5, 1, 1)
+    assert f["trimmed_rmse_a"] == pytest.approx(math.sqrt(6.5))
+    assert f["trimmed_rmse_b"] == pytest.approx(math.sqrt(1.625))
+    assert f["relative_change"] == pytest.approx(-0.5)
+    lo, hi = f["ci95"]
+    assert lo <= -0.5 <= hi
+    # categorical: on q/0..3 both are right twice (A q/0, q/2; B q/0, q/3): 0.5 each, B - A = 0
+    assert (c["n_a"], c["n_b"], c["n_common"]) == (5, 8, 4)
+    assert (c["accuracy_a"], c["accuracy_b"], c["accuracy_delta"]) == (0.5, 0.5, 0.0)
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    table = {ln.split()[0]: ln.split()[1:] for ln in out.splitlines() if ln.startswith(("f ", "c "))}
+    assert table["f"] == ["6", "10", "5", "1", "1", "2.5495", "1.2748", "-50.0%", table["f"][-2], table["f"][-1]]
+    assert table["c"][:8] == ["5", "8", "4", "0", "0", "0.5000", "0.5000", "+0.0000"]
+    assert ("n A / n B: items (task and step) each run scored; common: items both runs scored. Every other "
+            "column (fail, RMSE, change, acc, B - A, CI) is over the common items alone.") in out

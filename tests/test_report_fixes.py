@@ -265,7 +265,7 @@ def test_field_columns_say_what_they_measure_and_trims_are_named():
     assert "trim.RMSE" not in head and "trim.err" in head and "measure" in head
     assert field.split()[2] == "rel.L2" and point.split()[2] == "eucl"
     assert "rel.L2 = ||pred - gold|| / ||gold||" in legend(fams)
-    rows = {"f": {"kind": "numeric", "n_a": 1, "n_b": 1, "failures_a": 0, "failures_b": 0,
+    rows = {"f": {"kind": "numeric", "n_a": 1, "n_b": 1, "n_common": 1, "failures_a": 0, "failures_b": 0,
                   "trimmed_rmse_a": 1.0, "trimmed_rmse_b": 1.0, "relative_change": 0.0, "ci95": None}}
     assert "RMSE t25% A" in format_comparison(rows, 0.25)
 

@@ -208,8 +208,8 @@ def _qstr_breakdown(tasks, answers) -> tuple[dict, str]:
 
 def add_compare(sub) -> None:
     """``stsim compare RUN_A RUN_B``."""
-    c = sub.add_parser("compare", help="per family, run B against run A: relative change in trimmed RMSE "
-                       "or accuracy difference, each with a paired bootstrap 95%% CI")
+    c = sub.add_parser("compare", help="per family, run B against run A on the items both runs scored: relative "
+                       "change in trimmed RMSE or accuracy difference, each with a paired bootstrap 95%% CI")
     c.add_argument("run_a", type=Path, help="run folder (or scores.jsonl), e.g. direct answer")
     c.add_argument("run_b", type=Path, help="run folder (or scores.jsonl), e.g. code interpreter")
     c.add_argument("--trim", type=trim_fraction, default=0.25, help="fraction trimmed each side (STARK §4.4: 0.25)")
@@ -230,9 +230,10 @@ def cmd_compare(args) -> int:
         print(f"A = {args.run_a}\nB = {args.run_b}\n")
         print(format_comparison(rows, args.trim))
         if any(r["kind"] == "numeric" for r in rows.values()):
-            print(f"\nchange = (RMSE B - RMSE A) / RMSE A, with {args.trim:.0%} of each run's errors trimmed each "
-                  f"side (RMSE t{100 * args.trim:g}%; STARK §4.4; `stsim run` trims 10 %); negative: B is better.")
+            print(f"\nchange = (RMSE B - RMSE A) / RMSE A, with {args.trim:.0%} of each run's errors on the common "
+                  f"items trimmed each side (RMSE t{100 * args.trim:g}%; STARK §4.4; `stsim run` and `stsim score` "
+                  "trim 10 % by default); negative: B is better.")
         if any(r["kind"] == "categorical" for r in rows.values()):
-            print("\nacc = accuracy, failures counting as wrong; B - A > 0: B is better.")
-        print("95% CI: paired bootstrap percentile interval (1000 resamples of the items both runs scored).")
+            print("\nacc = accuracy on the common items, failures counting as wrong; B - A > 0: B is better.")
+        print("95% CI: paired bootstrap percentile interval (1000 resamples of the common items).")
     return 0

@@ -2,9 +2,11 @@
 against code interpreter (B), as STARK §4.4 / Table 4 does: the relative change in trimmed
 RMSE, ``(RMSE_B - RMSE_A) / RMSE_A``, with the top and bottom 25 % of each run's errors removed
 (negative = B is better).  Failures are counted, not trimmed away: they have no error.
-Categorical families compare accuracy (B - A).  Every difference comes with a paired bootstrap
-95 % interval over the items both runs scored, and runs of different seeds, suites or task
-sets are named in warnings (:func:`run_mismatches`).
+Categorical families compare accuracy (B - A).  Every compared figure (failures, RMSE,
+accuracy, change) is taken over the items (task and step) both runs scored, so the two sides
+answer the same questions; each difference comes with a paired bootstrap 95 % interval over
+those items, and runs of different seeds, suites or task sets are named in warnings
+(:func:`run_mismatches`).
 """
 from __future__ import annotations
 
@@ -81,7 +83,7 @@ def run_mismatches(run_a: str | Path, run_b: str | Path,
         if ka != kb:
             out.append(f"{fam}: {len(ka - kb)} item(s) only in A, {len(kb - ka)} only in B "
                        f"(e.g. {sorted(ka ^ kb, key=str)[0][0]}); "
-                       + (f"the 95 % CI uses the {len(ka & kb)} common item(s)" if ka & kb else
+                       + (f"compared on the {len(ka & kb)} common item(s)" if ka & kb else
                           "no item in common, so no change is given (n/c: not comparable)"))
     return out
 
@@ -94,26 +96,30 @@ def _ci(values: np.ndarray) -> list[float] | None:
     return [round(float(lo), 6), round(float(hi), 6)]
 
 
-def _accuracy(rows: dict) -> float:
-    return sum(1 for r in rows.values() if r["status"] == "ok" and r.get("correct")) / len(rows)
+def _correct(r: dict[str, Any]) -> float:
+    """1.0 for a correct item, 0.0 otherwise (a failure counts as wrong)."""
+    return 1.0 if r["status"] == "ok" and r.get("correct") else 0.0
 
 
 def compare_runs(run_a: str | Path, run_b: str | Path, trim: float = STARK_CI_TRIM, *,
                  n_boot: int = 1000, seed: int = 0) -> dict[str, dict[str, Any]]:
-    """Per family present in both runs.
+    """Per family present in both runs, on the items (task, step) both runs scored.
 
-    Numeric families: n, failures and trimmed RMSE of each, ``relative_change`` of B against A
-    (``None`` when undefined: no errors, or A's RMSE is 0) and its ``ci95``.  Categorical
-    families (scores with ``correct``): ``accuracy_a``, ``accuracy_b`` (failures count as
-    wrong), ``accuracy_delta`` = B - A and its ``ci95``.  With no item in both runs
-    (``n_common`` 0: other tasks, e.g. another suite's ids) the two runs answered different
-    questions: ``relative_change`` / ``accuracy_delta`` are ``None`` (printed ``n/c``, not
-    comparable), though each run's own figures are kept.
+    ``n_a`` / ``n_b`` count each run's items in the family and ``n_common`` those in both;
+    every other figure is taken over the ``n_common`` items alone, so that A and B are measured
+    on the same questions (an item only one run has, e.g. a run with a larger ``--n``, would
+    otherwise move that run's figure and the change with it).  Numeric families: failures and
+    trimmed RMSE of each, ``relative_change`` of B against A (``None`` when undefined: no
+    errors, or A's RMSE is 0) and its ``ci95``.  Categorical families (scores with
+    ``correct``): ``accuracy_a``, ``accuracy_b`` (failures count as wrong), ``accuracy_delta``
+    = B - A and its ``ci95``.  With no item in both runs (``n_common`` 0: other tasks, e.g.
+    another suite's ids) the two runs answered different questions: the failures, RMSEs /
+    accuracies and ``relative_change`` / ``accuracy_delta`` are ``None`` (the change printed
+    ``n/c``, not comparable).
 
     The 95 % intervals are paired bootstrap percentiles (``n_boot`` resamples, fixed ``seed``)
-    over the items (task, step) scored in both runs: each resample draws the same items for A
-    and B, so item difficulty cancels (Efron & Tibshirani 1993, ch. 13); ``None`` with fewer
-    than 2 common items.
+    over the common items: each resample draws the same items for A and B, so item difficulty
+    cancels (Efron & Tibshirani 1993, ch. 13); ``None`` with fewer than 2 common items.
 
     Args:
         run_a, run_b: run folders (holding ``scores.jsonl``) or ``scores.jsonl`` files.
@@ -130,30 +136,26 @@ def compare_runs(run_a: str | Path, run_b: str | Path, trim: float = STARK_CI_TR
     for fam in sorted(set(a) & set(b)):
         ia, ib = a[fam], b[fam]
         common = sorted(set(ia) & set(ib), key=str)
-        base = {"n_a": len(ia), "n_b": len(ib),
-                "failures_a": sum(r["status"] != "ok" for r in ia.values()),
-                "failures_b": sum(r["status"] != "ok" for r in ib.values()), "n_common": len(common)}
+        ca, cb = [ia[k] for k in common], [ib[k] for k in common]  # the items compared, same order
+        base = {"n_a": len(ia), "n_b": len(ib), "n_common": len(common),
+                "failures_a": sum(r["status"] != "ok" for r in ca) if common else None,
+                "failures_b": sum(r["status"] != "ok" for r in cb) if common else None}
         categorical = any(r.get("correct") is not None for r in (*ia.values(), *ib.values()))
         idx = rng.integers(0, len(common), (n_boot, len(common))) if len(common) >= 2 else None
         if categorical:
-            acc_a, acc_b = _accuracy(ia), _accuracy(ib)
-            ci = None
-            if idx is not None:
-                ca = np.array([1.0 if ia[k]["status"] == "ok" and ia[k].get("correct") else 0.0 for k in common])
-                cb = np.array([1.0 if ib[k]["status"] == "ok" and ib[k].get("correct") else 0.0 for k in common])
-                ci = _ci(cb[idx].mean(axis=1) - ca[idx].mean(axis=1))
-            out[fam] = {**base, "kind": "categorical", "accuracy_a": round(acc_a, 6), "accuracy_b": round(acc_b, 6),
-                        "accuracy_delta": round(acc_b - acc_a, 6) if common else None, "ci95": ci}
+            xa, xb = np.array([_correct(r) for r in ca]), np.array([_correct(r) for r in cb])
+            acc_a, acc_b = (round(float(xa.mean()), 6), round(float(xb.mean()), 6)) if common else (None, None)
+            ci = None if idx is None else _ci(xb[idx].mean(axis=1) - xa[idx].mean(axis=1))
+            out[fam] = {**base, "kind": "categorical", "accuracy_a": acc_a, "accuracy_b": acc_b,
+                        "accuracy_delta": round(float(xb.mean() - xa.mean()), 6) if common else None, "ci95": ci}
             continue
-        ea = [_err(r) for r in ia.values() if r["status"] == "ok"]
-        eb = [_err(r) for r in ib.values() if r["status"] == "ok"]
-        ra = trimmed_rmse(ea, trim) if ea else None
-        rb = trimmed_rmse(eb, trim) if eb else None
-        change = None if ra is None or rb is None or ra == 0 or not common else (rb - ra) / ra
+        pa, pb = np.array([_err(r) for r in ca]), np.array([_err(r) for r in cb])  # NaN: a failure
+        ea, eb = pa[~np.isnan(pa)], pb[~np.isnan(pb)]
+        ra = trimmed_rmse(ea, trim) if len(ea) else None
+        rb = trimmed_rmse(eb, trim) if len(eb) else None
+        change = None if ra is None or rb is None or ra == 0 else (rb - ra) / ra
         ci = None
         if idx is not None:
-            pa = np.array([_err(ia[k]) for k in common])
-            pb = np.array([_err(ib[k]) for k in common])
             boot = []
             for row in idx:
                 xa, xb = pa[row], pb[row]
@@ -183,33 +185,42 @@ def family_keys(run_a: str | Path, run_b: str | Path) -> dict[str, tuple[set, se
 
 
 def format_comparison(rows: dict[str, dict[str, Any]], trim: float = STARK_CI_TRIM) -> str:
-    """Fixed-width tables of :func:`compare_runs` (numeric families, then categorical ones)."""
+    """Fixed-width tables of :func:`compare_runs` (numeric families, then categorical ones):
+    each run's item count, the count in common, then the figures over the common items."""
     lines: list[str] = []
     num = {f: r for f, r in rows.items() if r.get("kind", "numeric") == "numeric"}
     cat = {f: r for f, r in rows.items() if r.get("kind") == "categorical"}
     pct = f"t{100 * trim:g}%"
     f4 = lambda x: "-".rjust(11) if x is None else f"{x:11.4f}"  # noqa: E731
+    acc = lambda x: "-".rjust(7) if x is None else f"{x:7.4f}"  # noqa: E731
+    fails = lambda x: "-" if x is None else x  # noqa: E731
+    counts = lambda r: (f"{r['n_a']:>5}  {r['n_b']:>5}  {r['n_common']:>6}  {fails(r['failures_a']):>6}  "  # noqa: E731
+                        f"{fails(r['failures_b']):>6}")
+    head = f"{'n A':>5}  {'n B':>5}  {'common':>6}  {'fail A':>6}  {'fail B':>6}"
     if num:
         w = max(len(f) for f in num)
-        lines.append(f"{'family':<{w}}  {'n A':>5}  {'n B':>5}  {'fail A':>6}  {'fail B':>6}  {'RMSE ' + pct + ' A':>11}  "
+        lines.append(f"{'family':<{w}}  {head}  {'RMSE ' + pct + ' A':>11}  "
                      f"{'RMSE ' + pct + ' B':>11}  {'change':>8}  {'95% CI (paired)':>17}")
         for fam, r in num.items():
-            ch = "n/c" if not r.get("n_common", 1) else "-" if r["relative_change"] is None else \
+            ch = "n/c" if not r["n_common"] else "-" if r["relative_change"] is None else \
                 f"{100 * r['relative_change']:+.1f}%"
             ci = "-" if not r.get("ci95") else f"[{100 * r['ci95'][0]:+.1f}%, {100 * r['ci95'][1]:+.1f}%]"
-            lines.append(f"{fam:<{w}}  {r['n_a']:>5}  {r['n_b']:>5}  {r['failures_a']:>6}  {r['failures_b']:>6}  "
+            lines.append(f"{fam:<{w}}  {counts(r)}  "
                          f"{f4(r['trimmed_rmse_a'])}  {f4(r['trimmed_rmse_b'])}  {ch:>8}  {ci:>17}")
     if cat:
         if lines:
             lines.append("")
         w = max(len(f) for f in cat)
-        lines.append(f"{'family':<{w}}  {'n A':>5}  {'n B':>5}  {'fail A':>6}  {'fail B':>6}  {'acc A':>7}  {'acc B':>7}  "
+        lines.append(f"{'family':<{w}}  {head}  {'acc A':>7}  {'acc B':>7}  "
                      f"{'B - A':>7}  {'95% CI (paired)':>17}")
         for fam, r in cat.items():
             ci = "-" if not r.get("ci95") else f"[{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
             delta = "n/c" if r["accuracy_delta"] is None else f"{r['accuracy_delta']:+7.4f}"
-            lines.append(f"{fam:<{w}}  {r['n_a']:>5}  {r['n_b']:>5}  {r['failures_a']:>6}  {r['failures_b']:>6}  "
-                         f"{r['accuracy_a']:7.4f}  {r['accuracy_b']:7.4f}  {delta:>7}  {ci:>17}")
-    if any(not r.get("n_common", 1) for r in rows.values()):
-        lines += ["", "n/c: not comparable, the two runs have no item (task and step) in common in that family."]
+            lines.append(f"{fam:<{w}}  {counts(r)}  "
+                         f"{acc(r['accuracy_a'])}  {acc(r['accuracy_b'])}  {delta:>7}  {ci:>17}")
+    lines += ["", "n A / n B: items (task and step) each run scored; common: items both runs scored. Every "
+              "other column (fail, " + ("RMSE, change" if num else "") + (", " if num and cat else "")
+              + ("acc, B - A" if cat else "") + ", CI) is over the common items alone."]
+    if any(not r["n_common"] for r in rows.values()):
+        lines += ["n/c: not comparable, the two runs have no item (task and step) in common in that family."]
     return "\n".join(lines)
