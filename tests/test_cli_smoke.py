@@ -82,7 +82,8 @@ def test_the_legend_is_short_by_default_and_whole_with_explain(tmp_path, capsys)
     # the one error mixing units is said in the short legend too, with the family's dt unit
     assert notes[1] == ("event_xyt: the error is the norm of (dx km, dy km, dt) together, mixing units "
                         "(dt in stark.tracking.event_xyt: min).")
-    assert legend(summary["families"]) in full and "STARK's own convention (its released" not in short
+    assert legend(summary["families"], trim=0.10, max_steps=10) in full
+    assert "STARK's own convention (its released" not in short
     assert "'n' counts items, failed ones included: one per scored step" in full and "event_xyt families answer [x, y, t0]" in full
 
 
@@ -105,7 +106,7 @@ def test_the_explain_hint_reprints_the_run_just_made(tmp_path, capsys):
     assert "resumed " + str(out) + ": 4 task(s) kept, 0 solved now" in full
     table = [ln for ln in short.splitlines() if ln.startswith(("family", "stark."))]
     assert len(table) == 3 and table == [ln for ln in full.splitlines() if ln.startswith(("family", "stark."))]
-    assert legend(json.loads((out / "summary.json").read_text())["families"]) in full
+    assert legend(json.loads((out / "summary.json").read_text())["families"], trim=0.2, max_steps=10) in full
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.name != "summary.json"} == before
 
 
@@ -153,3 +154,39 @@ def test_legend_says_n_counts_failed_items(tmp_path, capsys):
                                         "text": "no idea"}) + "\n")
     assert main(["score", str(card), str(card_answers)]) == 0
     assert "\nn: items, failed ones included.\n" in capsys.readouterr().out
+
+
+def test_legends_state_the_trim_and_steps_the_table_was_made_with(tmp_path, capsys):
+    """The legends under `stsim run` / `stsim score` said '10 %' trimmed and 'first 10 steps'
+    whatever --trim and --max-steps were (`stsim run quickstart --trim 0.25` printed 'trim.err
+    without the 10 % smallest and largest').  They now state the trim and steps used, and that
+    'STARK best (Table 3)' is on the paper's scale only with its 10 % and 10 steps."""
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--n", "2", "--family", "stark.tracking.range", "--trim", "0.25",
+                 "--out", str(out), "--quiet"]) == 0
+    short = capsys.readouterr().out
+    assert "trim.err without the 25 % smallest and largest.\n" in short and "10 % smallest" not in short
+    assert ("'STARK best (Table 3)' is the paper's best model on its own tasks, on that scale when made as the "
+            "paper does (10 % trimmed, tracking over the first 10 steps), which --trim 0.25 is not.\n") in short
+    tasks, answers = str(out / "tasks.jsonl"), str(out / "answers.jsonl")
+    assert main(["score", tasks, answers, "--trim", "0.25", "--max-steps", "5", "--explain"]) == 0
+    full = capsys.readouterr().out
+    assert "one per scored step of a tracking task (the first 5, --max-steps), one per task otherwise." in full
+    assert "trim.err is their root mean square after dropping the 25 % smallest and largest; STARK §4.1 drops 10 %." in full
+    assert "one value per tracking instance over its first 5 steps pooled" in full
+    assert "the mean of the per-item values after dropping the 25 % smallest and largest." in full
+    assert ("'STARK best (Table 3)' is on this scale only with STARK's 10 % trim and first 10 steps, not with "
+            "this table's --trim 0.25 and --max-steps 5.") in full
+    assert "10 % smallest" not in full and "first 10 by default" not in full
+    # --trim 0 trims nothing, --max-steps 0 scores every step
+    assert main(["score", tasks, answers, "--trim", "0", "--max-steps", "0"]) == 0
+    assert "trim.err: nothing trimmed (--trim 0), as RMS.err.\n" in capsys.readouterr().out
+    assert main(["score", tasks, answers, "--trim", "0", "--max-steps", "0", "--explain"]) == 0
+    full = capsys.readouterr().out
+    assert "(every step, --max-steps)" in full and "over all its steps pooled" in full
+    assert "trim.err is their root mean square with nothing dropped (--trim 0); STARK §4.1 drops 10 %." in full
+    # the defaults: the paper's convention, said as before
+    assert main(["score", tasks, answers, "--explain"]) == 0
+    full = capsys.readouterr().out
+    assert "after dropping the 10 % smallest and largest (STARK §4.1)." in full
+    assert "over its first 10 steps pooled" in full and "'STARK best (Table 3)' is on this scale.\n" in full

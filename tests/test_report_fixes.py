@@ -13,6 +13,7 @@ from stsim.records import read_tasks, write_jsonl
 from .conftest import shared_path
 
 ROOT = Path(__file__).resolve().parents[1]
+DEFAULTS = {"trim": 0.10, "max_steps": 10}  # the legends' settings: stsim run / score's defaults
 
 
 def test_list_families_glob_lists_only_families(capsys):
@@ -238,7 +239,7 @@ def test_a_family_without_any_solver_answer_has_accuracy_na(capsys):
     assert fams["stark.knowledge.poi"]["accuracy"] is None
     table = format_table(fams)
     assert "n/a" in table.splitlines()[1] and "0.0000" not in table.splitlines()[1].split()[2]
-    assert "accuracy n/a" in legend(fams)
+    assert "accuracy n/a" in legend(fams, **DEFAULTS)
     # one wrong answer among them: a real 0.0
     answers[0] = Answer(tasks[0].id, None, "ok", value=0)
     assert summarise(score_answers(tasks, answers))["stark.knowledge.poi"]["accuracy"] == 0.0
@@ -248,9 +249,9 @@ def test_zero_error_on_spatial_impute_is_explained():
     from stsim.scoring.report import legend
     fams = {"stark.field.spatial_impute": {"n": 50, "failures": 0, "trimmed_rmse": 0.0, "rmse": 0.0,
                                            "median_error": 0.0, "metric": "rmspe"}}
-    note = legend(fams)
+    note = legend(fams, **DEFAULTS)
     assert "inverse-distance weighting" in note and "does not leak" in note
-    assert "spatial_impute" not in legend({"stark.localization.range": {"n": 1, "failures": 0}})
+    assert "spatial_impute" not in legend({"stark.localization.range": {"n": 1, "failures": 0}}, **DEFAULTS)
 
 
 def test_field_columns_say_what_they_measure_and_trims_are_named():
@@ -264,7 +265,7 @@ def test_field_columns_say_what_they_measure_and_trims_are_named():
     head, field, point = table.splitlines()[:3]
     assert "trim.RMSE" not in head and "trim.err" in head and "measure" in head
     assert field.split()[2] == "rel.L2" and point.split()[2] == "eucl"
-    assert "rel.L2 = ||pred - gold|| / ||gold||" in legend(fams)
+    assert "rel.L2 = ||pred - gold|| / ||gold||" in legend(fams, **DEFAULTS)
     rows = {"f": {"kind": "numeric", "n_a": 1, "n_b": 1, "n_common": 1, "failures_a": 0, "failures_b": 0,
                   "trimmed_rmse_a": 1.0, "trimmed_rmse_b": 1.0, "relative_change": 0.0, "ci95": None}}
     assert "RMSE t25% A" in format_comparison(rows, 0.25)
@@ -274,16 +275,16 @@ def test_heavy_tailed_errors_are_explained_only_when_rms_dwarfs_the_trimmed_erro
     # the quickstart's stark.tracking.range printed trim.err 0.129 beside RMS.err 0.756 unexplained
     from stsim.scoring.report import legend
     row = {"n": 100, "failures": 0, "median_error": 0.06}
-    heavy = legend({"stark.tracking.range": {**row, "trimmed_rmse": 0.129, "rmse": 0.756}})
+    heavy = legend({"stark.tracking.range": {**row, "trimmed_rmse": 0.129, "rmse": 0.756}}, **DEFAULTS)
     assert "RMS.err is over 3x trim.err for stark.tracking.range" in heavy
-    calm = legend({"stark.tracking.range": {**row, "trimmed_rmse": 0.129, "rmse": 0.38}})  # 2.9x
+    calm = legend({"stark.tracking.range": {**row, "trimmed_rmse": 0.129, "rmse": 0.38}}, **DEFAULTS)  # 2.9x
     assert "RMS.err is over 3x" not in calm
 
 
 def test_short_legend_names_the_columns_of_the_table_and_this_runs_notes():
     from stsim.scoring.report import short_legend
     cat = {"stark.knowledge.poi": {"n": 3, "failures": 3, "accuracy": None}}
-    lines = short_legend(cat, "add --explain").splitlines()
+    lines = short_legend(cat, "add --explain", **DEFAULTS).splitlines()
     assert lines == [
         "n: items, failed ones included.",  # the accuracy table has an n column too
         "accuracy / partial: correct / partial credit; random / rnd.part / chance: the random-guess "
@@ -291,9 +292,9 @@ def test_short_legend_names_the_columns_of_the_table_and_this_runs_notes():
         "failed: items with no usable answer, counted wrong in accuracy.",
         "Full legend (and notes on this run: accuracy n/a for a family with no answer at all): add --explain"]
     row = {"n": 100, "failures": 0, "median_error": 0.06, "trimmed_rmse": 0.129}
-    calm = short_legend({"stark.tracking.range": {**row, "rmse": 0.38}}, "X").splitlines()
+    calm = short_legend({"stark.tracking.range": {**row, "rmse": 0.38}}, "X", **DEFAULTS).splitlines()
     assert len(calm) == 3 and calm[-1] == "Full legend: X" and "STARK trim" not in "".join(calm)
-    heavy = short_legend({"stark.tracking.range": {**row, "rmse": 0.756}}, "X")
+    heavy = short_legend({"stark.tracking.range": {**row, "rmse": 0.756}}, "X", **DEFAULTS)
     assert heavy.endswith("(and notes on this run: RMS.err over 3x trim.err for stark.tracking.range): X")
 
 

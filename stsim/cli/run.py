@@ -160,9 +160,10 @@ def cmd_run(args) -> int:
               f"{'y' if len(dead) == 1 else 'ies'} ({', '.join(dead[:4])}{', ...' if len(dead) > 4 else ''}); "
               "the reason of each is in answers.jsonl ('detail').")
     if not own_table:
-        print("\n" + (legend(summary["families"]) if args.explain else
+        shown = {"trim": summary["trim"], "max_steps": summary["max_steps"]}  # what the table was made with
+        print("\n" + (legend(summary["families"], **shown) if args.explain else
                       short_legend(summary["families"],
-                                  f"add --explain ({resume_command(args, summary['out_dir'])} --explain)")))
+                                   f"add --explain ({resume_command(args, summary['out_dir'])} --explain)", **shown)))
     if "solver_variant_families" in summary:
         used = set(summary["solver_variant_families"])
         others = sorted(f for f in summary["families"] if f not in used)

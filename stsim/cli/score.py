@@ -136,7 +136,9 @@ def cmd_score(args) -> int:
         print(f"\nstrictness: a lenient reader (words dropped: '4.49 s', 'x = 9.2, y = 1.6', 'approximately "
               f"[0.43, 1.46] units') would have read {sum(lenient.values())} of the {fails} format failure(s) "
               "with reply text (per family: 'lenient_recoverable' in summary.json); they stay failures.")
-    print("\n" + (legend(fams) if args.explain else short_legend(fams, f"add --explain ({_explain_command(args)})")))
+    shown = {"trim": args.trim, "max_steps": steps}  # what the table's figures were made with
+    print("\n" + (legend(fams, **shown) if args.explain else
+                  short_legend(fams, f"add --explain ({_explain_command(args)})", **shown)))
     if args.out is not None:
         print(f"Wrote {args.out}/ ({', '.join(written(args.out))})")
     return 0

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .stark_metric import TS_LEN
+
 #: Best (lowest) trimmed RMSE per family among the 11 models of STARK Table 3, with the model
 #: (STARK's per-item convention: compare with ``stark_trimmed``, not with our Euclidean figures).
 PAPER_BEST: dict[str, tuple[float, str]] = {
@@ -128,10 +130,41 @@ def _xyt_units(families: dict[str, dict[str, Any]], numeric: list[str]) -> str:
                      if f.endswith("event_xyt") and families[f].get("time_unit"))
 
 
-def short_legend(families: dict[str, dict[str, Any]], explain: str) -> str:
+#: STARK's own aggregation (§4.1 and its released main.py): 10 % trimmed each side, tracking
+#: instances over their first ``TS_LEN`` (10) steps; a table made otherwise is not on the scale
+#: of 'STARK best (Table 3)'.
+STARK_TRIM = 0.10
+
+
+def _pct(trim: float) -> str:
+    """A trim fraction as the legends print it: 0.1 -> '10 %', 0.125 -> '12.5 %'."""
+    return f"{100 * trim:g} %"
+
+
+def _trimmed_words(trim: float) -> str:
+    """What the trim did, for 'X ... {words}': 'after dropping the 10 % smallest and largest'
+    or, with ``--trim 0``, 'with nothing dropped (--trim 0)'."""
+    return "with nothing dropped (--trim 0)" if trim == 0 else f"after dropping the {_pct(trim)} smallest and largest"
+
+
+def _off_stark_scale(trim: float, max_steps: int | None, tracking: bool) -> str:
+    """How this table's STARK aggregation differs from the paper's ('--trim 0.25', '--max-steps
+    5'); "" when it is the paper's (trim 10 %, tracking over the first 10 steps)."""
+    diff = ([] if trim == STARK_TRIM else [f"--trim {trim:g}"]) + \
+           ([] if not tracking or max_steps == TS_LEN else [f"--max-steps {max_steps or 0}"])
+    return " and ".join(diff)
+
+
+def short_legend(families: dict[str, dict[str, Any]], explain: str, *, trim: float,
+                 max_steps: int | None) -> str:
     """What the printed table's columns are, in a few lines, and the command (``explain``,
     e.g. ``stsim run quickstart --explain``) that prints the full :func:`legend`: every
-    convention, its source and the notes about this run's families."""
+    convention, its source and the notes about this run's families.
+
+    Args:
+        trim: the fraction trimmed each side in the table's trimmed columns (``--trim``).
+        max_steps: tracking steps scored per task (``--max-steps``; ``None``: all).
+    """
     numeric = [f for f, r in families.items() if "accuracy" not in r]
     categorical = [f for f, r in families.items() if "accuracy" in r]
     # n is every item of the family (summarise: len(items)), failed ones included, not only
@@ -140,15 +173,21 @@ def short_legend(families: dict[str, dict[str, Any]], explain: str) -> str:
         "tracking" in f for f in families) else "") + ("; trim.err / RMS.err / median: our physical error per "
                                                         "item ('measure': eucl in the task's plane units, km "
                                                         "for event tasks; abs in s or min; rel.L2 a ratio), "
-                                                        "trim.err without the 10 % smallest and largest."
+                                                        + ("trim.err: nothing trimmed (--trim 0), as RMS.err."
+                                                           if trim == 0 else
+                                                           f"trim.err without the {_pct(trim)} smallest and largest.")
                                                         if numeric else ".")]
     if any(f.endswith("event_xyt") for f in numeric):   # the one error that mixes units: not left to --explain
         units = _xyt_units(families, numeric)
         lines.append("event_xyt: the error is the norm of (dx km, dy km, dt) together, mixing units"
                      + (f" (dt in {units})." if units else "."))
-    if any("stark_n" in families[f] for f in numeric):
+    stark = [f for f in numeric if "stark_n" in families[f]]
+    if stark:
+        off = _off_stark_scale(trim, max_steps, any("tracking" in f for f in stark))
         lines.append("STARK trim / inst / fail: STARK's own per-item convention and its instance counts; "
-                     "'STARK best (Table 3)' is the paper's best model on its own tasks, on that scale.")
+                     "'STARK best (Table 3)' is the paper's best model on its own tasks, on that scale"
+                     + (f" when made as the paper does (10 % trimmed, tracking over the first 10 steps), which "
+                        f"{off} is not." if off else "."))
     if categorical:
         lines.append("accuracy / partial: correct / partial credit; random / rnd.part / chance: the random-guess "
                      "reference on the same tasks and its expectation.")
@@ -163,19 +202,26 @@ def short_legend(families: dict[str, dict[str, Any]], explain: str) -> str:
     return "\n".join(lines)
 
 
-def legend(families: dict[str, dict[str, Any]]) -> str:
+def legend(families: dict[str, dict[str, Any]], *, trim: float, max_steps: int | None) -> str:
     """The notes that explain the printed table, only those that apply to its families (the
-    full legend: ``--explain``; :func:`short_legend` is printed by default)."""
+    full legend: ``--explain``; :func:`short_legend` is printed by default).
+
+    Args:
+        trim: the fraction trimmed each side in the table's trimmed columns (``--trim``).
+        max_steps: tracking steps scored per task (``--max-steps``; ``None``: all).
+    """
     numeric = [f for f, r in families.items() if "accuracy" not in r]
     categorical = [f for f, r in families.items() if "accuracy" in r]
+    steps = "every step" if max_steps is None else "the first step" if max_steps == 1 else f"the first {max_steps}"
     notes = ["'n' counts items, failed ones included" + (
-        ": one per scored step of a tracking task (the first 10 by default), one per task otherwise"
+        f": one per scored step of a tracking task ({steps}, --max-steps), one per task otherwise"
         if any("tracking" in f for f in families) else "") + "."]
     if numeric:
         notes.append("Our columns (trim.err, RMS.err, median) are physical errors per item, as 'measure' says: "
                      "eucl = Euclidean distance in the task's plane units (km for event tasks), abs = absolute "
                      "time error (abs s: seconds, abs min: minutes), rel.L2 = ||pred - gold|| / ||gold|| (field families); trim.err is "
-                     "their root mean square after dropping the 10 % smallest and largest (STARK §4.1).")
+                     f"their root mean square {_trimmed_words(trim)}"
+                     + (" (STARK §4.1)." if trim == STARK_TRIM else "; STARK §4.1 drops 10 %."))
     if any(f.endswith("event_xyt") for f in numeric):
         units = _xyt_units(families, numeric)
         notes.append("event_xyt families answer [x, y, t0]; our error is the Euclidean norm of "
@@ -185,13 +231,18 @@ def legend(families: dict[str, dict[str, Any]]) -> str:
         notes.append("stark.field.spatial_impute: STARK's prompt states the rule (inverse-distance weighting of "
                      "the shown readings) and its gold follows that rule, so a solver applying it scores 0 "
                      "(Table 3: o3, 0.000); the gold is computed from the inputs, it does not leak into them.")
-    if any("stark_n" in families[f] for f in numeric):
+    stark = [f for f in numeric if "stark_n" in families[f]]
+    if stark:
+        off = _off_stark_scale(trim, max_steps, any("tracking" in f for f in stark))
+        pooled = "all its steps" if max_steps is None else f"its first {max_steps} step{'s' * (max_steps != 1)}"
         notes.append("'STARK trim' is STARK's own convention (its released distance.py/main.py): per item the "
                      "root mean square over the coordinates (a 2-D point: Euclidean error / sqrt 2), one value per "
-                     "tracking instance over its first 10 steps pooled, the relative L2 norm for field families "
+                     f"tracking instance over {pooled} pooled, the relative L2 norm for field families "
                      "(x-y-t localisation: the spatial part; the temporal part is stark_trimmed_time in "
-                     "summary.json); the mean of the per-item values after dropping the 10 % smallest and largest. "
-                     "Its 'inst' and 'fail' count instances (not steps); 'STARK best (Table 3)' is on this scale.")
+                     f"summary.json); the mean of the per-item values {_trimmed_words(trim)}. "
+                     "Its 'inst' and 'fail' count instances (not steps); 'STARK best (Table 3)' is on this scale"
+                     + (f" only with STARK's 10 % trim and first 10 steps, not with this table's {off}." if off
+                        else "."))
     heavy = _heavy(families, numeric)
     if heavy:
         notes.append(f"RMS.err is over 3x trim.err for {', '.join(heavy)}"
