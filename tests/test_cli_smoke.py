@@ -190,3 +190,19 @@ def test_legends_state_the_trim_and_steps_the_table_was_made_with(tmp_path, caps
     full = capsys.readouterr().out
     assert "after dropping the 10 % smallest and largest (STARK §4.1)." in full
     assert "over its first 10 steps pooled" in full and "'STARK best (Table 3)' is on this scale.\n" in full
+
+
+def test_a_score_summary_records_the_trim_and_steps_of_its_figures(tmp_path, capsys):
+    """`stsim score --out`'s summary.json held trimmed figures without the --trim or
+    --max-steps that made them (a run's summary has both); it now records them, so that
+    `stsim compare` also names a different --max-steps between two scores."""
+    run = tmp_path / "run"
+    assert main(["run", "quickstart", "--n", "1", "--family", "stark.tracking.range", "--out", str(run), "--quiet"]) == 0
+    files = [str(run / "tasks.jsonl"), str(run / "answers.jsonl")]
+    assert main(["score", *files, "--trim", "0.25", "--max-steps", "5", "--out", str(tmp_path / "s5")]) == 0
+    assert main(["score", *files, "--max-steps", "0", "--out", str(tmp_path / "all")]) == 0
+    s5, every = (json.loads((tmp_path / d / "summary.json").read_text()) for d in ("s5", "all"))
+    assert (s5["trim"], s5["max_steps"], every["trim"], every["max_steps"]) == (0.25, 5, 0.1, None)
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "s5"), str(tmp_path / "all")]) == 0
+    assert "the runs differ in max_steps: A 5, B None" in capsys.readouterr().err

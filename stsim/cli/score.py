@@ -110,7 +110,7 @@ def cmd_score(args) -> int:
     if args.out is not None:  # files first, so a closed pipe on the report loses nothing
         write_jsonl(args.out / "scores.jsonl", scores)
         summary = {"tasks": str(args.tasks), "answers": str(args.answers), "tolerance": args.tolerance,
-                   "rubric": args.rubric,
+                   "rubric": args.rubric, "trim": args.trim, "max_steps": steps,  # as a run's summary
                    "families": fams, "outcomes": counts["all"], "warnings": warnings, **extra}
         if analyses:
             summary["analyses"] = analyses
