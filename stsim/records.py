@@ -37,8 +37,8 @@ ANSWER_STATUSES = (
     "format_failure",   # model text could not be parsed in the task's answer format
     "refusal",          # the model explicitly refused
     "missing",          # no answer was supplied for this task / step
-    # sandbox outcomes (model-written solver code)
-    "timeout", "memory", "crashed", "forbidden", "no_result", "bad_shape",
+    # sandbox outcomes (model-written solver code; syntax_error: it does not compile, never ran)
+    "syntax_error", "timeout", "memory", "crashed", "forbidden", "no_result", "bad_shape",
     "budget_exhausted",  # agentic tier: the step budget ran out before a final answer (not a refusal)
 )
 

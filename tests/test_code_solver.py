@@ -183,9 +183,10 @@ def test_code_program_that_cannot_be_read_is_bad_input(tmp_path, capsys, make, m
     assert not out.exists()
 
 
-def test_unreadable_program_in_a_folder_crashes_only_its_task(tmp_path):
-    """One program of a `code:DIR` folder that is not UTF-8 (Python would not compile it either)
-    is `crashed` for its task, naming the file; the other tasks still run."""
+def test_unreadable_program_in_a_folder_fails_only_its_task(tmp_path):
+    """One program of a `code:DIR` folder that is not UTF-8 (Python would not compile it either:
+    a SyntaxError) is `syntax_error` for its task (it was `crashed`, though it never ran),
+    naming the file; the other tasks still run."""
     tasks = list(get_suite("quickstart").tasks(n=2, seed=0, only="stark.localization.range"))
     d = tmp_path / "progs"
     d.mkdir()
@@ -194,7 +195,7 @@ def test_unreadable_program_in_a_folder_crashes_only_its_task(tmp_path):
     code = CodeSolver(d, LIMITS, reuse=False)
     first, second = code.solve(tasks[0]), code.solve(tasks[1])
     code.close()
-    assert [(a.status, a.value) for a in first] == [("crashed", None)]
+    assert [(a.status, a.value) for a in first] == [("syntax_error", None)]
     assert first[0].detail == (f"{d / program_name(tasks[0].id)}: cannot read the program "
                                "(not UTF-8 text: byte 0xff at offset 39)")
     assert [(a.status, a.value) for a in second] == [("ok", [1.0, 2.0])]
@@ -348,4 +349,4 @@ def test_code_solver_errors_name_the_program_file(tmp_path, kind):
         (a, *_) = code.solve(task)
     finally:
         code.close()
-    assert a.status == "crashed" and a.detail.startswith(f"SyntaxError in {where}, line 2: "), a.detail
+    assert a.status == "syntax_error" and a.detail.startswith(f"SyntaxError in {where}, line 2: "), a.detail

@@ -104,7 +104,7 @@ GUARDED = [
     ("string result", prog("return 'near sensor A'"), "bad_shape", "str"),
     ("returns None", prog("pass"), "no_result", "None"),
     ("no solver", "x = 1\n", "no_result", "no solver"),
-    ("syntax error", "def solver(:\n", "crashed", "SyntaxError"),
+    ("syntax error", "def solver(:\n", "syntax_error", "SyntaxError"),
     ("exception", prog("return 1 / 0"), "crashed", "ZeroDivisionError"),
 ]
 
@@ -247,13 +247,14 @@ def test_cli_sandbox_run_errors_name_the_users_file_and_line(tmp_path, capsys, i
     bad.write_text("def solver():\n    return [1, 2\n")
     assert main(["sandbox", "run", str(bad), "--isolation", isolation]) == 1
     out = json.loads(capsys.readouterr().out)
-    assert out["status"] == "crashed"
+    assert out["status"] == "syntax_error"  # it never ran: was 'crashed'
     assert out["detail"].startswith(f"SyntaxError in {bad}, line 2: ")
     assert "    return [1, 2\n" in out["detail"] and "solution.py" not in out["detail"]
     bad.write_text("def solver():\n  return 1\n    x = 2\n")
     assert main(["sandbox", "run", str(bad), "--isolation", isolation]) == 1
-    detail = json.loads(capsys.readouterr().out)["detail"]
-    assert detail.startswith(f"IndentationError in {bad}, line 3: unexpected indent")
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "syntax_error"
+    assert out["detail"].startswith(f"IndentationError in {bad}, line 3: unexpected indent")
     # an exception: the traceback names the file and shows the line
     bad.write_text("import math\n\ndef solver():\n    return math.sqrt(undefined_name)\n")
     assert main(["sandbox", "run", str(bad), "--isolation", isolation]) == 1
@@ -262,10 +263,53 @@ def test_cli_sandbox_run_errors_name_the_users_file_and_line(tmp_path, capsys, i
     assert "NameError" in detail and "solution.py" not in detail
 
 
+def test_a_program_that_does_not_compile_is_syntax_error_not_crashed(tmp_path, capsys):
+    """`stsim sandbox run FILE` on a file with a syntax error said 'crashed' (exit 1), and
+    `--solver code:FILE` scored each item 'crashed': a program that never ran did not crash.
+    Both now say `syntax_error` (exit 1, as every outcome but ok), naming the file and line;
+    the answers file of the run is read back by `stsim score`; --help and README list it."""
+    from stsim.records import ANSWER_STATUSES
+    from stsim.sandbox.isolation import SANDBOX_STATUSES
+    bad = tmp_path / "bad.py"
+    bad.write_text("def solver(inputs):\n    x = [1, 2\n    return x\n")
+    assert main(["sandbox", "run", str(bad), "--args", '{"inputs": {}}', "--isolation", "process"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert (out["status"], out["value"]) == ("syntax_error", None)
+    assert out["detail"] == f"SyntaxError in {bad}, line 2: '[' was never closed\n    x = [1, 2\n        ^"
+    nul = tmp_path / "nul.py"
+    nul.write_bytes(b"def solver():\n    return 1\x00\n")
+    assert main(["sandbox", "run", str(nul), "--isolation", "process"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "syntax_error"  # a SyntaxError or (older Pythons) a ValueError of compile()
+    assert out["detail"].startswith((f"SyntaxError in {nul}: ", f"{nul}: cannot compile the program (")), out["detail"]
+    assert "null bytes" in out["detail"]
+    # the scoring of model-written code: the same word on each item, kept through the answers file
+    run = tmp_path / "run"
+    assert main(["run", "quickstart", "--n", "2", "--family", "stark.localization.range", "--solver",
+                 f"code:{bad}", "--isolation", "process", "--out", str(run), "--quiet"]) == 0
+    answers = [json.loads(ln) for ln in (run / "answers.jsonl").read_text().splitlines()]
+    assert [a["status"] for a in answers] == ["syntax_error", "syntax_error"]
+    assert all(a["detail"].startswith(f"SyntaxError in {bad}, line 2: ") for a in answers)
+    capsys.readouterr()
+    assert main(["score", str(run / "tasks.jsonl"), str(run / "answers.jsonl")]) == 0
+    assert "stark.localization.range" in capsys.readouterr().out
+    assert "syntax_error" in SANDBOX_STATUSES and "syntax_error" in ANSWER_STATUSES
+    # documented where the statuses are listed: `sandbox run --help` and README's exit codes
+    with pytest.raises(SystemExit):
+        main(["sandbox", "run", "--help"])
+    helptext = " ".join(capsys.readouterr().out.split())
+    assert all(st in helptext for st in SANDBOX_STATUSES), helptext
+    assert "syntax_error (FILE.py does not compile, so it never ran; 'detail' names the file and line)" in helptext
+    assert "Exit codes: 0 ok; 1 any other status; 2 bad input" in helptext
+    readme = " ".join((REPO / "README.md").read_text().split())
+    codes = readme[readme.index("**Exit codes**"):readme.index("130 interrupted")]
+    assert all(st in codes for st in SANDBOX_STATUSES if st != "ok"), codes
+
+
 def test_api_sandbox_run_without_a_file_name_says_solution_py():
     with Sandbox(LIMITS, isolation="process") as s:
         r = s.run("def solver(:\n")
-    assert r.status == "crashed" and r.detail.startswith("SyntaxError in solution.py, line 1: ")
+    assert r.status == "syntax_error" and r.detail.startswith("SyntaxError in solution.py, line 1: ")
 
 
 def test_a_job_cannot_tamper_with_its_zygote(raw):

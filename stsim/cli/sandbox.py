@@ -13,7 +13,12 @@ def add_sandbox(sub) -> None:
     sb = sub.add_parser("sandbox", help="run a model-written solver() program in the sandbox")
     sbs = sb.add_subparsers(dest="sandbox_command", metavar="ACTION")
     sbs.required = True
-    sr = sbs.add_parser("run", help="run FILE.py's solver() once and print one JSON object")
+    sr = sbs.add_parser("run", help="run FILE.py's solver() once and print one JSON object",
+                        epilog="status (the JSON's 'status'): ok; syntax_error (FILE.py does not compile, so it "
+                               "never ran; 'detail' names the file and line); timeout; memory; crashed (an "
+                               "exception or a signal while it ran); forbidden; no_result; bad_shape "
+                               "(docs/sandbox.md). Exit codes: 0 ok; 1 any other status; 2 bad input "
+                               "(the message says what) or no namespace isolation without --isolation process.")
     sr.add_argument("file", type=Path, help="a Python file defining solver() (call forms: docs/sandbox.md)")
     sr.add_argument("--timeout", type=float, default=10.0, metavar="S", help="wall-time limit (default 10 s)")
     sr.add_argument("--cpu", type=float, default=None, metavar="S", help="CPU-time limit (default: --timeout)")
@@ -37,7 +42,8 @@ def _is_file(text: str) -> bool:
 
 def cmd_sandbox(args) -> int:
     """``stsim sandbox run``: run the file's ``solver()`` once and print the outcome as JSON;
-    exit 1 unless it is ``ok``."""
+    exit 1 unless it is ``ok`` (``syntax_error`` included: a file that does not compile is the
+    program's outcome, reported in the JSON like the others, not a bad option)."""
     from ..sandbox.isolation import Limits, Sandbox, SandboxError
     from ..sandbox.call import check_call_args, check_solver_form, solver_parameters
     try:

@@ -243,10 +243,10 @@ def _outcome(job):
         ns["__builtins__"] = b
     try:
         code = compile(job["source"], _COMPILED_AS, "exec")
-    except SyntaxError as exc:  # IndentationError and TabError too
-        return "crashed", None, _syntax_detail(exc, name)
-    except ValueError as exc:  # a NUL byte in the source
-        return "crashed", None, f"{name}: cannot compile the program ({exc})"
+    except SyntaxError as exc:  # IndentationError and TabError too: the program never ran
+        return "syntax_error", None, _syntax_detail(exc, name)
+    except ValueError as exc:  # a NUL byte in the source (Python 3.12+ calls it a SyntaxError)
+        return "syntax_error", None, f"{name}: cannot compile the program ({exc})"
     import linecache  # tracebacks show the program's lines, from the source (no file is read)
     linecache.cache[_COMPILED_AS] = (len(job["source"]), None, job["source"].splitlines(True), _COMPILED_AS)
     try:

@@ -41,8 +41,10 @@ file (``RLIMIT_FSIZE``) and bytes of captured stdout/stderr (the rest is drained
 ``stdout_truncated`` / ``stderr_truncated`` say so).
 
 **Outcomes** (``SandboxResult.status``): ``ok`` (value is a number or nested list of numbers),
-``timeout`` (wall or CPU limit), ``memory`` (allocation beyond the limit), ``crashed`` (an
-exception, with its text, or death by a signal), ``forbidden`` (the guard or the isolation
+``syntax_error`` (the program does not compile, so it never ran: the detail names the file and
+line, ``SyntaxError in FILE, line N: ...``), ``timeout`` (wall or CPU limit), ``memory``
+(allocation beyond the limit), ``crashed`` (an exception while it ran, with its text, or death
+by a signal), ``forbidden`` (the guard or the isolation
 refused an operation: network, process creation, ctypes, writes outside ``/tmp``, imports
 outside the allow-list), ``no_result`` (no ``solver`` or it returned ``None``), ``bad_shape``
 (a value that is not numeric, or does not fit the expected answer).
@@ -73,7 +75,7 @@ from typing import Any
 
 from . import harness as sandbox_harness
 
-SANDBOX_STATUSES = ("ok", "timeout", "memory", "crashed", "forbidden", "no_result", "bad_shape")
+SANDBOX_STATUSES = ("ok", "syntax_error", "timeout", "memory", "crashed", "forbidden", "no_result", "bad_shape")
 
 #: Top-level modules a solver may import (STARK §4.1: numpy, scipy, shapely, filterpy) plus
 #: pure-computation parts of the standard library.

@@ -10,7 +10,7 @@
 
 Refusals are answers with status ``refusal`` (the shared reader decides it for every rubric).
 Outcomes of a budget or harness (``budget_exhausted`` of the agentic tier's step budget,
-``timeout``, ``memory``, ``crashed``, ``no_result``...) are not refusals: they are excluded from
+``syntax_error``, ``timeout``, ``memory``, ``crashed``, ``no_result``...) are not refusals: they are excluded from
 both rates (§4: "Budget exhaustion is not a refusal and is excluded from both").
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from ..records import Answer, Task
 
 #: Answer statuses that are neither an answer nor a refusal (harness / budget outcomes).
-EXCLUDED = ("timeout", "memory", "crashed", "forbidden", "no_result", "bad_shape", "budget_exhausted")
+EXCLUDED = ("syntax_error", "timeout", "memory", "crashed", "forbidden", "no_result", "bad_shape", "budget_exhausted")
 
 
 def premise_table(tasks: list[Task], answers: list[Answer]) -> dict[str, Any] | None:

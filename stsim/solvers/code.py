@@ -13,8 +13,8 @@ their values into typed answers.
 A task without a program gets ``missing`` answers.  A single-answer task's value must fit the
 task's answer format (``[x, y]`` for a point, a number for a time, ...); a tracking task's value
 is one such entry per step (``None`` for a step without estimate).  Anything else is
-``bad_shape``; sandbox failures keep their status (timeout, memory, crashed, forbidden,
-no_result) on every item of the task.  A ``def solver`` whose required positional parameters
+``bad_shape``; sandbox failures keep their status (syntax_error, timeout, memory, crashed,
+forbidden, no_result) on every item of the task.  A ``def solver`` whose required positional parameters
 fit none of the call forms (read with :mod:`ast`, :func:`stsim.sandbox.call.signature_problem`)
 is ``no_result`` on every item, naming the expected signatures, and is not run.
 """
@@ -243,11 +243,13 @@ class CodeSolver:
         return f.read_text(encoding="utf-8") if f.is_file() else None
 
     def _unreadable(self, task: Task, exc: Exception) -> list[Answer]:
-        """A folder's program for ``task`` that cannot be read (not UTF-8: Python itself would
-        refuse to compile it): ``crashed`` for each answer, naming the file, and the run goes on."""
+        """A folder's program for ``task`` that cannot be read, naming the file, for each answer;
+        the run goes on.  Not UTF-8: ``syntax_error`` (Python itself refuses to compile it, a
+        ``SyntaxError``; it never ran); another read error (permissions...): ``crashed``."""
         keys = [s.index for s in task.steps] or [None]
         detail = f"{self.path / program_name(task.id)}: cannot read the program ({_reason(exc)})"
-        return [Answer(task.id, k, "crashed", detail=detail, solver=self.name) for k in keys]
+        status = "syntax_error" if isinstance(exc, UnicodeDecodeError) else "crashed"
+        return [Answer(task.id, k, status, detail=detail, solver=self.name) for k in keys]
 
     @property
     def sandbox(self) -> Sandbox:
