@@ -2,6 +2,8 @@
 bad-input pass over each entry point after the merges of 2026-11-30)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from stsim.cli import build_parser, main
@@ -310,6 +312,58 @@ def test_score_refuses_to_overwrite_an_earlier_score(tmp_path, capsys):
     (own / "notes.txt").write_text("mine\n")
     assert main(["score", str(other / "tasks.jsonl"), str(other / "answers.jsonl"), "--out", str(own)]) == 0
     assert (own / "notes.txt").read_text() == "mine\n" and (own / "scores.jsonl").is_file()
+
+
+def test_score_out_accepts_the_same_score_again_and_refuses_other_bytes(tmp_path, capsys):
+    """`stsim score T A --out D` run twice refused the second time (exit 2) though it would
+    write the very same bytes, unlike `generate -o` / `export -o`.  Now the same score again
+    exits 0 and changes nothing (not even a file's time); a score whose files would differ
+    (here: the answers file changed under the same name) is still refused, exit 2, nothing
+    changed, naming the files; no staging folder is left behind either way."""
+    run = tmp_path / "run"
+    assert main(["run", "cardinal", "--n", "1", "--out", str(run), "--quiet"]) == 0
+    capsys.readouterr()
+    answers = tmp_path / "answers.jsonl"
+    answers.write_bytes((run / "answers.jsonl").read_bytes())
+    out = tmp_path / "scored"
+    argv = ["score", str(run / "tasks.jsonl"), str(answers), "--out", str(out)]
+    assert main(argv) == 0
+    snap = lambda: {str(p.relative_to(out)): (p.read_bytes(), p.stat().st_mtime_ns)  # noqa: E731
+                    for p in sorted(out.rglob("*")) if p.is_file()}
+    before = snap()
+    assert set(before) == {"scores.jsonl", "summary.json", "cardinal/report.json", "cardinal/confusion.csv",
+                           "cardinal/confusion.png"}
+    summary = json.loads(before["summary.json"][0])
+    assert summary["analyses"]["cardinal."]["files"][0] == str(out / "cardinal" / "report.json")
+    first = capsys.readouterr().out
+    assert main(argv) == 0
+    again = capsys.readouterr().out
+    assert snap() == before and [p.name for p in out.iterdir() if p.name.startswith(".")] == []
+    assert again.endswith(f"{out}/ already held this score, byte for byte: nothing changed "
+                          "(cardinal/, scores.jsonl, summary.json)\n")
+    assert again.replace(again.splitlines()[-1], "") == first.replace(first.splitlines()[-1], "")  # same report
+    # a folder holding part of it (and a file of its own) gets the rest, the rest untouched
+    (out / "summary.json").unlink()
+    (out / "notes.txt").write_text("mine\n")
+    assert main(argv) == 0
+    assert f"Wrote {out}/ (cardinal/, notes.txt, scores.jsonl, summary.json)" in capsys.readouterr().out
+    after = snap()
+    assert after.pop("notes.txt")[0] == b"mine\n" and after["summary.json"][0] == before["summary.json"][0]
+    assert {k: v for k, v in after.items() if k != "summary.json"} == \
+        {k: v for k, v in before.items() if k != "summary.json"}
+    # other bytes under the same command: refused when made, nothing changed
+    rows = [json.loads(ln) for ln in answers.read_text().splitlines()]
+    rows[0] = {"task_id": rows[0]["task_id"], "step": None, "text": "no idea"}
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    before = snap()
+    assert main(argv) == 2
+    cap = capsys.readouterr()
+    assert cap.out == ""
+    assert cap.err == (f"stsim: error: --out {out}: holds cardinal/confusion.csv, cardinal/confusion.png, "
+                       f"cardinal/report.json, scores.jsonl, summary.json of an earlier `stsim score` (of {answers}) "
+                       "with other content than this score; scoring here would overwrite them: give another --out, "
+                       "or remove them\n")
+    assert snap() == before and [p.name for p in out.iterdir() if p.name.startswith(".")] == []
 
 
 def test_generate_refuses_to_overwrite_a_file_with_other_content(tmp_path, capsys):

@@ -113,7 +113,8 @@ def test_the_explain_hint_reprints_the_run_just_made(tmp_path, capsys):
 def test_the_explain_hint_of_score_is_this_score_again(tmp_path, capsys):
     """`stsim score`'s hint said `stsim score TASKS ANSWERS --explain`: copied with the files
     filled in, it dropped --trim / --max-steps / --tolerance / --rubric and printed another
-    table.  It now is this score again with --explain (no --out: that folder is now refused)."""
+    table.  It now is this score again with --explain (no --out: the files are written, the
+    hint only reprints the table)."""
     import shlex
     tasks, answers = tmp_path / "t.jsonl", tmp_path / "a.jsonl"
     assert main(["generate", "quickstart", "--n", "3", "--family", "stark.localization.range", "-o", str(tasks)]) == 0

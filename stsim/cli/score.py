@@ -3,11 +3,13 @@ outcomes, legends, scores.jsonl and summary.json), and two runs compared per fam
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from ..records import RecordError
-from .common import (CLIError, command_again, int_at_least, out_dir, refuse_overwrite, refuse_run_folder,
+from .common import (CLIError, command_again, int_at_least, out_dir, refuse_overwrite, refuse_run_folder, settle,
                      trim_fraction, written)
 
 
@@ -17,7 +19,10 @@ def add_score(sub) -> None:
     s.add_argument("tasks", type=Path, help="the full tasks JSONL (stsim generate -o, or a run's tasks.jsonl)")
     s.add_argument("answers", type=Path, help="one JSON object per line: {\"task_id\", \"step\", \"text\"} "
                    "(a model's reply) or {\"task_id\", \"step\", \"value\"} (docs/answer-formats.md)")
-    s.add_argument("--out", type=Path, default=None, help="also write scores.jsonl and summary.json here")
+    s.add_argument("--out", type=Path, default=None,
+                   help="also write scores.jsonl and summary.json here (and an analysis's files, e.g. cardinal/); "
+                        "a DIR holding such files with other content is refused (exit 2, nothing changed), "
+                        "the same score again changes nothing")
     s.add_argument("--cluster", default=None, metavar="local:N|tcp://HOST:PORT",
                    help="score on a Dask cluster in chunks of tasks (docs/distributed.md)")
     s.add_argument("--max-steps", type=int_at_least(0), default=10, metavar="K",
@@ -36,12 +41,10 @@ def add_score(sub) -> None:
 
 def cmd_score(args) -> int:
     """``stsim score``: score the answers file against the tasks file and print the report
-    (with ``--out``: scores.jsonl and summary.json too)."""
-    from ..solvers.answers_file import format_outcomes, outcome_counts, read_answers, tag_outcomes
-    from ..solvers.random_guess import random_reference
-    from ..scoring.report import format_table, legend, short_legend
-    from ..scoring.score import run_analyses, score_answers, summarise
-    from ..records import read_tasks, write_jsonl
+    (with ``--out``: scores.jsonl and summary.json too, unless the folder holds such files with
+    other bytes: exit 2, nothing changed)."""
+    from ..solvers.answers_file import read_answers
+    from ..records import read_tasks
     from ..registry import validate_task
     if args.tolerance is not None and not 0 <= args.tolerance < float("inf"):
         raise CLIError(f"--tolerance must be a finite non-negative number, got {args.tolerance} "
@@ -73,21 +76,45 @@ def cmd_score(args) -> int:
         for t in mine:
             t.meta["rubric"] = args.rubric
     answers, warnings = read_answers(args.answers, {t.id: t for t in tasks})
+    steps = None if args.max_steps == 0 else args.max_steps
+    # the summary's settings: an earlier score with others (or another file) cannot be this one
+    settings = {"tasks": str(args.tasks), "answers": str(args.answers), "tolerance": args.tolerance,
+                "rubric": args.rubric, "trim": args.trim, "max_steps": steps}
     if args.out is not None:          # inputs are read first: a bad one leaves no folder behind
         refuse_run_folder(args.out, "--out", "scoring", "that run's scores.jsonl and summary.json")
-        _keep_earlier_score(args.out)
+        _keep_earlier_score(args.out, settings)
         out_dir(args.out)
+    # a folder already holding files gets the score made beside them (a hidden folder in it),
+    # then moved in file by file unless one of them would replace other bytes (settle)
+    stage = Path(tempfile.mkdtemp(dir=args.out, prefix=".stsim-score-")) \
+        if args.out is not None and any(args.out.iterdir()) else None
+    try:
+        return _score(args, tasks, answers, warnings, legacy, settings, stage)
+    finally:
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
+
+
+def _score(args, tasks, answers, warnings, legacy, settings, stage) -> int:
+    """The score itself, its files (into ``stage``, a staging folder in ``--out``, when given:
+    :func:`settle` then moves them in or refuses) and its report."""
+    from ..solvers.answers_file import format_outcomes, outcome_counts, tag_outcomes
+    from ..solvers.random_guess import random_reference
+    from ..scoring.report import format_table, legend, short_legend
+    from ..scoring.score import run_analyses, score_answers, summarise
+    from ..records import write_jsonl
+    steps = settings["max_steps"]
     for w in warnings:
         print(f"stsim: warning: {w}", file=sys.stderr)
     if args.cluster is not None:
         from ..benchmarks.cluster import Cluster, score_on_cluster
         with Cluster(args.cluster) as cl:
-            scores = score_on_cluster(cl.client, tasks, answers, None if args.max_steps == 0 else args.max_steps)
+            scores = score_on_cluster(cl.client, tasks, answers, steps)
     else:
-        scores = score_answers(tasks, answers, max_steps=None if args.max_steps == 0 else args.max_steps)
+        scores = score_answers(tasks, answers, max_steps=steps)
     tag_outcomes(scores, args.tolerance)
     fams = summarise(scores, args.trim)
-    for fam, ref in random_reference(tasks, None if args.max_steps == 0 else args.max_steps).items():
+    for fam, ref in random_reference(tasks, steps).items():
         fams.setdefault(fam, {}).update(ref)
     counts = outcome_counts(scores)
     for fam, row in fams.items():
@@ -96,25 +123,34 @@ def cmd_score(args) -> int:
     for fam, k in lenient.items():
         fams.setdefault(fam, {})["lenient_recoverable"] = k
     from ..scoring.stark_metric import stark_item, summarise_stark
-    steps = None if args.max_steps == 0 else args.max_steps
     stark_items = [it for t in tasks if (it := stark_item(t, answers, steps, legacy=legacy)) is not None]
     for fam, row in summarise_stark(stark_items, args.trim).items():
         fams.setdefault(fam, {}).update(row)
     extra, qstr_table = _qstr_breakdown(tasks, answers)
-    analyses = run_analyses(tasks, answers, args.out)
+    target = stage if stage is not None else args.out  # where the files are written first
+    analyses = run_analyses(tasks, answers, target, named_in=args.out)
     published = None
     if args.rubric == "qstrbench-published":
         from ..scoring.qstrbench_published import summarise_published
         published = summarise_published(tasks, answers)
         extra["qstrbench_published"] = published
+    unchanged = False
     if args.out is not None:  # files first, so a closed pipe on the report loses nothing
-        write_jsonl(args.out / "scores.jsonl", scores)
-        summary = {"tasks": str(args.tasks), "answers": str(args.answers), "tolerance": args.tolerance,
-                   "rubric": args.rubric, "trim": args.trim, "max_steps": steps,  # as a run's summary
+        write_jsonl(target / "scores.jsonl", scores)
+        summary = {**settings,  # trim and max_steps as in a run's summary
                    "families": fams, "outcomes": counts["all"], "warnings": warnings, **extra}
         if analyses:
             summary["analyses"] = analyses
-        (args.out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        (target / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        if stage is not None:
+            made = sorted(p for p in stage.rglob("*") if p.is_file())
+            pairs = [(p, args.out / p.relative_to(stage)) for p in made]
+            unchanged = all(dest.is_file() for _, dest in pairs)  # if settled: each held the same bytes
+            clash = settle(pairs)
+            shutil.rmtree(stage, ignore_errors=True)  # emptied (or refused): not listed under 'Wrote'
+            if clash:
+                refuse_overwrite(f"--out {args.out}", f"holds {', '.join(str(p.relative_to(args.out)) for p in clash)}"
+                                 f"{_whose(args.out)} with other content than this score", len(clash), "scoring")
     print(f"rubric: {args.rubric}" + (" (STARK's released reader: signs dropped, unreadable replies "
                                       "scored as its [5, 5] guess)" if args.rubric == "stark-legacy" else
                                       " (strict readers, docs/answer-formats.md)"))
@@ -140,14 +176,15 @@ def cmd_score(args) -> int:
     print("\n" + (legend(fams, **shown) if args.explain else
                   short_legend(fams, f"add --explain ({_explain_command(args)})", **shown)))
     if args.out is not None:
-        print(f"Wrote {args.out}/ ({', '.join(written(args.out))})")
+        print(f"{args.out}/ already held this score, byte for byte: nothing changed ({', '.join(written(args.out))})"
+              if unchanged else f"Wrote {args.out}/ ({', '.join(written(args.out))})")
     return 0
 
 
 def _explain_command(args) -> str:
     """This ``stsim score`` again with ``--explain``: its two files and the options that change
-    the table when not the defaults, without ``--out`` (which would now refuse the folder it
-    wrote), shell-quoted."""
+    the table when not the defaults, without ``--out`` (its files are written: the hint only
+    reprints the table), shell-quoted."""
     return command_again(["stsim", "score", str(args.tasks), str(args.answers)], args, ["score", "T", "A"],
                          tuple((a, "--" + a.replace("_", "-")) for a in ("max_steps", "trim", "tolerance", "rubric"))
                          ) + " --explain"
@@ -157,19 +194,36 @@ def _explain_command(args) -> str:
 SCORE_FILES = ("scores.jsonl", "summary.json")
 
 
-def _keep_earlier_score(out: Path) -> None:
-    """Refuse (exit 2) an ``--out`` folder holding a file ``stsim score`` writes (an earlier
-    score's scores.jsonl / summary.json, or one's own), in ``run --out``'s words
-    (:func:`refuse_overwrite`): scoring there replaced them without a word."""
-    mine = [n for n in SCORE_FILES if (out / n).exists()]
-    if not mine:
-        return
+def _earlier_summary(out: Path) -> dict | None:
+    """The ``summary.json`` an earlier ``stsim score`` left in ``out`` (``None``: none, or not one)."""
     try:
         old = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        old = None
-    whose = f" of an earlier `stsim score` (of {old['answers']})" if isinstance(old, dict) and "answers" in old else ""
-    refuse_overwrite(f"--out {out}", f"holds {', '.join(mine)}{whose}", len(mine), "scoring")
+        return None
+    return old if isinstance(old, dict) else None
+
+
+def _whose(out: Path) -> str:
+    """' of an earlier `stsim score` (of ANSWERS)' when ``out`` holds one's summary, else ''."""
+    old = _earlier_summary(out)
+    return f" of an earlier `stsim score` (of {old['answers']})" if old is not None and "answers" in old else ""
+
+
+def _keep_earlier_score(out: Path, settings: dict) -> None:
+    """Refuse (exit 2) at once, before scoring, an ``--out`` folder holding a file ``stsim
+    score`` writes (scores.jsonl / summary.json) that cannot be this score's: a summary.json
+    that is not an earlier score's with the same ``settings`` (files, tolerance, rubric, trim,
+    max_steps; the summary holds them, so its bytes would differ), in ``run --out``'s words
+    (:func:`refuse_overwrite`).  The same score again goes on: its files are compared byte for
+    byte when made (:func:`settle`), and refused then if any differs."""
+    mine = [n for n in SCORE_FILES if (out / n).exists()]
+    if not mine:
+        return
+    old = _earlier_summary(out)
+    if not (out / "summary.json").exists() or \
+            (old is not None and all(k in old and old[k] == v for k, v in settings.items())):
+        return
+    refuse_overwrite(f"--out {out}", f"holds {', '.join(mine)}{_whose(out)}", len(mine), "scoring")
 
 
 def _lenient_counts(tasks, answers) -> dict[str, int]:

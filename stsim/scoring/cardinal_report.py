@@ -146,10 +146,11 @@ def plot_confusion(report: dict[str, Any], path: str | Path, title: str = "") ->
 
 
 def write_cardinal_report(tasks: list[Task], answers: list[Answer], out_dir: str | Path | None,
-                          title: str = "") -> dict[str, Any]:
+                          title: str = "", *, named_in: str | Path | None = None) -> dict[str, Any]:
     """Compute :func:`cardinal_report`; when ``out_dir`` is given, write ``cardinal/report.json``,
     ``cardinal/confusion.csv`` (gold rows x predicted columns) and ``cardinal/confusion.png``
-    under it.  Returns the report with ``headline`` (and ``files``) added."""
+    under it.  Returns the report with ``headline`` (and ``files``: their paths, under
+    ``named_in`` when given, the folder a staging ``out_dir``'s files are moved to) added."""
     report = cardinal_report(tasks, answers)
     report["headline"] = headline(report)
     if out_dir is not None:
@@ -161,6 +162,7 @@ def write_cardinal_report(tasks: list[Task], answers: list[Answer], out_dir: str
             for gold, row in zip(COMPASS8, report["confusion"]["counts"]):
                 w.writerow([gold, *row])
         plot_confusion(report, d / "confusion.png", title)
-        report["files"] = [str(d / n) for n in ("report.json", "confusion.csv", "confusion.png")]
+        shown = Path(named_in if named_in is not None else out_dir) / "cardinal"
+        report["files"] = [str(shown / n) for n in ("report.json", "confusion.csv", "confusion.png")]
         (d / "report.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
     return report

@@ -181,22 +181,26 @@ def _r(x: float) -> float | None:
 
 
 # ------------------------------------------------------------------------------- analyses
-def _cardinal_analysis(tasks: list[Task], answers: list[Answer], out_dir: Path | None) -> dict[str, Any]:
+def _cardinal_analysis(tasks: list[Task], answers: list[Answer], out_dir: Path | None,
+                       named_in: Path | None = None) -> dict[str, Any]:
     from .cardinal_report import write_cardinal_report
-    return write_cardinal_report(tasks, answers, out_dir)
+    return write_cardinal_report(tasks, answers, out_dir, named_in=named_in)
 
 
-#: family-name prefix -> ``analysis(tasks, answers, out_dir | None) -> dict`` (with a one-line
-#: ``"headline"``): benchmark-specific breakdowns beyond :func:`summarise`, e.g. the
-#: cardinal-direction confusion matrix (seed 002 §4).  ``stsim run`` and ``stsim score`` run
-#: every analysis whose prefix starts some task's family and keep the result in summary.json
-#: under ``"analyses"``; an analysis may write its own files under ``out_dir``.
-def _geoqa_analysis(tasks: list[Task], answers: list[Answer], out_dir: Path | None) -> dict[str, Any]:
+def _geoqa_analysis(tasks: list[Task], answers: list[Answer], out_dir: Path | None,
+                    named_in: Path | None = None) -> dict[str, Any]:
     from .geoqa_report import geoqa_analysis
-    return geoqa_analysis(tasks, answers, out_dir)
+    return geoqa_analysis(tasks, answers, out_dir)  # names no file in its result
 
 
-ANALYSES: dict[str, Callable[[list[Task], list[Answer], Path | None], dict[str, Any]]] = {
+#: family-name prefix -> ``analysis(tasks, answers, out_dir | None, named_in=None) -> dict``
+#: (with a one-line ``"headline"``): benchmark-specific breakdowns beyond :func:`summarise`,
+#: e.g. the cardinal-direction confusion matrix (seed 002 §4).  ``stsim run`` and ``stsim
+#: score`` run every analysis whose prefix starts some task's family and keep the result in
+#: summary.json under ``"analyses"``; an analysis may write its own files under ``out_dir``,
+#: naming them (in its result and its files) under ``named_in`` when given: ``out_dir`` is then
+#: a staging folder whose files are moved to ``named_in`` afterwards (``stsim score --out``).
+ANALYSES: dict[str, Callable[..., dict[str, Any]]] = {
     "cardinal.": _cardinal_analysis,
     "geoqa.": _geoqa_analysis,
 }
@@ -208,9 +212,11 @@ def wants_analysis(family: str) -> bool:
 
 
 def run_analyses(tasks: Iterable[Task], answers: Iterable[Answer],
-                 out_dir: str | Path | None = None) -> dict[str, dict[str, Any]]:
+                 out_dir: str | Path | None = None, *, named_in: str | Path | None = None) -> dict[str, dict[str, Any]]:
     """Run each analysis of :data:`ANALYSES` on the tasks its prefix covers (and their answers);
-    analyses with no matching task are skipped.  Returns ``{prefix: result}``."""
+    analyses with no matching task are skipped.  Returns ``{prefix: result}``.  Files go under
+    ``out_dir``, named under ``named_in`` (default ``out_dir``): the folder they will be moved
+    to when ``out_dir`` is a staging folder."""
     tasks, answers = list(tasks), list(answers)
     out: dict[str, dict[str, Any]] = {}
     for prefix, fn in ANALYSES.items():
@@ -218,5 +224,6 @@ def run_analyses(tasks: Iterable[Task], answers: Iterable[Answer],
         if mine:
             ids = {t.id for t in mine}
             out[prefix] = fn(mine, [a for a in answers if a.task_id in ids],
-                             None if out_dir is None else Path(out_dir))
+                             None if out_dir is None else Path(out_dir),
+                             named_in=None if named_in is None else Path(named_in))
     return out
