@@ -522,15 +522,17 @@ def test_analytic_centre_keeps_a_row_with_a_non_finite_value_at_its_fit():
 
 
 def test_refit_settings_take_a_family_entry_before_its_modality():
-    """Event tracking has its own entry (a search whenever the held modes fail); the other ToA
+    """Event tracking has its own entry (a search whenever the held modes fail, 3 LM iterations
+    per refinement); the other ToA
     families take the modality's, and the default tracker gets what :func:`refit_settings`
     gives."""
     from stsim.baselines.stark_tier1 import default_track_settings
     from stsim.baselines.trajectory_refit import REFIT_SETTINGS, refit_settings
     event = refit_settings("stark.tracking.event", "toa")
-    assert event["search_on_loss"] and event["max_searches"] == 5
-    assert {k: v for k, v in event.items() if k not in ("search_on_loss", "max_searches")} == \
-        {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in ("search_on_loss", "max_searches")}
+    own = ("search_on_loss", "max_searches", "iters")
+    assert event["search_on_loss"] and event["max_searches"] == 5 and event["iters"] == 3
+    assert {k: v for k, v in event.items() if k not in own} == \
+        {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in own}
     assert refit_settings("stark.temporal_tracking.event", "toa") is REFIT_SETTINGS["toa"]
     assert refit_settings("stark.tracking.range", "range") is REFIT_SETTINGS["range"]
     for fam in ("stark.tracking.event", "stark.tracking.event_xyt"):

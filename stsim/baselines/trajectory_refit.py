@@ -140,8 +140,13 @@ REFIT_SETTINGS: dict = {
 # other ToA families: temporal seed 11 0.0052 -> 0.0073 over the first 10 steps (seed 17 0.0050 ->
 # 0.0031), x-y-t seed 13 0.2489 / 0.0772 -> 0.2640 / 0.0793 and below its cost margin; the lost
 # fits as starts of the next search (rescue_starts) level on all three (within 1 % but x-y-t's
-# all steps on seed 11, 0.1512 -> 0.1397, and 17, 0.2001 -> 0.2028)
-REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True, "max_searches": 5}
+# all steps on seed 11, 0.1512 -> 0.1397, and 17, 0.2001 -> 0.2028).  Then 3 LM iterations per
+# refinement instead of 2: 0.1507 / 0.1214, 0.0996 / 0.0720, 0.1141 / 0.0974 -> 0.1450 / 0.1131,
+# 0.0982 / 0.0641, 0.1087 / 0.0872 at about +4 % time (4: 0.1458 / 0.1135, 0.0996 / 0.0609, 0.1133 /
+# 0.0902; on x-y-t 3 was worse on seed 13, 0.2489 / 0.0772 -> 0.2511 / 0.0875, on temporal seed
+# 11 0.0052 -> 0.0063, on range+bearing 11 and 13 over the first 10 steps)
+REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True, "max_searches": 5,
+                                          "iters": 3}
 
 
 def refit_settings(family: str, modality: str) -> dict:
