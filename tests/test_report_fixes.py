@@ -79,8 +79,11 @@ def test_audit_lines_name_the_source(tmp_path, capsys):
     assert f"FAIL {ts[0].id} [source: STARK data_final_v5/localization_range_0.01, instance 7]:" in out
 
 
-def test_published_run_says_data_not_seed_and_announces_the_unpack(tmp_path, capsys):
+def test_published_run_says_data_not_seed_and_announces_the_unpack(tmp_path, capsys, monkeypatch):
     archive = shared_path("stark", "data_final.tar.gz")
+    # a cache of its own: the run's shared one may hold the unpack already (an earlier test or
+    # another worker process), and only the first unpack into a cache is announced
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     out = tmp_path / "run"
     assert main(["run", "stark-published", "--data", str(archive), "--n", "1", "--family",
                  "stark.localization.range", "--out", str(out), "--quiet"]) == 0
