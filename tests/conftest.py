@@ -32,10 +32,19 @@ def stark_data(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_cache(tmp_path_factory):
-    """Archives unpacked by ``--data X.tar.gz`` go to a per-session cache, not ~/.cache."""
-    import os
+    """Archives unpacked by ``--data X.tar.gz``, the GeoQA entity store and its question pools
+    go to a cache private to this test run, not ~/.cache.  The run's worker processes
+    (pytest-xdist, ``-n`` in pyproject.toml) share it, as one process would: each of them
+    builds into it atomically (a temporary file or folder renamed into place), so a pool one
+    worker drew is not drawn again by the other.  A test that needs a cold cache sets its own
+    ``XDG_CACHE_HOME``."""
     old = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the run's base folder, parent of the workers' own
+        cache = tmp_path_factory.getbasetemp().parent / "xdg-cache"
+        cache.mkdir(exist_ok=True)
+    else:
+        cache = tmp_path_factory.mktemp("xdg-cache")
+    os.environ["XDG_CACHE_HOME"] = str(cache)
     yield
     if old is None:
         os.environ.pop("XDG_CACHE_HOME", None)
