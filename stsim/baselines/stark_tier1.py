@@ -241,8 +241,8 @@ def default_track(task: Task) -> tuple[np.ndarray, np.ndarray | None]:
 def default_track_settings(task: Task) -> dict:
     """The keyword arguments :func:`default_track` gives the filter of a tracking task: none for
     proximity; else ``refit`` (:func:`~stsim.baselines.trajectory_refit.refit_settings`: the
-    family's or its modality's, ToA's for the event families) and ``smooth`` (the smoother's settings for the
-    families of :data:`SMOOTHED_DEFAULTS`, else None).  One place for them, so that
+    family's or its modality's, ToA's for the event families) and ``smooth`` (the smoother's
+    settings for the families of :data:`SMOOTHED_DEFAULTS`, else None).  One place for them, so that
     ``perf/pf_vs_limit.py`` scores the default itself."""
     from .trajectory_refit import refit_settings
     m = task.inputs["modality"]

@@ -70,8 +70,8 @@ from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, tr
 _COMMON = {"start": 0, "per_structure": 1000, "pool_per_structure": 1, "n_starts": 8, "iters_pool": 3,
            "iters_init": 5, "iters": 2, "settle": 6, "keep": 4, "prior": 2.0}
 REFIT_SETTINGS: dict = {
-    # range runs after the smoother (stark_tier1.SMOOTHED_DEFAULTS); until session 10 from step 3, searches at 3
-    # and 8 (3 in all), suite seeds 11 / 13 with the smoother: 0.071 / 0.038, 0.080 / 0.033 at
+    # range runs after the smoother (stark_tier1.SMOOTHED_DEFAULTS); until session 10 from step
+    # 3, searches at 3 and 8 (3 in all), suite seeds 11 / 13 with the smoother: 0.071 / 0.038, 0.080 / 0.033 at
     # 5.9x below Stone Soup's particle filter (from step 0 at 0, 4, 8: 0.060 / 0.031, 0.072 /
     # 0.029 at 4.6x; from step 8 at 8, 13: 0.068 / 0.032, 0.111 / 0.034; from 5 at 5: 0.071 /
     # 0.041, 0.102 / 0.034)
