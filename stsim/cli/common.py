@@ -8,6 +8,7 @@ import filecmp
 import math
 import os
 import shlex
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -203,6 +204,29 @@ def settle(pairs: list[tuple[Path, Path]]) -> list[Path]:
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.replace(new, dest)
     return clash
+
+
+def stage_in(folder: Path, prefix: str) -> Path | None:
+    """A new hidden folder in ``folder`` (named ``prefix`` + random) to write an output into
+    before :func:`settle_staged` moves it in, when ``folder`` already holds something; None
+    when it is empty (the output is written there directly)."""
+    return Path(tempfile.mkdtemp(dir=folder, prefix=prefix)) if any(folder.iterdir()) else None
+
+
+def settle_staged(stage: Path, out: Path, given: str, held: str, doing: str) -> bool:
+    """Move every file made in the staging folder ``stage`` (:func:`stage_in`) to the same place
+    in ``out`` (:func:`settle`), then remove ``stage``.  When some file of ``out`` would be
+    replaced by other bytes nothing is moved and :func:`refuse_overwrite` raises (``given`` the
+    option as typed, ``held`` what that content is, e.g. " with other content than this
+    export", ``doing`` as there).  Returns True when every file was already in ``out`` with the
+    same bytes (nothing changed)."""
+    pairs = [(p, out / p.relative_to(stage)) for p in sorted(stage.rglob("*")) if p.is_file()]
+    unchanged = all(dest.is_file() for _, dest in pairs)         # if settled: each held the same bytes
+    clash = settle(pairs)
+    shutil.rmtree(stage, ignore_errors=True)
+    if clash:
+        refuse_overwrite(given, f"holds {', '.join(str(p.relative_to(out)) for p in clash)}{held}", len(clash), doing)
+    return unchanged
 
 
 def command_again(words: list[str], args, default_argv: list[str], options: tuple) -> str:

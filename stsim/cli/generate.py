@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from .common import (SUITES_HELP, CLIError, Interrupted, add_cluster, add_common, int_at_least,
-                     out_dir, refuse_overwrite, refuse_run_folder, settle, stage_beside)
+                     out_dir, refuse_overwrite, refuse_run_folder, settle, settle_staged, stage_beside,
+                     stage_in)
 from .conditions import geoqa_conditions_apply, geoqa_only, task_transform
 
 
@@ -251,10 +252,9 @@ def cmd_export(args) -> int:
     refuse_run_folder(args.out, "-o", "exporting", "that run's tasks.jsonl or mix other files with its own")
     out_dir(args.out, "-o")
     import shutil
-    import tempfile
     # a folder already holding files gets the export made beside them first (a hidden folder in
     # it), then moved in file by file, unless one of its files would replace other bytes
-    stage = Path(tempfile.mkdtemp(dir=args.out, prefix=".stsim-export-")) if any(args.out.iterdir()) else None
+    stage = stage_in(args.out, ".stsim-export-")
     from tqdm import tqdm
     total = None if suite.loader is not None else suite.count_tasks(args.n, args.family)
     tasks = tqdm(tasks, total=total, desc=f"export {args.suite}", unit="task", leave=False,
@@ -273,11 +273,7 @@ def cmd_export(args) -> int:
         finally:
             tasks.close()
         if stage is not None:
-            made = sorted(p for p in stage.rglob("*") if p.is_file())
-            clash = settle([(p, args.out / p.relative_to(stage)) for p in made])
-            if clash:
-                refuse_overwrite(f"-o {args.out}", f"holds {', '.join(str(p.relative_to(args.out)) for p in clash)}"
-                                 f" with other content than this export", len(clash), "exporting")
+            settle_staged(stage, args.out, f"-o {args.out}", " with other content than this export", "exporting")
             written = [args.out / p.relative_to(stage) for p in written]
     finally:
         if stage is not None:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from ..records import RecordError
-from .common import (CLIError, command_again, int_at_least, out_dir, refuse_overwrite, refuse_run_folder, settle,
-                     trim_fraction, written)
+from .common import (CLIError, command_again, int_at_least, out_dir, refuse_overwrite, refuse_run_folder,
+                     settle_staged, stage_in, trim_fraction, written)
 
 
 def add_score(sub) -> None:
@@ -85,9 +84,8 @@ def cmd_score(args) -> int:
         _keep_earlier_score(args.out, settings)
         out_dir(args.out)
     # a folder already holding files gets the score made beside them (a hidden folder in it),
-    # then moved in file by file unless one of them would replace other bytes (settle)
-    stage = Path(tempfile.mkdtemp(dir=args.out, prefix=".stsim-score-")) \
-        if args.out is not None and any(args.out.iterdir()) else None
+    # then moved in file by file unless one of them would replace other bytes (settle_staged)
+    stage = stage_in(args.out, ".stsim-score-") if args.out is not None else None
     try:
         return _score(args, tasks, answers, warnings, legacy, settings, stage)
     finally:
@@ -97,7 +95,7 @@ def cmd_score(args) -> int:
 
 def _score(args, tasks, answers, warnings, legacy, settings, stage) -> int:
     """The score itself, its files (into ``stage``, a staging folder in ``--out``, when given:
-    :func:`settle` then moves them in or refuses) and its report."""
+    :func:`settle_staged` then moves them in or refuses) and its report."""
     from ..solvers.answers_file import format_outcomes, outcome_counts, tag_outcomes
     from ..solvers.random_guess import random_reference
     from ..scoring.report import format_table, legend, short_legend
@@ -142,15 +140,9 @@ def _score(args, tasks, answers, warnings, legacy, settings, stage) -> int:
         if analyses:
             summary["analyses"] = analyses
         (target / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
-        if stage is not None:
-            made = sorted(p for p in stage.rglob("*") if p.is_file())
-            pairs = [(p, args.out / p.relative_to(stage)) for p in made]
-            unchanged = all(dest.is_file() for _, dest in pairs)  # if settled: each held the same bytes
-            clash = settle(pairs)
-            shutil.rmtree(stage, ignore_errors=True)  # emptied (or refused): not listed under 'Wrote'
-            if clash:
-                refuse_overwrite(f"--out {args.out}", f"holds {', '.join(str(p.relative_to(args.out)) for p in clash)}"
-                                 f"{_whose(args.out)} with other content than this score", len(clash), "scoring")
+        if stage is not None:  # moved in (or refused) and removed: not listed under 'Wrote'
+            unchanged = settle_staged(stage, args.out, f"--out {args.out}",
+                                      f"{_whose(args.out)} with other content than this score", "scoring")
     print(f"rubric: {args.rubric}" + (" (STARK's released reader: signs dropped, unreadable replies "
                                       "scored as its [5, 5] guess)" if args.rubric == "stark-legacy" else
                                       " (strict readers, docs/answer-formats.md)"))
