@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .stark_metric import TS_LEN
+from .stark_metric import STARK_TRIM, TS_LEN
 
 #: Best (lowest) trimmed RMSE per family among the 11 models of STARK Table 3, with the model
 #: (STARK's per-item convention: compare with ``stark_trimmed``, not with our Euclidean figures).
@@ -128,12 +128,6 @@ def _xyt_units(families: dict[str, dict[str, Any]], numeric: list[str]) -> str:
     time unit (``row["time_unit"]``: the unit of dt in their error); "" when none does."""
     return ", ".join(f"{f}: {families[f]['time_unit']}" for f in numeric
                      if f.endswith("event_xyt") and families[f].get("time_unit"))
-
-
-#: STARK's own aggregation (§4.1 and its released main.py): 10 % trimmed each side, tracking
-#: instances over their first ``TS_LEN`` (10) steps; a table made otherwise is not on the scale
-#: of 'STARK best (Table 3)'.
-STARK_TRIM = 0.10
 
 
 def _pct(trim: float) -> str:

@@ -70,6 +70,8 @@ FIELD_DATASETS = frozenset({"spatial_impute", "temporal_impute", "spatiotemporal
                             "spatiotemporal_forecast"})
 #: ``main.py``'s default ``--ts_len``: tracking steps scored per instance.
 TS_LEN = 10
+#: STARK's trim (§4.1): 10 % of the per-item values dropped each side before aggregating.
+STARK_TRIM = 0.10
 #: below this ``||gold||`` a field item gets a plain root mean square (``distance.py``).
 NEAR_ZERO_NORM = 1e-10
 #: STARK's reply to an unreadable answer (``distance.py`` ``handle_nan_values``): the centre of
@@ -259,7 +261,7 @@ def stark_item(task: Task, answers: Iterable[Answer], max_steps: int | None = TS
     return StarkItem(task.id, task.family, err)
 
 
-def stark_trimmed_mean(values: Sequence[float], trim: float = 0.10) -> float:
+def stark_trimmed_mean(values: Sequence[float], trim: float = STARK_TRIM) -> float:
     """Mean of the values without the ``floor(trim * n)`` smallest and largest (§4.1);
     NaN when empty.  Finite values whose sum overflows (per-item values near 1e308) are
     averaged scaled by the largest magnitude: the mean of finite values is finite."""
@@ -274,7 +276,7 @@ def stark_trimmed_mean(values: Sequence[float], trim: float = 0.10) -> float:
     return mean
 
 
-def summarise_stark(items: Iterable[StarkItem], trim: float = 0.10) -> dict[str, dict[str, Any]]:
+def summarise_stark(items: Iterable[StarkItem], trim: float = STARK_TRIM) -> dict[str, dict[str, Any]]:
     """Per family: ``stark_trimmed`` (trimmed mean of the usable per-item values), ``stark_n``
     (usable items), ``stark_failures`` (unusable items); x-y-t localisation adds
     ``stark_trimmed_time`` (the temporal value, trimmed the same way)."""
