@@ -182,6 +182,35 @@ def test_lost_fits_get_rescue_iterations_and_start_the_next_search(monkeypatch):
     assert fit27["starts"] == [(27, held + 6, 7)]
 
 
+def test_a_search_whose_fits_all_fail_gives_its_best_fits_more_iterations(monkeypatch):
+    """The jumping target again: the search at step 8 finds fits that hold, the one at step 27
+    (after the jump) none.  With ``search_rescue = (9, 2)`` that failed search is followed, at
+    the same step, by 9 more LM iterations on its 2 lowest-cost fits; the search that held is
+    not; without the option no such call is made."""
+    import stsim.baselines.trajectory_refit as tr
+    lay, u, mask, t_rel, truth, r, draws = _jumping_target()
+    calls = []
+    real = tr.levenberg_marquardt
+
+    def spy(res, lay_, u_, mask_, t_rel_, iters=20, **k):
+        calls.append((res.upto, len(u_), iters))
+        return real(res, lay_, u_, mask_, t_rel_, iters, **k)
+    monkeypatch.setattr(tr, "levenberg_marquardt", spy)
+    opts = {"start": 8, "max_searches": 3, "n_starts": 6, "iters_init": 7, "iters": 3}
+    runs = {}
+    for name, extra in (("plain", {}), ("rescue", {"search_rescue": (9, 2)})):
+        calls.clear()
+        pos, used, _ = refit_path(r, t_rel, draws, truth, **opts, **extra)
+        assert used[8] and not used[26:].any()
+        runs[name] = list(calls)
+    searches = [c[0] for c in runs["rescue"] if c[2] == 7]
+    assert searches[0] == 8 and 27 in searches
+    assert (27, 2, 9) in runs["rescue"] and (8, 2, 9) not in runs["rescue"]
+    assert not [c for c in runs["plain"] if c[1:] == (2, 9)]
+    i = runs["rescue"].index((27, 2, 9))
+    assert runs["rescue"][i - 1][0] == 27 and runs["rescue"][i - 1][2] == 7     # right after the search
+
+
 def test_free_columns_exclude_offsets():
     """Offsets (x0, y0, cx, cy) and zero-width ranges (figure-eight theta) are not fitted;
     phases and headings over a full turn wrap."""
