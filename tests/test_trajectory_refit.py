@@ -211,6 +211,31 @@ def test_a_search_whose_fits_all_fail_gives_its_best_fits_more_iterations(monkey
     assert runs["rescue"][i - 1][0] == 27 and runs["rescue"][i - 1][2] == 7     # right after the search
 
 
+def test_refine_above_sets_when_held_modes_are_refined_after_settle(monkeypatch):
+    """The jumping target's readings before the jump: after step ``settle`` (12) the held modes
+    are refined (``iters`` 3) only at steps where a reading's residual passes ``refine_above``
+    bounds: with 0 at every step with readings while they hold (steps 12-25), with the default
+    (``accept``, 1.5) at fewer of them."""
+    import stsim.baselines.trajectory_refit as tr
+    lay, u, mask, t_rel, truth, r, draws = _jumping_target()
+    calls = []
+    real = tr.levenberg_marquardt
+
+    def spy(res, lay_, u_, mask_, t_rel_, iters=20, **k):
+        calls.append((res.upto, iters))
+        return real(res, lay_, u_, mask_, t_rel_, iters, **k)
+    monkeypatch.setattr(tr, "levenberg_marquardt", spy)
+    opts = {"start": 8, "max_searches": 1, "n_starts": 6, "iters_init": 7, "iters": 3, "settle": 12}
+    steps = {}
+    for above in (None, 0.0):
+        calls.clear()
+        pos, used, _ = refit_path(r, t_rel, draws, truth, refine_above=above, **opts)
+        assert used[12:26].all()
+        steps[above] = {t for t, it in calls if it == 3 and 12 <= t < 26}
+    assert steps[0.0] == set(range(12, 26))
+    assert steps[None] < steps[0.0]
+
+
 def test_free_columns_exclude_offsets():
     """Offsets (x0, y0, cx, cy) and zero-width ranges (figure-eight theta) are not fitted;
     phases and headings over a full turn wrap."""
@@ -552,14 +577,15 @@ def test_analytic_centre_keeps_a_row_with_a_non_finite_value_at_its_fit():
 
 def test_refit_settings_take_a_family_entry_before_its_modality():
     """Event tracking has its own entry (a search whenever the held modes fail, 3 LM iterations
-    per refinement); the other ToA
+    per refinement, refined after ``settle`` from 1.2 bounds); the other ToA
     families take the modality's, and the default tracker gets what :func:`refit_settings`
     gives."""
     from stsim.baselines.stark_tier1 import default_track_settings
     from stsim.baselines.trajectory_refit import REFIT_SETTINGS, refit_settings
     event = refit_settings("stark.tracking.event", "toa")
-    own = ("search_on_loss", "max_searches", "iters")
+    own = ("search_on_loss", "max_searches", "iters", "refine_above")
     assert event["search_on_loss"] and event["max_searches"] == 5 and event["iters"] == 3
+    assert event["refine_above"] == 1.2 and "refine_above" not in REFIT_SETTINGS["toa"]
     assert {k: v for k, v in event.items() if k not in own} == \
         {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in own}
     assert refit_settings("stark.temporal_tracking.event", "toa") is REFIT_SETTINGS["toa"]
