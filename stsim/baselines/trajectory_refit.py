@@ -388,6 +388,31 @@ def _columns(lay: PriorLayout) -> tuple[dict, np.ndarray, np.ndarray]:
     return out
 
 
+_PLANS: dict = {}
+
+
+def _kind_plan(lay: PriorLayout, has: np.ndarray) -> tuple:
+    """The index lists :func:`trajectories_jacobian` needs for the kinds ``has`` (5,) bool
+    present in a batch (cached per layout, while it is referenced, and set of kinds):
+    ``(kinds, turning, rot, omega columns, phase columns (dim: the zero phase of a figure
+    eight), turning kinds' positions in the mask, theta columns)``; ``turning`` are the kinds
+    with an angle ``omega t + phase``, ``rot`` those rotated by a heading ``theta``."""
+    key = (id(lay), has.tobytes())
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is lay:
+        return hit[1]
+    idx = _columns(lay)[0]
+    kinds = [kind for j, kind in enumerate(lay.kinds) if has[j]]
+    turning = [k for k in kinds if k != "linear"]
+    rot = [k for k in turning if "theta" in idx[k]]
+    out = (kinds, turning, rot, [idx[k]["omega"] for k in turning], [idx[k].get("phase", lay.dim) for k in turning],
+           [lay.kinds.index(k) for k in turning], [idx[k]["theta"] for k in rot])
+    if len(_PLANS) > 256:
+        _PLANS.clear()
+    _PLANS[key] = (lay, out)
+    return out
+
+
 def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray,
                           cols: np.ndarray, valid: np.ndarray, upto: int | None = None,
                           domain=(0.0, 10.0), derivatives: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
@@ -413,34 +438,33 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     N, n, P = len(u), len(t_rel), cols.shape[1]
     XY = np.zeros((2, N, n))                                  # per-axis sums
     G = np.zeros((2, N, lay.dim, n)) if derivatives else None   # d (x, y) / d physical, every column
-    has = mask.any(axis=0)
-    kinds = [kind for j, kind in enumerate(lay.kinds) if has[j]]
+    kinds, turning, rot, om, ph, on_kinds, th_cols = _kind_plan(lay, mask.any(axis=0))
     # every present kind's angle omega t + phase (figure eight: omega t + 0) and heading theta
     # at once: one cos and one sin call each
-    turning = [k for k in kinds if k != "linear"]
     if turning:
         Pz = np.zeros((N, lay.dim + 1))                       # the last column: a zero phase
         Pz[:, :-1] = Pp
-        om = [idx[k]["omega"] for k in turning]
-        ph = [idx[k].get("phase", lay.dim) for k in turning]
-        on = mask[:, [lay.kinds.index(k) for k in turning]].T              # (K, N)
+        on = mask[:, on_kinds].T                                           # (K, N)
         a_on = Pz[:, om].T[on][:, None] * t + Pz[:, ph].T[on][:, None]     # the rows with the kind
         CS = np.zeros((2, len(turning), N, n))
         CS[0][on], CS[1][on] = np.cos(a_on), np.sin(a_on)
         CS = CS.transpose(1, 0, 2, 3)                                      # (K, 2, N, n)
-        rot = [k for k in turning if "theta" in idx[k]]
         if rot:
-            th = Pp[:, [idx[k]["theta"] for k in rot]].T[:, :, None]       # (K', N, 1)
+            th = Pp[:, th_cols].T[:, :, None]                              # (K', N, 1)
             CT = np.empty((len(rot), 2, N, 1))                             # (cos, sin)
             np.cos(th, out=CT[:, 0])
             np.sin(th, out=CT[:, 1])
             CTp = CT[:, ::-1] * _PERP                                      # (-sin, cos)
+    mul = np.multiply
     for kind in kinds:
         ix = idx[kind]
         def q(name, ix=ix):                                   # (N, 1) a parameter's values
             return Pp[:, ix[name], None]
+        def at(name, ix=ix):                                  # (2, N, n) its derivatives in G
+            return G[:, :, ix[name]]
         # (x, y) as (2, N, n) arrays; perp(v) = (-v_y, v_x); the offsets (x0, y0, cx, cy) are
-        # left out: the min-max normalisation cancels them
+        # left out: the min-max normalisation cancels them.  Each derivative is written
+        # straight into its column of G (``out=``)
         if kind == "linear":
             xy = Pp[:, [ix["vx"], ix["vy"]]].T[:, :, None] * t
             if derivatives:
@@ -453,12 +477,13 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
             r = q("radius") if kind == "circular" else q("r0") + q("growth") * t
             xy = r * cs
             if derivatives:
-                pxy = xy[::-1] * _PERP
-                d = {"omega": pxy * t, "phase": pxy}
+                pxy = mul(xy[::-1], _PERP, out=at("phase"))   # d / d phase: perp(xy)
+                mul(pxy, t, out=at("omega"))
                 if kind == "circular":
-                    d["radius"] = cs
+                    at("radius")[...] = cs
                 else:
-                    d["r0"], d["growth"] = cs, t * cs
+                    at("r0")[...] = cs
+                    mul(t, cs, out=at("growth"))
         else:                                                 # a path rotated by the heading theta
             k_ = rot.index(kind)
             ct, ctp = CT[k_], CTp[k_]
@@ -468,19 +493,21 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
                 xy = (q("speed") * t) * ct + (A * sa) * ctp
                 if derivatives:
                     Ac = A * ca
-                    d = {"speed": t * ct, "amplitude": sa * ctp, "omega": (Ac * t) * ctp, "phase": Ac * ctp}
+                    mul(t, ct, out=at("speed"))
+                    mul(sa, ctp, out=at("amplitude"))
+                    mul(Ac * t, ctp, out=at("omega"))
+                    mul(Ac, ctp, out=at("phase"))
             else:                                             # figure eight
                 sc = sa * ca
                 xy = (A * sa) * ct + (A * sc) * ctp
                 if derivatives:
-                    d = {"amplitude": sa * ct + sc * ctp,
-                         "omega": (A * ca * t) * ct + (A * (ca * ca - sa * sa) * t) * ctp}
+                    g2 = mul(sa, ct, out=at("amplitude"))
+                    g2 += sc * ctp
+                    g2 = mul(A * ca * t, ct, out=at("omega"))
+                    g2 += (A * (ca * ca - sa * sa) * t) * ctp
             if derivatives:
-                d["theta"] = xy[::-1] * _PERP
+                mul(xy[::-1], _PERP, out=at("theta"))
         XY += xy
-        if derivatives:
-            for name, g2 in d.items():
-                G[:, :, ix[name]] = g2
     rr = np.arange(N)
     m = n if upto is None else min(n, upto + 1)
     low, high = domain
