@@ -545,6 +545,16 @@ def _t_start(lay: PriorLayout, u: np.ndarray) -> np.ndarray | None:
     return lay.lo[-1] + u[:, -1] * (lay.hi[-1] - lay.lo[-1])
 
 
+def _diagonal(A: np.ndarray) -> np.ndarray:
+    """(N, P) a writable view of the diagonals of a C-contiguous stack of matrices ``A`` (N, P,
+    P) (``np.diagonal``'s is read-only; fancy indexing copies).  Raises ``ValueError`` for
+    another layout (a reshape would copy it)."""
+    if not A.flags.c_contiguous:
+        raise ValueError("_diagonal needs a C-contiguous stack")
+    N, P = A.shape[:2]
+    return A.reshape(N, P * P)[:, ::P + 1]
+
+
 def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, mask: np.ndarray,
                         t_rel: np.ndarray, iters: int = 20, lam: float = 1e-2,
                         lam_per_start: np.ndarray | None = None, tol: float = 1e-4,
@@ -586,7 +596,6 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
     valid = np.arange(P) < count[:, None]                    # each start's active columns, in order,
     cols = np.where(valid, np.argsort(~active, axis=1, kind="stable")[:, :P], 0)   # padded with 0
     lam = np.full(N, float(lam)) if lam_per_start is None else lam_per_start.astype(float).copy()
-    pp = np.arange(P)
 
     emit_col = (cols == lay.dim - 1) & valid if lay.emit is not None else None
     emit_scale = float(lay.hi[-1] - lay.lo[-1]) if lay.emit is not None else 0.0
@@ -613,7 +622,7 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         if Ja is None:
             return pos, np.concatenate([ra, rp], axis=1), None, D
         Jp = np.zeros((len(a), P, P))
-        Jp[:, pp, pp] = ga
+        _diagonal(Jp)[...] = ga
         return pos, np.concatenate([ra, rp], axis=1), np.concatenate([Ja, Jp], axis=2), D
 
     every = np.arange(N)
@@ -629,10 +638,10 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         if not len(a):
             break
         Ja = J[a]
-        A = Ja @ Ja.transpose(0, 2, 1)                        # (n, P, P)
+        A = Ja @ Ja.transpose(0, 2, 1)                        # (n, P, P), a new C-contiguous array
         g = Ja @ r0[a][:, :, None]                            # (n, P, 1)
-        dg = np.diagonal(A, axis1=1, axis2=2).copy()
-        A[:, pp, pp] += lam[a, None] * (dg + 1e-9) + (~valid[a]) * 1.0
+        dg = _diagonal(A)                                     # (n, P) a view of its diagonals
+        dg += lam[a, None] * (dg + 1e-9) + (~valid[a]) * 1.0
         d = -np.linalg.solve(A, g)[:, :, 0]
         d[~valid[a]] = 0.0
         un = u[a].copy()
@@ -792,7 +801,7 @@ def _centre_positions(lay: PriorLayout, res: ReadingResiduals, u: np.ndarray, co
     pw = 2.0 * (valid & ~periodic[cols])
     rp = pw * (u[np.arange(N)[:, None], cols] - 0.5)
     Jp = np.zeros((N, P, P))
-    Jp[:, np.arange(P), np.arange(P)] = pw
+    _diagonal(Jp)[...] = pw
     du = analytic_centre(np.concatenate([r, rp], axis=1), np.concatenate([Jr, Jp], axis=2), valid, iters,
                          du0=du0)
     at = pos[:, t] + np.einsum("np,npk->nk", du, D[:, :, t])
