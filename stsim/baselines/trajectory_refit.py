@@ -600,61 +600,64 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
     emit_col = (cols == lay.dim - 1) & valid if lay.emit is not None else None
     emit_scale = float(lay.hi[-1] - lay.lo[-1]) if lay.emit is not None else 0.0
 
-    def evaluate(a, ua, jac=True):
-        """Residuals (n, R) at ``ua`` (n, dim) (the starts ``a``) and their Jacobian (n, P, R)
-        (:func:`trajectories_jacobian`, :meth:`ReadingResiduals.jacobian`; ``jac=False``: the
-        residuals alone, :meth:`ReadingResiduals.__call__`, and None)."""
-        pos, D = trajectories_jacobian(lay, ua, mask[a], t_rel, cols[a], valid[a], res.upto + ahead,
-                                       derivatives=jac)
-        if not jac:
-            return pos, res(pos, _t_start(lay, ua)), None, None
-        return (pos, *res.jacobian(pos, D, _t_start(lay, ua), None if emit_col is None else emit_col[a], emit_scale),
-                D)
-
     # the prior as extra residuals: ``prior * (u - 0.5)`` on every active non-periodic column
     pw = prior * (valid & ~periodic[cols])                   # (N, P)
 
-    def with_prior(a, ua, pos, ra, Ja, D):
+    def evaluate(a, ua, jac=True):
+        """Positions, residuals (n, R + P) with the prior's, their Jacobian (n, P, R + P) and the
+        positions' derivatives at ``ua`` (n, dim), the starts ``a`` (an index array, or
+        ``slice(None)`` for all) (:func:`trajectories_jacobian`, :meth:`ReadingResiduals.jacobian`;
+        ``jac=False``: the residuals alone, :meth:`ReadingResiduals.__call__`, and None for
+        both Jacobians)."""
+        ca, va = cols[a], valid[a]
+        pos, D = trajectories_jacobian(lay, ua, mask[a], t_rel, ca, va, res.upto + ahead, derivatives=jac)
+        if not jac:
+            return with_prior(a, ua, ca, pos, res(pos, _t_start(lay, ua)), None, None)
+        return with_prior(a, ua, ca, pos, *res.jacobian(pos, D, _t_start(lay, ua),
+                                                        None if emit_col is None else emit_col[a], emit_scale), D)
+
+    def with_prior(a, ua, ca, pos, ra, Ja, D):
         if not prior:
             return pos, ra, Ja, D
         ga = pw[a]
-        rp = ga * (ua[np.arange(len(a))[:, None], cols[a]] - 0.5)
+        rp = ga * (ua[np.arange(len(ua))[:, None], ca] - 0.5)
         if Ja is None:
             return pos, np.concatenate([ra, rp], axis=1), None, D
-        Jp = np.zeros((len(a), P, P))
+        Jp = np.zeros((len(ua), P, P))
         _diagonal(Jp)[...] = ga
         return pos, np.concatenate([ra, rp], axis=1), np.concatenate([Ja, Jp], axis=2), D
 
-    every = np.arange(N)
+    every = slice(None)
     if init is not None and init[1].shape[2] > res.upto:     # the positions and derivatives known
         X, D0 = init[0].copy(order="K"), init[1][:, :P].copy(order="K")   # the caller's arrays kept
-        X, r0, J, Ds = with_prior(every, u, X, *res.jacobian(X, D0, _t_start(lay, u), emit_col, emit_scale), D0)
+        X, r0, J, Ds = with_prior(every, u, cols, X, *res.jacobian(X, D0, _t_start(lay, u), emit_col, emit_scale), D0)
     else:
-        X, r0, J, Ds = with_prior(every, u, *evaluate(every, u))
+        X, r0, J, Ds = evaluate(every, u)
     cost = (r0 * r0).sum(axis=1)
     live = np.ones(N, bool)
     for it in range(iters):
         a = np.flatnonzero(live)
         if not len(a):
             break
-        Ja = J[a]
+        s = every if len(a) == N else a                       # the live starts (all: views, no copies)
+        Ja, va, ca, cost_a, lam_a = J[s], valid[s], cols[s], cost[s], lam[s]
         A = Ja @ Ja.transpose(0, 2, 1)                        # (n, P, P), a new C-contiguous array
-        g = Ja @ r0[a][:, :, None]                            # (n, P, 1)
+        g = Ja @ r0[s][:, :, None]                            # (n, P, 1)
         dg = _diagonal(A)                                     # (n, P) a view of its diagonals
-        dg += lam[a, None] * (dg + 1e-9) + (~valid[a]) * 1.0
+        dg += lam_a[:, None] * (dg + 1e-9) + (~va) * 1.0
         d = -np.linalg.solve(A, g)[:, :, 0]
-        d[~valid[a]] = 0.0
-        un = u[a].copy()
-        ri, ci = np.nonzero(valid[a])
-        un[ri, cols[a[ri], ci]] += d[ri, ci]
+        d[~va] = 0.0
+        un = u[a]
+        ri, ci = np.nonzero(va)
+        un[ri, ca[ri, ci]] += d[ri, ci]
         un[:, periodic] %= 1.0
         np.clip(un, 0.0, 1.0, out=un)
         # the candidate and its Jacobian (none after the last step unless ``info`` asks for it)
         need_j = info or it < iters - 1
-        Xn, rn, Jn, Dn = with_prior(a, un, *evaluate(a, un, need_j))
+        Xn, rn, Jn, Dn = evaluate(s, un, need_j)
         cn = (rn * rn).sum(axis=1)
-        better = cn < cost[a]
-        gain = (cost[a] - cn) / np.maximum(cost[a], 1e-300)
+        better = cn < cost_a
+        gain = (cost_a - cn) / np.maximum(cost_a, 1e-300)
         b = a[better]
         u[b], r0[b], cost[b], X[b] = un[better], rn[better], cn[better], Xn[better]
         if need_j:
@@ -663,10 +666,11 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
             if Ds.shape[2] != m:
                 Ds = Ds[:, :, :m].copy()
             Ds[b] = Dn[better][:, :, :m]
-        lam[a] = np.where(better, lam[a] / 3.0, lam[a] * 4.0)
+        lam_a = np.where(better, lam_a / 3.0, lam_a * 4.0)
+        lam[a] = lam_a
         # converged: an accepted step that gained less than ``tol`` of the cost, or damping so
         # large the steps vanish
-        live[a] = ~((better & (gain < tol)) | (lam[a] > 1e8))
+        live[a] = ~((better & (gain < tol)) | (lam_a > 1e8))
     worst = np.abs(r0[:, :res.size]).max(axis=1) if res.size else np.zeros(N)
     if info:
         return u, cost, worst, lam, (J @ J.transpose(0, 2, 1), cols, valid, X, Ds)
