@@ -962,7 +962,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                     u, mask, lam = u[b], mask[b], lam[b]
                     u, cost, worst, lam, inf = levenberg_marquardt(res, lay, u, mask, t_rel, search_rescue[0],
                                                                    lam_per_start=lam, prior=prior, info=True,
-                                                                   ahead=_AHEAD)
+                                                                   ahead=_AHEAD, init=(inf[3][b], inf[4][b]))
             elif u is not None and fresh:
                 worst = np.abs(res(pos, _t_start(lay, u))).max(axis=1)
                 changed = t < settle or (worst > (accept if refine_above is None else refine_above)).any()
@@ -973,7 +973,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                     if rescue_iters and not (worst <= accept).any():
                         u, cost, worst, lam, inf = levenberg_marquardt(res, lay, u, mask, t_rel, rescue_iters,
                                                                        lam_per_start=lam, prior=prior, info=True,
-                                                                       ahead=_AHEAD)
+                                                                       ahead=_AHEAD, init=inf[3:5])
             elif u is not None:
                 changed = False
             if changed and u is not None:
