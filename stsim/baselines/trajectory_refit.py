@@ -415,7 +415,8 @@ def _kind_plan(lay: PriorLayout, has: np.ndarray) -> tuple:
 
 def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray,
                           cols: np.ndarray, valid: np.ndarray, upto: int | None = None,
-                          domain=(0.0, 10.0), derivatives: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+                          domain=(0.0, 10.0), derivatives: bool = True,
+                          col_scale: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """Normalised positions (N, n, 2) of :func:`~stsim.baselines.trajectory_posterior.trajectories`
     and their derivatives (N, P, n, 2) with respect to the ``u`` columns ``cols`` (N, P) (where
     ``valid`` (N, P); zero elsewhere and for the emission column), in closed form: each basis
@@ -425,7 +426,8 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     (A - A[k_min]) / (A[k_max] - A[k_min])`` with the extreme steps held (almost everywhere
     differentiable).  Plane units per ``u`` unit; with ``upto`` the derivatives of steps
     ``0..upto`` only (N, P, upto+1, 2); with ``derivatives=False`` the positions only (and
-    None: the same positions, bit for bit, without the derivatives' work).
+    None: the same positions, bit for bit, without the derivatives' work).  ``col_scale``:
+    :func:`_column_scale` of ``cols`` and ``valid`` when the caller holds it (else computed).
 
     Each kind present in any row is evaluated on every row (a row without it adds nothing to
     the positions and never gathers its columns): a few dozen whole-array numpy calls per
@@ -446,8 +448,11 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
         Pz[:, :-1] = Pp
         on = mask[:, on_kinds].T                                           # (K, N)
         a_on = Pz[:, om].T[on][:, None] * t + Pz[:, ph].T[on][:, None]     # the rows with the kind
+        cs_on = np.empty((2,) + a_on.shape)
+        np.cos(a_on, out=cs_on[0])
+        np.sin(a_on, out=cs_on[1])
         CS = np.zeros((2, len(turning), N, n))
-        CS[0][on], CS[1][on] = np.cos(a_on), np.sin(a_on)
+        CS[:, on] = cs_on                                                  # zero where a row lacks the kind
         CS = CS.transpose(1, 0, 2, 3)                                      # (K, 2, N, n)
         if rot:
             th = Pp[:, th_cols].T[:, :, None]                              # (K', N, 1)
@@ -525,7 +530,7 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
         return pos, None
     # the derivatives at steps 0..m-1 and at each axis' extreme steps only, gathered in each
     # row's columns, times d physical / d u (zero on padding and fixed columns)
-    sc = np.where(valid & free_columns(lay)[0][cols], scale[cols], 0.0)      # (N, P)
+    sc = _column_scale(lay, cols, valid) if col_scale is None else col_scale   # (N, P)
     dA = G[..., :m][:, rr[:, None], cols]                     # (2, N, P, m)
     dA *= sc[None, :, :, None]
     at = (ax[:, :, None], rr[None, :, None], cols[None])
@@ -535,6 +540,13 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     g *= ((high - low) / s)[:, :, None, None]
     g[flat] = 0.0
     return pos, g.transpose(1, 2, 3, 0)
+
+
+def _column_scale(lay: PriorLayout, cols: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """(N, P) ``d physical / d u`` of the columns ``cols`` (N, P) of ``u`` where ``valid`` and
+    free (:func:`free_columns`), 0 elsewhere (padding, fixed columns): the factor
+    :func:`trajectories_jacobian` applies to its derivatives."""
+    return np.where(valid & free_columns(lay)[0][cols], _columns(lay)[2][cols], 0.0)
 
 
 def _t_start(lay: PriorLayout, u: np.ndarray) -> np.ndarray | None:
@@ -602,6 +614,7 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
 
     # the prior as extra residuals: ``prior * (u - 0.5)`` on every active non-periodic column
     pw = prior * (valid & ~periodic[cols])                   # (N, P)
+    col_scale = _column_scale(lay, cols, valid)
 
     def evaluate(a, ua, jac=True):
         """Positions, residuals (n, R + P) with the prior's, their Jacobian (n, P, R + P) and the
@@ -610,7 +623,8 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         ``jac=False``: the residuals alone, :meth:`ReadingResiduals.__call__`, and None for
         both Jacobians)."""
         ca, va = cols[a], valid[a]
-        pos, D = trajectories_jacobian(lay, ua, mask[a], t_rel, ca, va, res.upto + ahead, derivatives=jac)
+        pos, D = trajectories_jacobian(lay, ua, mask[a], t_rel, ca, va, res.upto + ahead, derivatives=jac,
+                                       col_scale=col_scale[a])
         if not jac:
             return with_prior(a, ua, ca, pos, res(pos, _t_start(lay, ua)), None, None)
         return with_prior(a, ua, ca, pos, *res.jacobian(pos, D, _t_start(lay, ua),
