@@ -781,9 +781,10 @@ def analytic_centre(s0: np.ndarray, J: np.ndarray, valid: np.ndarray, iters: int
         inside = np.abs(xw).max(axis=1, initial=0.0) < 0.999
         du[inside], x[inside] = du0[inside], xw[inside]
     JcT = Jc.transpose(0, 2, 1)
-    base = (~valid)[:, :, None] * np.eye(P)[None] \
-        + 1e-9 * ((Jc * Jc).sum(axis=(1, 2)) + 1.0)[:, None, None] * np.eye(P)[None]   # padded columns stay put
+    base = np.zeros((N, P, P))                           # padded columns stay put
+    _diagonal(base)[...] = ~valid + 1e-9 * ((Jc * Jc).sum(axis=(1, 2)) + 1.0)[:, None]
     done = bad.copy()
+    n_done = np.count_nonzero(done)
     for _ in range(iters):
         xx = x * x
         q = 1.0 / (1.0 - xx)
@@ -792,11 +793,13 @@ def analytic_centre(s0: np.ndarray, J: np.ndarray, valid: np.ndarray, iters: int
         step = np.linalg.solve(H, g[:, :, None])[:, :, 0]
         lam = np.sqrt(2.0 * np.maximum((g * step).sum(axis=1), 0.0))
         step *= np.where(lam < 0.25, 1.0, 1.0 / (1.0 + lam))[:, None]   # pure Newton once quadratic
-        step[done] = 0.0                                 # each row on its own: not the batch's
+        if n_done:
+            step[done] = 0.0                             # each row on its own: not the batch's
         du -= step
         x -= (step[:, None, :] @ Jc)[:, 0]
         done |= lam < tol
-        if done.all():
+        n_done = np.count_nonzero(done)
+        if n_done == N:
             break
     du[~valid | bad[:, None]] = 0.0
     return du
