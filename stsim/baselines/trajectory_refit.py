@@ -432,7 +432,7 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     Each kind present in any row is evaluated on every row (a row without it adds nothing to
     the positions and never gathers its columns): a few dozen whole-array numpy calls per
     evaluation, whatever the mix of structures (the LM's inner loop, issue 20)."""
-    idx, kind_of, scale = _columns(lay)
+    idx, kind_of = _columns(lay)[:2]
     # physical parameters, zero where the row lacks the kind: its (x, y) are then +-0 exactly,
     # and adding them leaves the sums' bits as they are
     Pp = np.where(mask[:, kind_of], lay.physical(u), 0.0)
