@@ -137,14 +137,17 @@ REFIT_SETTINGS: dict = {
     # bounds off; a failed search's 4 best fits given 10 more LM iterations: seeds 7 / 11 / 13 /
     # 17, first 10 / all steps, 0.0385 / 0.0338, 0.0330 / 0.0300, 0.0299 / 0.0268, 0.0314 /
     # 0.0174 -> 0.0349 / 0.0335, 0.0313 / 0.0295, 0.0300 / 0.0268, 0.0313 / 0.0174 (seed 7 1.29x
-    # -> 1.17x the limit), +2 % time; (10, 8) and (20, 8) the same within 5 %; with 6 searches
-    # instead of 4 all steps 0.0279, 0.0272, 0.0230, 0.0175 but +17 % time (the cost margin)
+    # -> 1.17x the limit), +10 % tracking time (30 tasks, whole-process median +5.6 % of 10
+    # pairs); (10, 8) and (20, 8) the same within 5 %; the 2 best fits, kept: 0.0348 / 0.0335,
+    # 0.0318 / 0.0296, 0.0300 / 0.0268, 0.0313 / 0.0174 at about half that time (+2.9 % whole
+    # process, 12 pairs); 1 fit: 0.0365, 0.0330 over the first 10 on seeds 7, 11; with 6
+    # searches instead of 4 all steps 0.0279, 0.0272, 0.0230, 0.0175 but +17 % time
     # not kept (session 11): refine_above 1.2 (after step 6 the modes refined when a residual
     # passes 1.2 bounds instead of 1.5): seeds 11 / 13 / 17 0.0313 / 0.0295, 0.0300 / 0.0268,
     # 0.0313 / 0.0174 -> 0.0311 / 0.0296, 0.0296 / 0.0264, 0.0311 / 0.0171 (seed 7 0.0349 /
     # 0.0335 -> 0.0351 / 0.0313) at +13 % whole-process time (30 tasks, median of 8 pairs)
     "range_bearing": {**_COMMON, "start": 1, "search_steps": (1,), "max_searches": 4, "search_on_loss": True,
-                      "iters_pool": 2, "iters_init": 4, "centre_from": 0, "search_rescue": (10, 4)},
+                      "iters_pool": 2, "iters_init": 4, "centre_from": 0, "search_rescue": (10, 2)},
     "toa": {**_COMMON, "search_steps": (0,), "max_searches": 3, "centre_from": 3},
 }
 # event tracking (known emission times; session 10): ToA's with a search at once whenever the
