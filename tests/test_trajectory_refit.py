@@ -151,12 +151,10 @@ def test_search_on_loss_searches_at_the_step_the_modes_fail(monkeypatch):
     assert runs[True, 2] == [8, 9]
 
 
-def test_lost_fits_get_rescue_iterations_and_start_the_next_search(monkeypatch):
-    """The readings of the jumping target (the held modes fail at step 26): with
-    ``rescue_iters`` the failed fits get that many more LM iterations at step 26, on the same
-    rows, before they count as lost; with ``rescue_starts`` they join the next search's starts
-    (step 27: the held count plus ``n_starts`` rows in its ``iters_init`` fit, against
-    ``n_starts`` alone).  No prior trajectory jumps, so either way nothing holds after it."""
+def _jumping_lm_calls(monkeypatch, variants: dict, **opts) -> dict:
+    """:func:`refit_path` on the jumping target's readings once per variant (name -> extra
+    options), its LM calls recorded: ``{name: (used (50,), [(readings' last step, rows,
+    iterations), ...])}``."""
     import stsim.baselines.trajectory_refit as tr
     lay, u, mask, t_rel, truth, r, draws = _jumping_target()
     calls = []
@@ -166,13 +164,25 @@ def test_lost_fits_get_rescue_iterations_and_start_the_next_search(monkeypatch):
         calls.append((res.upto, len(u_), iters))
         return real(res, lay_, u_, mask_, t_rel_, iters, **k)
     monkeypatch.setattr(tr, "levenberg_marquardt", spy)
-    opts = {"start": 8, "max_searches": 3, "n_starts": 6, "iters_init": 7, "iters": 3}
-    runs = {}
-    for name, extra in (("plain", {}), ("iters", {"rescue_iters": 5}), ("starts", {"rescue_starts": True})):
+    out = {}
+    for name, extra in variants.items():
         calls.clear()
-        pos, used, _ = refit_path(r, t_rel, draws, truth, **opts, **extra)
+        _, used, _ = refit_path(r, t_rel, draws, truth, **opts, **extra)
+        out[name] = (used, list(calls))
+    return out
+
+
+def test_lost_fits_get_rescue_iterations_and_start_the_next_search(monkeypatch):
+    """The readings of the jumping target (the held modes fail at step 26): with
+    ``rescue_iters`` the failed fits get that many more LM iterations at step 26, on the same
+    rows, before they count as lost; with ``rescue_starts`` they join the next search's starts
+    (step 27: the held count plus ``n_starts`` rows in its ``iters_init`` fit, against
+    ``n_starts`` alone).  No prior trajectory jumps, so either way nothing holds after it."""
+    out = _jumping_lm_calls(monkeypatch, {"plain": {}, "iters": {"rescue_iters": 5}, "starts": {"rescue_starts": True}},
+                            start=8, max_searches=3, n_starts=6, iters_init=7, iters=3)
+    for used, _ in out.values():
         assert used[10:26].mean() > 0.8 and not used[26:].any()
-        runs[name] = list(calls)
+    runs = {k: v[1] for k, v in out.items()}
     at26 = {k: [c for c in v if c[0] == 26] for k, v in runs.items()}
     held = at26["plain"][0][1]
     assert at26["plain"] == [(26, held, 3)]
@@ -187,22 +197,11 @@ def test_a_search_whose_fits_all_fail_gives_its_best_fits_more_iterations(monkey
     (after the jump) none.  With ``search_rescue = (9, 2)`` that failed search is followed, at
     the same step, by 9 more LM iterations on its 2 lowest-cost fits; the search that held is
     not; without the option no such call is made."""
-    import stsim.baselines.trajectory_refit as tr
-    lay, u, mask, t_rel, truth, r, draws = _jumping_target()
-    calls = []
-    real = tr.levenberg_marquardt
-
-    def spy(res, lay_, u_, mask_, t_rel_, iters=20, **k):
-        calls.append((res.upto, len(u_), iters))
-        return real(res, lay_, u_, mask_, t_rel_, iters, **k)
-    monkeypatch.setattr(tr, "levenberg_marquardt", spy)
-    opts = {"start": 8, "max_searches": 3, "n_starts": 6, "iters_init": 7, "iters": 3}
-    runs = {}
-    for name, extra in (("plain", {}), ("rescue", {"search_rescue": (9, 2)})):
-        calls.clear()
-        pos, used, _ = refit_path(r, t_rel, draws, truth, **opts, **extra)
+    out = _jumping_lm_calls(monkeypatch, {"plain": {}, "rescue": {"search_rescue": (9, 2)}},
+                            start=8, max_searches=3, n_starts=6, iters_init=7, iters=3)
+    for used, _ in out.values():
         assert used[8] and not used[26:].any()
-        runs[name] = list(calls)
+    runs = {k: v[1] for k, v in out.items()}
     searches = [c[0] for c in runs["rescue"] if c[2] == 7]
     assert searches[0] == 8 and 27 in searches
     assert (27, 2, 9) in runs["rescue"] and (8, 2, 9) not in runs["rescue"]
@@ -216,22 +215,12 @@ def test_refine_above_sets_when_held_modes_are_refined_after_settle(monkeypatch)
     are refined (``iters`` 3) only at steps where a reading's residual passes ``refine_above``
     bounds: with 0 at every step with readings while they hold (steps 12-25), with the default
     (``accept``, 1.5) at fewer of them."""
-    import stsim.baselines.trajectory_refit as tr
-    lay, u, mask, t_rel, truth, r, draws = _jumping_target()
-    calls = []
-    real = tr.levenberg_marquardt
-
-    def spy(res, lay_, u_, mask_, t_rel_, iters=20, **k):
-        calls.append((res.upto, iters))
-        return real(res, lay_, u_, mask_, t_rel_, iters, **k)
-    monkeypatch.setattr(tr, "levenberg_marquardt", spy)
-    opts = {"start": 8, "max_searches": 1, "n_starts": 6, "iters_init": 7, "iters": 3, "settle": 12}
+    out = _jumping_lm_calls(monkeypatch, {above: {"refine_above": above} for above in (None, 0.0)},
+                            start=8, max_searches=1, n_starts=6, iters_init=7, iters=3, settle=12)
     steps = {}
-    for above in (None, 0.0):
-        calls.clear()
-        pos, used, _ = refit_path(r, t_rel, draws, truth, refine_above=above, **opts)
+    for above, (used, calls) in out.items():
         assert used[12:26].all()
-        steps[above] = {t for t, it in calls if it == 3 and 12 <= t < 26}
+        steps[above] = {t for t, _, it in calls if it == 3 and 12 <= t < 26}
     assert steps[0.0] == set(range(12, 26))
     assert steps[None] < steps[0.0]
 
