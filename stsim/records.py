@@ -30,6 +30,10 @@ from typing import Any, Iterable, Iterator
 RUN_FOLDER_FILES = ("run.json", "tasks.jsonl", "answers.jsonl", "answers.previous.jsonl", "scores.jsonl",
                     "summary.json")
 
+#: Outcomes of model-written solver code run in the sandbox, other than ``ok``
+#: (:mod:`stsim.sandbox.isolation`; ``syntax_error``: it does not compile, so it never ran).
+SANDBOX_FAILURES = ("syntax_error", "timeout", "memory", "crashed", "forbidden", "no_result", "bad_shape")
+
 #: Outcomes an :class:`Answer` may carry.  ``ok`` means ``value`` holds a typed answer.
 ANSWER_STATUSES = (
     "ok",
@@ -37,8 +41,7 @@ ANSWER_STATUSES = (
     "format_failure",   # model text could not be parsed in the task's answer format
     "refusal",          # the model explicitly refused
     "missing",          # no answer was supplied for this task / step
-    # sandbox outcomes (model-written solver code; syntax_error: it does not compile, never ran)
-    "syntax_error", "timeout", "memory", "crashed", "forbidden", "no_result", "bad_shape",
+    *SANDBOX_FAILURES,  # sandbox outcomes (model-written solver code)
     "budget_exhausted",  # agentic tier: the step budget ran out before a final answer (not a refusal)
 )
 

@@ -73,9 +73,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..records import SANDBOX_FAILURES
 from . import harness as sandbox_harness
 
-SANDBOX_STATUSES = ("ok", "syntax_error", "timeout", "memory", "crashed", "forbidden", "no_result", "bad_shape")
+SANDBOX_STATUSES = ("ok", *SANDBOX_FAILURES)
 
 #: Top-level modules a solver may import (STARK §4.1: numpy, scipy, shapely, filterpy) plus
 #: pure-computation parts of the standard library.

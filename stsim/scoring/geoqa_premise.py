@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..records import Answer, Task
+from ..records import SANDBOX_FAILURES, Answer, Task
 
 #: Answer statuses that are neither an answer nor a refusal (harness / budget outcomes).
-EXCLUDED = ("syntax_error", "timeout", "memory", "crashed", "forbidden", "no_result", "bad_shape", "budget_exhausted")
+EXCLUDED = (*SANDBOX_FAILURES, "budget_exhausted")
 
 
 def premise_table(tasks: list[Task], answers: list[Answer]) -> dict[str, Any] | None:
