@@ -5,10 +5,15 @@ Euclidean for positions, absolute for times, the norm of (dx, dy, dt) for x-y-t,
 ``perf/bayes_floor.py`` scores it) over
 the first 10 steps and over all steps, CPU ms per task of each, and the share of steps the
 refit answered; with ``--limits FILE`` (the JSON ``perf/bayes_floor.py --save`` writes) also
-both against the saved limit over its steps, on the tasks whose limit converged.
+both against the saved limit over its steps, on the tasks whose limit converged, with the
+limit's two independent runs scored on their own (how far the reference itself moves with its
+Monte-Carlo error).  ``--filter-seeds 1 2 ...`` also scores the default with its filter's
+random draws from those seeds (``stark_tier1.default_track(task, seed)``; seed 0 is the
+default baseline's answers): the spread over seeds is how much of a figure on 20 tasks is the
+tracker's own luck (the refit's searches start from the filter's answers).
 
 Run:  python perf/refit_accuracy.py --family stark.tracking.range [--n 20] [--seed 7]
-          [--limits limits.json]
+          [--limits limits.json] [--filter-seeds 1 2 3]
 """
 from __future__ import annotations
 
@@ -17,9 +22,10 @@ import sys
 
 import numpy as np
 from _common import REFIT_FAMILIES as FAMILIES
-from _common import check_task_ids, item_errors, load_limits, timed_each
+from _common import answer_values, check_task_ids, item_errors, load_limits, timed_each
 
 from stsim.baselines import ALTERNATIVES, BASELINES
+from stsim.baselines.stark_tier1 import default_track
 from stsim.registry import generate_task
 from stsim.scoring.metrics import trimmed_rmse
 
@@ -35,6 +41,8 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, default=20, help="tasks per family")
     ap.add_argument("--seed", type=int, default=7, help="suite seed")
     ap.add_argument("--limits", default=None, help="saved limits (perf/bayes_floor.py --save)")
+    ap.add_argument("--filter-seeds", type=int, nargs="*", default=[], metavar="SEED",
+                    help="also score the default with its filter's draws from these seeds (the default row is seed 0)")
     args = ap.parse_args(argv)
     lim = {}
     if args.limits:
@@ -53,6 +61,12 @@ def main(argv=None) -> int:
             rows[name] = E
             print(f"{fam:30s} {name:8s} {trimmed_rmse(E[:, :10].ravel()):.4f} / {trimmed_rmse(E.ravel()):.4f}"
                   f"  {ms:7.1f} ms/task", flush=True)
+        for seed in dict.fromkeys(s for s in args.filter_seeds if s != 0):   # 0 is the default row
+            E = np.array([item_errors(t.answer_format, answer_values(t, *default_track(t, seed)).tolist(),
+                                      [s.answer for s in t.steps]) for t in tasks])
+            rows[f"seed {seed}"] = E
+            print(f"{'':30s} {'seed ' + str(seed):8s} {trimmed_rmse(E[:, :10].ravel()):.4f} / "
+                  f"{trimmed_rmse(E.ravel()):.4f}", flush=True)
         if fam in lim:
             tl = [t for t in lim[fam]["tasks"] if not t["lost"] and t["index"] < args.n]
             try:
@@ -63,11 +77,20 @@ def main(argv=None) -> int:
             fmt = tasks[0].answer_format
             L = np.array([item_errors(fmt, t["limit"], t["gold"]) for t in tl])
             lt = trimmed_rmse(L.ravel())
-            parts = []
+            runs = [trimmed_rmse(np.array([item_errors(fmt, t[key], t["gold"]) for t in tl]).ravel())
+                    for key in ("limit_run1", "limit_run2") if all(t.get(key) is not None for t in tl)]
+            parts, ratios = [], []
             for name, E in rows.items():
                 e = trimmed_rmse(E[[t["index"] for t in tl], :k].ravel())
                 parts.append(f"{name} {e:.4f} ({e / lt:.2f}x)")
+                if name != "filter":
+                    ratios.append(e / lt)
             print(f"{'':30s} limit {lt:.4f} over {k} steps on {len(tl)} tasks: " + ", ".join(parts))
+            if runs:
+                print(f"{'':30s} the limit's runs on their own: " + ", ".join(f"{r:.4f}" for r in runs))
+            if len(ratios) > 1:
+                print(f"{'':30s} default over {len(ratios)} filter draws: mean {np.mean(ratios):.2f}x "
+                      f"(from {min(ratios):.2f}x to {max(ratios):.2f}x)")
     return 0
 
 

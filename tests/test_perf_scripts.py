@@ -201,6 +201,30 @@ def test_refit_accuracy_refuses_limits_of_another_seed(tmp_path, capsys):
     assert "not a readable bayes_floor --save file" in capsys.readouterr().err
 
 
+def test_refit_accuracy_filter_seeds_score_other_draws_of_the_default(tmp_path, capsys):
+    """``--filter-seeds``: seed 0 is the default baseline's own answers (not scored twice),
+    another seed is another draw of the same tracker (different answers), and with limits the
+    spread of the ratio over the draws is printed; the limit's runs are scored on their own
+    only when the file holds them."""
+    from stsim.baselines import BASELINES
+    from stsim.baselines.stark_tier1 import default_track
+    from stsim.registry import generate_task
+    fam = "stark.tracking.event"
+    task = generate_task(fam, 0, suite="stark-tier1", suite_seed=7)
+    np.testing.assert_allclose(default_track(task, 0)[0], [a.value for a in BASELINES[fam](task)])
+    assert np.abs(default_track(task, 1)[0] - default_track(task, 0)[0]).max() > 1e-6
+    mod = _load("refit_accuracy")
+    assert mod.main(["--family", fam, "--n", "1", "--limits", str(_limits_file(tmp_path)),
+                     "--filter-seeds", "0", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "seed 0" not in out and out.count("seed 1 ") == 2      # its row, and in the limit line
+    m = re.search(r"default over 2 filter draws: mean ([\d.]+)x \(from ([\d.]+)x to ([\d.]+)x\)", out)
+    assert m and float(m[2]) <= float(m[1]) <= float(m[3])
+    rows = dict(re.findall(r"(default|seed 1) +([\d.]+ / [\d.]+)", out))
+    assert set(rows) == {"default", "seed 1"} and rows["default"] != rows["seed 1"]
+    assert "the limit's runs on their own" not in out
+
+
 def test_pf_vs_limit_default_row_is_the_default_baseline():
     """``perf/pf_vs_limit.py``'s "default" row scores the family's default tracker itself (for
     event tracking: filter, smoother and refit; before 2026-12-01 it left the smoother out)."""

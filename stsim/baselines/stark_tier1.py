@@ -216,7 +216,7 @@ def solve_tracking_pf(task: Task, solver: str = "baseline:pf") -> list[Answer]:
     return _per_step(task, [[float(a), float(b)] for a, b in est], solver)
 
 
-def default_track(task: Task) -> tuple[np.ndarray, np.ndarray | None]:
+def default_track(task: Task, seed: int = 0) -> tuple[np.ndarray, np.ndarray | None]:
     """The particle-filter default tracker of a range, bearing, range+bearing, proximity or ToA
     tracking task with bounded noise: for proximity the filter alone
     (:func:`stsim.baselines.particle_tracking.track_task`); for ToA and for range, bearing and
@@ -226,6 +226,10 @@ def default_track(task: Task) -> tuple[np.ndarray, np.ndarray | None]:
     What :func:`solve_tracking_pf` and :func:`solve_event_tracking` answer, and what
     :func:`stsim.baselines.posterior_tracking.posterior_track` falls back to.
 
+    ``seed``: the filter's random draws (0: the default baseline's answers; another seed
+    gives another draw of the same tracker, for measuring how much of its error is luck:
+    ``perf/refit_accuracy.py --filter-seeds``).
+
     Returns positions (k, 2), plane units, and emission times (k,), the task's time unit, for
     ToA (None otherwise, and for ToA when the filter gives none), for the task's k steps.
 
@@ -233,9 +237,9 @@ def default_track(task: Task) -> tuple[np.ndarray, np.ndarray | None]:
     m = task.inputs["modality"]
     if m in ("proximity", "toa"):
         from .particle_tracking import track_task
-        return track_task(task, **default_track_settings(task))
+        return track_task(task, seed=seed, **default_track_settings(task))
     from .sensor_particle_tracking import track_sensor_task
-    return track_sensor_task(task, **default_track_settings(task)), None
+    return track_sensor_task(task, seed=seed, **default_track_settings(task)), None
 
 
 def default_track_settings(task: Task) -> dict:
