@@ -566,7 +566,8 @@ def test_analytic_centre_keeps_a_row_with_a_non_finite_value_at_its_fit():
 
 def test_refit_settings_take_a_family_entry_before_its_modality():
     """Event tracking has its own entry (a search whenever the held modes fail, 3 LM iterations
-    per refinement, refined after ``settle`` from 1.2 bounds); temporal and x-y-t theirs (the
+    per refinement, refined after ``settle`` from 1.2 bounds, centred
+    from step 1); temporal and x-y-t theirs (the
     same search on loss, the lost fits as starts of the next search; x-y-t 4 searches in all),
     each the ToA base
     otherwise; a family without one takes its modality's, and the default tracker gets what
@@ -574,8 +575,9 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     from stsim.baselines.stark_tier1 import default_track_settings
     from stsim.baselines.trajectory_refit import REFIT_SETTINGS, refit_settings
     event = refit_settings("stark.tracking.event", "toa")
-    own = ("search_on_loss", "max_searches", "iters", "refine_above")
+    own = ("search_on_loss", "max_searches", "iters", "refine_above", "centre_from")
     assert event["search_on_loss"] and event["max_searches"] == 5 and event["iters"] == 3
+    assert event["centre_from"] == 1 < REFIT_SETTINGS["toa"]["centre_from"]
     assert event["refine_above"] == 1.2 and "refine_above" not in REFIT_SETTINGS["toa"]
     assert {k: v for k, v in event.items() if k not in own} == \
         {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in own}
