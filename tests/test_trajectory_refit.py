@@ -566,12 +566,10 @@ def test_analytic_centre_keeps_a_row_with_a_non_finite_value_at_its_fit():
 
 def test_refit_settings_take_a_family_entry_before_its_modality():
     """Event tracking has its own entry (a search whenever the held modes fail, 3 LM iterations
-    per refinement, refined after ``settle`` from 1.2 bounds, centred
-    from step 1); temporal and x-y-t theirs (the
-    same search on loss, the lost fits as starts of the next search; x-y-t 4 searches in all),
-    each the ToA base
-    otherwise; a family without one takes its modality's, and the default tracker gets what
-    :func:`refit_settings` gives."""
+    per refinement, refined after ``settle`` from 1.2 bounds, centred from step 1); temporal
+    its own (the same search on loss, the lost fits as starts of the next search), the ToA base
+    otherwise; a family without one (x-y-t) takes its modality's, and the default tracker gets
+    what :func:`refit_settings` gives."""
     from stsim.baselines.stark_tier1 import default_track_settings
     from stsim.baselines.trajectory_refit import REFIT_SETTINGS, refit_settings
     event = refit_settings("stark.tracking.event", "toa")
@@ -581,14 +579,11 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     assert event["refine_above"] == 1.2 and "refine_above" not in REFIT_SETTINGS["toa"]
     assert {k: v for k, v in event.items() if k not in own} == \
         {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in own}
-    unknown = ("search_on_loss", "max_searches", "rescue_starts")
-    for fam in ("stark.temporal_tracking.event", "stark.tracking.event_xyt"):
-        got = refit_settings(fam, "toa")
-        assert got["search_on_loss"] and got["rescue_starts"]
-        assert got["max_searches"] == (4 if fam == "stark.tracking.event_xyt" else REFIT_SETTINGS["toa"]["max_searches"])
-        assert not REFIT_SETTINGS["toa"].get("rescue_starts") and not event.get("rescue_starts")
-        assert {k: v for k, v in got.items() if k not in unknown} == \
-            {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in unknown}
+    temporal = refit_settings("stark.temporal_tracking.event", "toa")
+    assert temporal["search_on_loss"] and temporal["rescue_starts"]
+    assert not REFIT_SETTINGS["toa"].get("rescue_starts") and not event.get("rescue_starts")
+    assert {k: v for k, v in temporal.items() if k not in ("search_on_loss", "rescue_starts")} == REFIT_SETTINGS["toa"]
+    assert refit_settings("stark.tracking.event_xyt", "toa") is REFIT_SETTINGS["toa"]
     assert refit_settings("stark.tracking.range", "range") is REFIT_SETTINGS["range"]
     for fam in ("stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
         task = generate_task(fam, 0, suite="stark-tier1", suite_seed=11)
