@@ -35,13 +35,24 @@ def _errors(task, answers) -> np.ndarray:
                        [s.answer for s in task.steps])
 
 
+def _seed(text: str) -> int:
+    """A filter seed: an integer >= 0 (numpy's generators take no negative seed)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a filter seed is an integer >= 0, not {text!r}")
+    return value
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--family", choices=FAMILIES, nargs="+", required=True)
     ap.add_argument("--n", type=int, default=20, help="tasks per family")
     ap.add_argument("--seed", type=int, default=7, help="suite seed")
     ap.add_argument("--limits", default=None, help="saved limits (perf/bayes_floor.py --save)")
-    ap.add_argument("--filter-seeds", type=int, nargs="*", default=[], metavar="SEED",
+    ap.add_argument("--filter-seeds", type=_seed, nargs="*", default=[], metavar="SEED",
                     help="also score the default with its filter's draws from these seeds (the default row is seed 0)")
     args = ap.parse_args(argv)
     lim = {}

@@ -223,6 +223,11 @@ def test_refit_accuracy_filter_seeds_score_other_draws_of_the_default(tmp_path, 
     rows = dict(re.findall(r"(default|seed 1) +([\d.]+ / [\d.]+)", out))
     assert set(rows) == {"default", "seed 1"} and rows["default"] != rows["seed 1"]
     assert "the limit's runs on their own" not in out
+    for bad in ("-1", "x"):                       # numpy takes no negative seed: refused up front
+        with pytest.raises(SystemExit) as e:
+            mod.main(["--family", fam, "--n", "1", "--filter-seeds", bad])
+        assert e.value.code == 2
+        assert f"a filter seed is an integer >= 0, not '{bad}'" in capsys.readouterr().err
 
 
 def test_pf_vs_limit_default_row_is_the_default_baseline():

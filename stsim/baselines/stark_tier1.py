@@ -233,7 +233,8 @@ def default_track(task: Task, seed: int = 0) -> tuple[np.ndarray, np.ndarray | N
     Returns positions (k, 2), plane units, and emission times (k,), the task's time unit, for
     ToA (None otherwise, and for ToA when the filter gives none), for the task's k steps.
 
-    Raises ``ValueError`` for Gaussian noise (the filters need bounded noise) or another modality."""
+    Raises ``ValueError`` for Gaussian noise (the filters need bounded noise), another modality
+    or a negative ``seed`` (numpy's generators)."""
     m = task.inputs["modality"]
     if m in ("proximity", "toa"):
         from .particle_tracking import track_task
