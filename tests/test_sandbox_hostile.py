@@ -32,7 +32,30 @@ VICTIM = HOST / "victim.txt"
 SECRET = "host-secret-5521"
 CREDS = Path.home() / f".stsim-hostile-credentials-{os.getpid()}"
 MARK = f"{3000 + os.getpid() % 1000}.25"  # sleep argument that names this module's leftovers
-PORT = 20000 + os.getpid() % 20000        # a port the programs listen on
+
+
+def _free_port_pair() -> int:
+    """A port P with P and P + 1 free on loopback, below the kernel's ephemeral range: a port in
+    that range can be taken at any moment by another test's server bound to port 0, which the
+    listener check below would then report as the program's (the flake seen in session 12)."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    span = low - 2 - 10000
+    for k in range(span):
+        p = 10000 + (os.getpid() + k) % span
+        try:
+            for q in (p, p + 1):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", q))
+        except OSError:
+            continue
+        return p
+    raise RuntimeError(f"no free port pair on loopback below {low}")
+
+
+PORT = _free_port_pair()                   # a port the programs listen on
 HOST_PORT = PORT + 1                       # a port the host listens on
 ABSTRACT = f"\0stsim-hostile-{os.getpid()}"
 CANARY = "sk-stsim-hostile-canary"
