@@ -225,6 +225,24 @@ def test_refine_above_sets_when_held_modes_are_refined_after_settle(monkeypatch)
     assert steps[None] < steps[0.0]
 
 
+def test_settle_accept_bounds_the_fits_held_before_settle():
+    """The jumping target's readings: before step ``settle`` (14) a fit is held only within
+    ``settle_accept`` bounds.  With 0 (no fit meets every reading exactly) nothing is held
+    before step 14 and the answers there are the filter's, while a search after it holds as
+    without the bound; with ``accept``'s own 1.5 the answers are those of the default."""
+    lay, u, mask, t_rel, truth, r, draws = _jumping_target()
+    path = truth + 0.05                                     # a filter's answers, visibly not the fit's
+    opts = dict(start=8, settle=14, search_every=2, max_searches=6, n_starts=6, iters_init=7, iters=3)
+    pos, used, _ = refit_path(r, t_rel, draws, path, **opts)
+    pos0, used0, _ = refit_path(r, t_rel, draws, path, settle_accept=0.0, **opts)
+    pos15, used15, _ = refit_path(r, t_rel, draws, path, settle_accept=1.5, **opts)
+    assert used[8:14].any() and not used0[:14].any()
+    assert np.array_equal(pos0[:14], path[:14])
+    assert used0[14:26].mean() > 0.8 and not used0[26:].any()
+    assert np.abs(pos0[14:26][used0[14:26]] - truth[14:26][used0[14:26]]).max() < 0.01
+    assert np.array_equal(pos15, pos) and np.array_equal(used15, used)
+
+
 def test_free_columns_exclude_offsets():
     """Offsets (x0, y0, cx, cy) and zero-width ranges (figure-eight theta) are not fitted;
     phases and headings over a full turn wrap."""
@@ -565,16 +583,18 @@ def test_analytic_centre_keeps_a_row_with_a_non_finite_value_at_its_fit():
 
 
 def test_refit_settings_take_a_family_entry_before_its_modality():
-    """Event tracking has its own entry (a search whenever the held modes fail, 3 LM iterations
-    per refinement, refined after ``settle`` from 1.2 bounds, centred from step 1); temporal
+    """Event tracking has its own entry (a search whenever the held modes fail, 6 in all, 3 LM
+    iterations per refinement, refined after ``settle`` from 1.2 bounds and held before it
+    only within 1.2 bounds, centred from step 1); temporal
     its own (the same search on loss, the lost fits as starts of the next search), the ToA base
     otherwise; a family without one (x-y-t) takes its modality's, and the default tracker gets
     what :func:`refit_settings` gives."""
     from stsim.baselines.stark_tier1 import default_track_settings
     from stsim.baselines.trajectory_refit import REFIT_SETTINGS, refit_settings
     event = refit_settings("stark.tracking.event", "toa")
-    own = ("search_on_loss", "max_searches", "iters", "refine_above", "centre_from")
-    assert event["search_on_loss"] and event["max_searches"] == 5 and event["iters"] == 3
+    own = ("search_on_loss", "max_searches", "iters", "refine_above", "centre_from", "settle_accept")
+    assert event["search_on_loss"] and event["max_searches"] == 6 and event["iters"] == 3
+    assert event["settle_accept"] == 1.2 < event.get("accept", 1.5) and "settle_accept" not in REFIT_SETTINGS["toa"]
     assert event["centre_from"] == 1 < REFIT_SETTINGS["toa"]["centre_from"]
     assert event["refine_above"] == 1.2 and "refine_above" not in REFIT_SETTINGS["toa"]
     assert {k: v for k, v in event.items() if k not in own} == \
