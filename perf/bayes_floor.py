@@ -9,10 +9,11 @@ over tasks).
   :func:`stsim.baselines.posterior.toa_marginal`).  Proximity localisation: the default baseline
   *is* the exact posterior mean (feasible-region centroid), not repeated here.
 * Tracking (all seven families): sequential Monte Carlo over the trajectory prior's parameters
-  with resample-move steps (:mod:`stsim.baselines.trajectory_posterior`), run twice with
-  independent seeds; the limit is the mean of the two runs' posterior means.  "agree" is the
-  RMS distance between the two runs over every scored step of every task (plane units; time
-  units for the temporal family; the limit's own Monte-Carlo error is about half of it),
+  with resample-move steps (:mod:`stsim.baselines.trajectory_posterior`), run ``--runs``
+  times (default 2) with independent seeds 0, 1, ...; the limit is the mean of the runs'
+  posterior means.  "agree" is the RMS distance expected between two runs over every scored
+  step of every task (plane units; time units for the temporal family; with two runs their
+  distance itself; the limit's own Monte-Carlo error is that over ``sqrt(2 runs)``),
   "ESS" the smallest effective sample size over the scored steps, "post sd" the posterior's
   own RMS spread (sqrt of the mean posterior variance: the Bayes risk the limit should
   reach), "CRLB" the square root of the mean indicative Bayesian Cramér-Rao bound
@@ -25,7 +26,7 @@ over tasks).
 This is a reference, not a user baseline.  Exit 1 when a default tracker is more than 10 %
 above the limit (``--tolerance``) in our convention.
 
-Run:  python perf/bayes_floor.py [--n 20] [--seed 7] [--steps 10] [--particles 1000]
+Run:  python perf/bayes_floor.py [--n 20] [--seed 7] [--steps 10] [--particles 1000] [--runs 2]
       [--workers 2] [--family stark.tracking.range ...] [--stonesoup] [--save limits.json]
 """
 from __future__ import annotations
@@ -44,6 +45,7 @@ from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.baselines.posterior import toa_marginal
 from stsim.baselines.stark_tier1 import _readings, position_loglik
 from stsim.baselines.trajectory_posterior import NotConverged, posterior_crlb, task_posterior
+from stsim.cli.common import int_at_least
 from stsim.registry import generate_task
 from stsim.scoring.metrics import trimmed_rmse
 from stsim.scoring.stark_metric import (STARK_DATASETS, stark_item_error, stark_track_error,
@@ -107,9 +109,17 @@ def localisation_row(fam: str, n: int, seed: int) -> dict:
             "t_limit": t_lim / n, "t_ours": t_ours / n}
 
 
-def _rms_diff(a: np.ndarray, b: np.ndarray) -> float:
-    d = np.asarray(a, float) - np.asarray(b, float)
-    return float(np.sqrt(np.mean(d ** 2 if d.ndim == 1 else np.sum(d ** 2, axis=1))))
+def _run_variance(runs: list) -> np.ndarray:
+    """(k,) per item, the runs' sample variance (ddof 1) of their answers (k,) or (k, d),
+    summed over the coordinates: the Monte-Carlo variance of one run's answer."""
+    v = np.var(np.asarray(runs, float), axis=0, ddof=1)
+    return v if v.ndim == 1 else v.sum(axis=1)
+
+
+def _agree(runs: list) -> float:
+    """RMS distance expected between two independent runs over the items, ``sqrt(mean 2 var)``
+    (:func:`_run_variance`); with two runs ``a, b`` it is their RMS distance ``|a - b|``."""
+    return float(np.sqrt(np.mean(2.0 * _run_variance(runs))))
 
 
 def _track_task(args):
@@ -117,6 +127,7 @@ def _track_task(args):
     kw = dict(kw)
     with_ss = kw.pop("stonesoup", False)
     variant = kw.pop("variant", None)
+    n_runs = kw.pop("runs", 2)
     task = generate_task(fam, i, suite="stark-tier1", suite_seed=seed)
     golds = np.array([s.answer for s in task.steps[:steps]], float)
     task_id = task.id
@@ -140,14 +151,14 @@ def _track_task(args):
                             for a in vans], float)
     runs, errors = [], []
     t, c = time.perf_counter(), time.process_time()
-    for s in (0, 1):
+    for s in range(n_runs):
         try:
             runs.append(task_posterior(task, n_steps=steps, n_particles=particles, n_moves=moves,
                                         seed=s, max_levels=levels, **kw))
         except (NotConverged, ValueError) as e:  # ValueError: every structure's particles died
             runs.append(None)
             errors.append(f"run {s}: {e}")
-    t_lim, c_lim = (time.perf_counter() - t) / 2, (time.process_time() - c) / 2
+    t_lim, c_lim = (time.perf_counter() - t) / n_runs, (time.process_time() - c) / n_runs
     try:
         crlb = posterior_crlb(task, n_steps=steps).tolist()
     except ValueError:   # proximity: binary detections, no Fisher information
@@ -161,34 +172,38 @@ def _track_task(args):
     r0 = next(r for r in runs if r is not None)
     var = r0.emit_var if task.answer_format == "time" else r0.pos_var + (
         r0.emit_var if task.answer_format == "vector" else 0.0)
-    # the limit: the mean of the two runs' posterior means (half the Monte-Carlo variance of one)
+    # the limit: the mean of the runs' posterior means (1/K the Monte-Carlo variance of one)
     return {"lost": False, "format": task.answer_format, "ours": ours, "limit": np.mean(ok, axis=0), "run1": ok[0], "gold": golds, "id": task_id,
-            "agree": _rms_diff(ok[0], ok[1]) if len(ok) == 2 else float("nan"),
+            "runs": [v.tolist() if v is not None else None for v in vals],
+            "agree": _agree(ok) if len(ok) >= 2 else float("nan"), "runs_asked": n_runs,
             "runs_ok": len(ok), "ess": float(r0.ess.min()), "index": i, "errors": errors,
             "abandoned": sum(r.abandoned for r in runs if r is not None),
             "restarts": sum(r.restarts for r in runs if r is not None), "crlb": crlb,
             "revived": sum(getattr(r, "revived", 0) for r in runs if r is not None),
             "abandoned_eps": min(r.abandoned_eps for r in runs if r is not None),
-            "limit2": ok[1] if len(ok) == 2 else None, "var": np.broadcast_to(var, (len(golds),)).tolist(),
+            "limit2": ok[1] if len(ok) >= 2 else None, "var": np.broadcast_to(var, (len(golds),)).tolist(),
             "ess_steps": r0.ess.tolist(), "c_limit": c_lim,
             "dropped": max(r.dropped for r in runs if r is not None), "post_sd": float(np.sqrt(np.mean(var))),
             "t_ours": t_ours, "t_limit": t_lim, "ss": ss, "variant": var_est, "t_variant": t_var}
 
 
 def _mc_corrected(done: list) -> float:
-    """Untrimmed RMSE of the exact posterior mean, estimated from the mean ``m`` of two
-    independent runs ``a, b``: ``sqrt(mean |m - g|^2 - mean |a - b|^2 / 4)`` over the items
-    (both runs unbiased and independent: ``E|m - g|^2 = MSE + E|a - b|^2 / 4``)."""
-    sq, dd = [], []
+    """Untrimmed RMSE of the exact posterior mean, estimated from the mean ``m`` of ``K >= 2``
+    independent runs: ``sqrt(mean |m - g|^2 - mean var / K)`` over the items, ``var`` the runs'
+    sample variance (:func:`_run_variance`; the runs unbiased and independent: ``E|m - g|^2 =
+    MSE + var / K``; with two runs ``a, b``, ``var / 2 = |a - b|^2 / 4``).  Tasks with fewer
+    than two runs are left out."""
+    sq, vk = [], []
     for r in done:
-        if r.get("limit2") is None:
+        ok = [x for x in r.get("runs") or [] if x is not None]
+        if len(ok) < 2:
             continue
-        m, a, b, g = (np.asarray(r[k], float) for k in ("limit", "run1", "limit2", "gold"))
+        m, g = np.asarray(r["limit"], float), np.asarray(r["gold"], float)
         sq.append(np.sum((m - g) ** 2, axis=1) if m.ndim > 1 else (m - g) ** 2)
-        dd.append(np.sum((a - b) ** 2, axis=1) if m.ndim > 1 else (a - b) ** 2)
+        vk.append(_run_variance(ok) / len(ok))
     if not sq:
         return float("nan")
-    return float(np.sqrt(max(np.mean(np.concatenate(sq)) - np.mean(np.concatenate(dd)) / 4, 0.0)))
+    return float(np.sqrt(max(np.mean(np.concatenate(sq)) - np.mean(np.concatenate(vk)), 0.0)))
 
 
 def tracking_row(fam: str, n: int, seed: int, steps: int, particles: int, moves: int, levels: int,
@@ -215,12 +230,12 @@ def tracking_row(fam: str, n: int, seed: int, steps: int, particles: int, moves:
             "ours": trimmed_rmse(e_ours) if e_ours else float("nan"),
             "stark_limit": stark_trimmed_mean(s_lim), "stark_ours": stark_trimmed_mean(s_ours),
             "ess": min((r["ess"] for r in done), default=float("nan")),
-            # RMS over every scored step of every task of the two runs' difference, and the worst task
+            # RMS distance expected between two runs over every scored step of every task, and the worst task
             "agree": float(np.sqrt(np.nanmean([r["agree"] ** 2 for r in done]))) if done else float("nan"),
             "agree_max": float(np.nanmax([r["agree"] for r in done])) if done else float("nan"),
             "limit_rmse": float(np.sqrt(np.mean(np.square(e_lim)))) if e_lim else float("nan"),
-            # the mean of two runs a, b carries Monte-Carlo variance |a - b|^2 / 4 on average:
-            # removing it estimates the exact posterior mean's RMSE
+            # the mean of K runs carries 1/K of one run's Monte-Carlo variance: removing it
+            # estimates the exact posterior mean's RMSE
             "limit_rmse_mc": _mc_corrected(done),
             "crlb": (float(np.sqrt(np.mean([r["crlb"] for r in done])))
                      if done and all(r["crlb"] is not None for r in done) else None),
@@ -228,7 +243,7 @@ def tracking_row(fam: str, n: int, seed: int, steps: int, particles: int, moves:
             "revived": sum(r["revived"] for r in done),
             "abandoned_eps": min((r["abandoned_eps"] for r in done), default=float("inf")),
             "c_limit": float(np.mean([r["c_limit"] for r in res])),
-            "runs_lost": sum(2 - r["runs_ok"] for r in done),
+            "runs_lost": sum(r["runs_asked"] - r["runs_ok"] for r in done),
             "lost_tasks": [r["index"] for r in res if r["lost"]],
             "abandoned": sum(r["abandoned"] for r in done),
             "dropped": max((r["dropped"] for r in done), default=0.0),
@@ -256,7 +271,9 @@ def _saved_family(row: dict) -> dict:
     if "tasks" in row:
         out["tasks"] = [{"index": r["index"], "id": r.get("id"), "lost": r["lost"],
                          "gold": arr(r.get("gold")), "limit": arr(r.get("limit")),
-                         "limit_run1": arr(r.get("run1")), "limit_run2": arr(r.get("limit2")), "post_var": arr(r.get("var")),
+                         "limit_run1": arr(r.get("run1")), "limit_run2": arr(r.get("limit2")),
+                         "limit_runs": [arr(x) for x in r["runs"]] if r.get("runs") else None,
+                         "post_var": arr(r.get("var")),
                          "ess": arr(r.get("ess_steps")), "crlb": arr(r.get("crlb")),
                          "ours": arr(r.get("ours")), "errors": r.get("errors", [])}
                         for r in row["tasks"]]
@@ -284,12 +301,15 @@ def main(argv=None) -> int:
     ap.add_argument("--stonesoup", action="store_true",
                     help="also run Stone Soup's EKF, UKF and particle filter (perf/vs_stonesoup.py) "
                          "on the range, bearing and range+bearing tasks")
+    ap.add_argument("--runs", type=int_at_least(2), default=2,
+                    help="independent sampler runs per task (seeds 0, 1, ...): the limit is their mean, "
+                         "its Monte-Carlo variance 1/runs of one run's")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--variant", default=None,
                     help="also score this baseline variant (baseline:NAME, e.g. ekf or pf) against the same limit")
     ap.add_argument("--tolerance", type=float, default=0.10, help="allowed excess over the limit")
     ap.add_argument("--save", metavar="PATH", default=None,
-                    help="write the per-task, per-step limits (both runs), posterior variances, ESS, "
+                    help="write the per-task, per-step limits (each run), posterior variances, ESS, "
                          "CRLB, gold answers and the default baseline's answers as JSON (rewritten "
                          "after each family), for trackers to compare against without re-running")
     args = ap.parse_args(argv)
@@ -302,13 +322,15 @@ def main(argv=None) -> int:
     t_start = time.perf_counter()
     saved = {"meta": {"seed": args.seed, "n": args.n, "steps": args.steps, "particles": args.particles,
                       "suite": "stark-tier1", "argv": sys.argv[1:] if argv is None else list(argv),
+                      "runs": args.runs,
                       "limit": "posterior mean under the generator's prior and noise: the mean of "
-                               "two independent sampler runs (limit_run1: seed 0, limit_run2: seed 1; "
-                               "null when that run was lost)"},
+                               f"{args.runs} independent sampler runs (limit_runs: seeds 0..{args.runs - 1}, "
+                               "null when that run was lost; limit_run1, limit_run2: the first two "
+                               "runs that were not lost)"},
              "families": {}}
     fams = args.family or LOCALISATION + TRACKING
     print(f"n={args.n} tasks per family, seed {args.seed}, tracking: first {args.steps} steps, "
-          f"{args.particles} particles, {args.moves} MH sweeps per level, 2 independent runs")
+          f"{args.particles} particles, {args.moves} MH sweeps per level, {args.runs} independent runs")
     print(f"{'family':34s} {'n':>3s} {'lost':>4s} {'limit':>7s} {'ours':>7s} {'ratio':>6s} "
           f"{'STARK lim':>9s} {'STARK ours':>10s} {'minESS':>6s} {'agree':>6s} {'post sd':>7s} "
           f"{'s/task lim':>10s} {'ms/task ours':>12s}")
@@ -321,7 +343,7 @@ def main(argv=None) -> int:
             row = tracking_row(fam, args.n, args.seed, args.steps, args.particles, args.moves,
                                args.max_levels, args.workers,
                                {"ess_keep": args.ess_keep, "max_sweeps": args.max_sweeps,
-                                "stonesoup": args.stonesoup, "variant": args.variant,
+                                "stonesoup": args.stonesoup, "variant": args.variant, "runs": args.runs,
                                 **sampler_options})
         ratio = row["ours"] / row["limit"] if row["limit"] > 0 else float("nan")
         f = lambda v, w, p=4: f"{v:{w}.{p}f}" if v is not None else f"{'-':>{w}s}"  # noqa: E731

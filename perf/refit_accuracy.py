@@ -6,7 +6,7 @@ Euclidean for positions, absolute for times, the norm of (dx, dy, dt) for x-y-t,
 the first 10 steps and over all steps, CPU ms per task of each, and the share of steps the
 refit answered; with ``--limits FILE`` (the JSON ``perf/bayes_floor.py --save`` writes) also
 both against the saved limit over its steps, on the tasks whose limit converged, with the
-limit's two independent runs scored on their own (how far the reference itself moves with its
+limit's independent runs scored on their own (how far the reference itself moves with its
 Monte-Carlo error).  ``--filter-seeds 1 2 ...`` also scores the default with its filter's
 random draws from those seeds (``stark_tier1.default_track(task, seed)``; seed 0 is the
 default baseline's answers): the spread over seeds is how much of a figure on 20 tasks is the
@@ -26,6 +26,7 @@ from _common import answer_values, check_task_ids, item_errors, load_limits, tim
 
 from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.baselines.stark_tier1 import default_track
+from stsim.cli.common import int_at_least
 from stsim.registry import generate_task
 from stsim.scoring.metrics import trimmed_rmse
 
@@ -35,15 +36,11 @@ def _errors(task, answers) -> np.ndarray:
                        [s.answer for s in task.steps])
 
 
-def _seed(text: str) -> int:
-    """A filter seed: an integer >= 0 (numpy's generators take no negative seed)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"a filter seed is an integer >= 0, not {text!r}")
-    return value
+def _limit_runs(task: dict) -> list:
+    """A saved task's sampler runs (``limit_runs``; files written before ``--runs`` existed:
+    ``limit_run1`` and ``limit_run2``), None for a lost run."""
+    runs = task.get("limit_runs")
+    return runs if runs is not None else [task.get("limit_run1"), task.get("limit_run2")]
 
 
 def main(argv=None) -> int:
@@ -52,8 +49,9 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, default=20, help="tasks per family")
     ap.add_argument("--seed", type=int, default=7, help="suite seed")
     ap.add_argument("--limits", default=None, help="saved limits (perf/bayes_floor.py --save)")
-    ap.add_argument("--filter-seeds", type=_seed, nargs="*", default=[], metavar="SEED",
-                    help="also score the default with its filter's draws from these seeds (the default row is seed 0)")
+    ap.add_argument("--filter-seeds", type=int_at_least(0), nargs="*", default=[], metavar="SEED",
+                    help="also score the default with its filter's draws from these seeds (the default row is "
+                         "seed 0; numpy's generators take no negative seed)")
     args = ap.parse_args(argv)
     lim = {}
     if args.limits:
@@ -88,8 +86,8 @@ def main(argv=None) -> int:
             fmt = tasks[0].answer_format
             L = np.array([item_errors(fmt, t["limit"], t["gold"]) for t in tl])
             lt = trimmed_rmse(L.ravel())
-            runs = [trimmed_rmse(np.array([item_errors(fmt, t[key], t["gold"]) for t in tl]).ravel())
-                    for key in ("limit_run1", "limit_run2") if all(t.get(key) is not None for t in tl)]
+            runs = [trimmed_rmse(np.array([item_errors(fmt, r, t["gold"]) for r, t in zip(rs, tl)]).ravel())
+                    for rs in zip(*(_limit_runs(t) for t in tl)) if all(r is not None for r in rs)]
             parts, ratios = [], []
             for name, E in rows.items():
                 e = trimmed_rmse(E[[t["index"] for t in tl], :k].ravel())

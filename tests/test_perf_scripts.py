@@ -224,11 +224,55 @@ def test_refit_accuracy_filter_seeds_score_other_draws_of_the_default(tmp_path, 
     rows = dict(re.findall(r"(default|seed 1) +([\d.]+ / [\d.]+)", out))
     assert set(rows) == {"default", "seed 1"} and rows["default"] != rows["seed 1"]
     assert "the limit's runs on their own" not in out
-    for bad in ("-1", "x"):                       # numpy takes no negative seed: refused up front
-        with pytest.raises(SystemExit) as e:
+    for bad, why in (("-1", "must be at least 0, got -1"), ("x", "expected an integer, got 'x'")):
+        with pytest.raises(SystemExit) as e:      # numpy takes no negative seed: refused up front
             mod.main(["--family", fam, "--n", "1", "--filter-seeds", bad])
         assert e.value.code == 2
-        assert f"a filter seed is an integer >= 0, not '{bad}'" in capsys.readouterr().err
+        assert f"argument --filter-seeds: {why}" in capsys.readouterr().err
+
+
+def test_refit_accuracy_scores_each_saved_run_of_the_limit(tmp_path, capsys):
+    """A limits file with ``limit_runs`` (``perf/bayes_floor.py --runs K``) has each run scored
+    on its own; an older file's ``limit_run1`` / ``limit_run2`` the same way; a run lost on
+    any task is left out.  Task 0's gold (its first two steps) with a run 0.3 off on one step
+    and another exact: trimmed RMSE over two items (no trimming at n = 2)."""
+    import json
+    from stsim.registry import generate_task
+    fam = "stark.tracking.event"
+    task = generate_task(fam, 0, suite="stark-tier1", suite_seed=7)
+    gold = [list(map(float, st.answer)) for st in task.steps[:2]]
+    off = [[gold[0][0] + 0.3, gold[0][1]], gold[1]]
+    half = [[gold[0][0] + 0.15, gold[0][1]], gold[1]]        # the runs' mean
+    base = {"index": 0, "id": task.id, "lost": False, "gold": gold, "limit": half}
+    mod = _load("refit_accuracy")
+    for extra, want in (({"limit_runs": [off, gold, None]}, [math.sqrt(0.09 / 2), 0.0]),
+                        ({"limit_run1": off, "limit_run2": gold}, [math.sqrt(0.09 / 2), 0.0])):
+        path = tmp_path / "limits.json"
+        path.write_text(json.dumps({"meta": {"seed": 7, "steps": 2, "n": 1},
+                                    "families": {fam: {"summary": {}, "tasks": [{**base, **extra}]}}}))
+        assert mod.main(["--family", fam, "--n", "1", "--limits", str(path)]) == 0
+        m = re.search(r"the limit's runs on their own: (.*)", capsys.readouterr().out)
+        assert m and [float(x) for x in m[1].split(", ")] == pytest.approx(want, abs=1e-4)
+
+
+def test_bayes_floor_monte_carlo_terms_over_k_runs():
+    """``perf/bayes_floor.py``'s run spread: with two runs ``agree`` is their RMS distance and
+    the Monte-Carlo correction removes ``|a - b|^2 / 4``; with three runs the sample variance
+    (ddof 1) over ``K`` (hand-derived: runs 0, 1, 2 on one item, variance 1, mean 1, gold 0:
+    ``sqrt(1 - 1/3)``; positions sum the coordinates' variances)."""
+    bf = _load("bayes_floor")
+    a, b = np.array([[0.0, 0.0], [1.0, 1.0]]), np.array([[3.0, 4.0], [1.0, 1.0]])
+    assert bf._agree([a, b]) == pytest.approx(math.sqrt((25 + 0) / 2))
+    m, g = (a + b) / 2, np.zeros((2, 2))
+    done = [{"runs": [a.tolist(), b.tolist(), None], "limit": m, "gold": g}]
+    mse = np.mean(np.sum((m - g) ** 2, axis=1))
+    assert bf._mc_corrected(done) == pytest.approx(math.sqrt(mse - np.mean([25 / 4, 0.0])))
+    three = [np.array([0.0]), np.array([1.0]), np.array([2.0])]
+    assert bf._run_variance(three) == pytest.approx([1.0])
+    assert bf._agree(three) == pytest.approx(math.sqrt(2.0))
+    assert bf._mc_corrected([{"runs": three, "limit": np.array([1.0]), "gold": np.array([0.0])}]) == \
+        pytest.approx(math.sqrt(1 - 1 / 3))
+    assert math.isnan(bf._mc_corrected([{"runs": [a.tolist(), None], "limit": a, "gold": g}]))
 
 
 def test_pf_vs_limit_default_row_is_the_default_baseline():
