@@ -188,8 +188,8 @@ REFIT_SETTINGS: dict = {
 # answered by one mode, and there the default's error was 0.153 against the limit's 0.092 (RMS):
 # a quarter of those steps were over 1.5 posterior sd from the posterior mean and a tenth over
 # 7, most of these held with a reading 1-1.5 bounds off (bounded noise: such a fit is the wrong
-# mode or not yet converged).  Three filter draws, 30 tasks per suite seed, first 10 / all steps, seeds 11 / 13
-# / 17 / 19 / 23: 0.1273 / 0.1104, 0.0991 / 0.0794, 0.1038 / 0.0783, 0.1192 / 0.0873, 0.1130 /
+# mode or not yet converged).  Three filter draws, 30 tasks per suite seed, first 10 / all
+# steps, seeds 11 / 13 / 17 / 19 / 23: 0.1273 / 0.1104, 0.0991 / 0.0794, 0.1038 / 0.0783, 0.1192 / 0.0873, 0.1130 /
 # 0.0876 -> 0.1256 / 0.0973, 0.0944 / 0.0746, 0.1064 / 0.0856, 0.1149 / 0.0849, 0.1045 / 0.0857
 # (geometric means 0.1120 / 0.0879 -> 0.1087 / 0.0853); seed 7 against the limit, four draws,
 # 1.15x -> 1.10x, but on 40 tasks of seed 7 (a later limit, perf/bayes_floor.py --n 40) level,
