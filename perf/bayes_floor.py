@@ -173,7 +173,7 @@ def _track_task(args):
     var = r0.emit_var if task.answer_format == "time" else r0.pos_var + (
         r0.emit_var if task.answer_format == "vector" else 0.0)
     # the limit: the mean of the runs' posterior means (1/K the Monte-Carlo variance of one)
-    return {"lost": False, "format": task.answer_format, "ours": ours, "limit": np.mean(ok, axis=0), "run1": ok[0], "gold": golds, "id": task_id,
+    return {"lost": False, "format": task.answer_format, "ours": ours, "limit": np.mean(ok, axis=0), "gold": golds, "id": task_id,
             "runs": [v.tolist() if v is not None else None for v in vals],
             "agree": _agree(ok) if len(ok) >= 2 else float("nan"), "runs_asked": n_runs,
             "runs_ok": len(ok), "ess": float(r0.ess.min()), "index": i, "errors": errors,
@@ -181,7 +181,7 @@ def _track_task(args):
             "restarts": sum(r.restarts for r in runs if r is not None), "crlb": crlb,
             "revived": sum(getattr(r, "revived", 0) for r in runs if r is not None),
             "abandoned_eps": min(r.abandoned_eps for r in runs if r is not None),
-            "limit2": ok[1] if len(ok) >= 2 else None, "var": np.broadcast_to(var, (len(golds),)).tolist(),
+            "var": np.broadcast_to(var, (len(golds),)).tolist(),
             "ess_steps": r0.ess.tolist(), "c_limit": c_lim,
             "dropped": max(r.dropped for r in runs if r is not None), "post_sd": float(np.sqrt(np.mean(var))),
             "t_ours": t_ours, "t_limit": t_lim, "ss": ss, "variant": var_est, "t_variant": t_var}
@@ -271,7 +271,6 @@ def _saved_family(row: dict) -> dict:
     if "tasks" in row:
         out["tasks"] = [{"index": r["index"], "id": r.get("id"), "lost": r["lost"],
                          "gold": arr(r.get("gold")), "limit": arr(r.get("limit")),
-                         "limit_run1": arr(r.get("run1")), "limit_run2": arr(r.get("limit2")),
                          "limit_runs": [arr(x) for x in r["runs"]] if r.get("runs") else None,
                          "post_var": arr(r.get("var")),
                          "ess": arr(r.get("ess_steps")), "crlb": arr(r.get("crlb")),
@@ -325,8 +324,8 @@ def main(argv=None) -> int:
                       "runs": args.runs,
                       "limit": "posterior mean under the generator's prior and noise: the mean of "
                                f"{args.runs} independent sampler runs (limit_runs: seeds 0..{args.runs - 1}, "
-                               "null when that run was lost; limit_run1, limit_run2: the first two "
-                               "runs that were not lost)"},
+                               "null when that run was lost; files written before 2026-12-02 hold "
+                               "two runs as limit_run1 and limit_run2)"},
              "families": {}}
     fams = args.family or LOCALISATION + TRACKING
     print(f"n={args.n} tasks per family, seed {args.seed}, tracking: first {args.steps} steps, "
