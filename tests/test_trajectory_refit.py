@@ -583,7 +583,7 @@ def test_analytic_centre_keeps_a_row_with_a_non_finite_value_at_its_fit():
 
 
 def test_refit_settings_take_a_family_entry_before_its_modality():
-    """Event tracking has its own entry (a search whenever the held modes fail, 6 in all, 3 LM
+    """Event tracking has its own entry (a search whenever the held modes fail, 12 in all, 3 LM
     iterations per refinement, refined after ``settle`` from 1.2 bounds and held before it
     only within 1.2 bounds, centred from step 1); temporal
     its own (the same search on loss, the lost fits as starts of the next search), the ToA base
@@ -593,7 +593,7 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     from stsim.baselines.trajectory_refit import REFIT_SETTINGS, refit_settings
     event = refit_settings("stark.tracking.event", "toa")
     own = ("search_on_loss", "max_searches", "iters", "refine_above", "centre_from", "settle_accept")
-    assert event["search_on_loss"] and event["max_searches"] == 6 and event["iters"] == 3
+    assert event["search_on_loss"] and event["max_searches"] == 12 and event["iters"] == 3
     assert event["settle_accept"] == 1.2 < event.get("accept", 1.5) and "settle_accept" not in REFIT_SETTINGS["toa"]
     assert event["centre_from"] == 1 < REFIT_SETTINGS["toa"]["centre_from"]
     assert event["refine_above"] == 1.2 and "refine_above" not in REFIT_SETTINGS["toa"]
