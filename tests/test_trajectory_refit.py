@@ -586,9 +586,9 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     """Event tracking has its own entry (a search whenever the held modes fail, 12 in all, 3 LM
     iterations per refinement, refined after ``settle`` from 1.2 bounds and held before it
     only within 1.2 bounds, centred from step 1); temporal
-    its own (the same search on loss, the lost fits as starts of the next search), the ToA base
-    otherwise; a family without one (x-y-t) takes its modality's, and the default tracker gets
-    what :func:`refit_settings` gives."""
+    its own (the same search on loss, the lost fits as starts of the next search), x-y-t its
+    own (4 searches in all), the ToA base otherwise; a family without one (range) takes its
+    modality's, and the default tracker gets what :func:`refit_settings` gives."""
     from stsim.baselines.stark_tier1 import default_track_settings
     from stsim.baselines.trajectory_refit import REFIT_SETTINGS, refit_settings
     event = refit_settings("stark.tracking.event", "toa")
@@ -603,7 +603,10 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     assert temporal["search_on_loss"] and temporal["rescue_starts"]
     assert not REFIT_SETTINGS["toa"].get("rescue_starts") and not event.get("rescue_starts")
     assert {k: v for k, v in temporal.items() if k not in ("search_on_loss", "rescue_starts")} == REFIT_SETTINGS["toa"]
-    assert refit_settings("stark.tracking.event_xyt", "toa") is REFIT_SETTINGS["toa"]
+    xyt = refit_settings("stark.tracking.event_xyt", "toa")
+    assert xyt["max_searches"] == 4 > REFIT_SETTINGS["toa"]["max_searches"] == 3
+    assert {k: v for k, v in xyt.items() if k != "max_searches"} == \
+        {k: v for k, v in REFIT_SETTINGS["toa"].items() if k != "max_searches"}
     assert refit_settings("stark.tracking.range", "range") is REFIT_SETTINGS["range"]
     for fam in ("stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
         task = generate_task(fam, 0, suite="stark-tier1", suite_seed=11)
