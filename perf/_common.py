@@ -159,6 +159,19 @@ def timed_each(fn: Callable[[Any], Any], items: Sequence[Any], *, warmup: bool =
     return out, each
 
 
+def round_ratios(refs: Sequence[float], times: Sequence[float]) -> np.ndarray:
+    """Each round's speed ratio (R,) of a reference over a tracker timed between its
+    measurements: ``refs`` (R + 1,) the reference's times before, between and after the rounds,
+    ``times`` (R,) the tracker's in each round; a round's ratio is the mean of the two reference
+    times around it over the tracker's (the machine's speed drifts over seconds, so a ratio
+    against a reference taken minutes away swings by 10-20 %).  Raises ``ValueError`` unless
+    ``len(refs) == len(times) + 1``."""
+    refs, times = np.asarray(refs, float), np.asarray(times, float)
+    if len(refs) != len(times) + 1:
+        raise ValueError(f"{len(times)} rounds need {len(times) + 1} reference times, got {len(refs)}")
+    return 0.5 * (refs[:-1] + refs[1:]) / times
+
+
 def cpu_ms_per_task(fn: Callable[[Any], Any], tasks: Sequence[Any]) -> float:
     """Mean CPU milliseconds of ``fn`` per task (:func:`timed_each`, after a warm-up)."""
     return 1000 * float(np.mean(timed_each(fn, tasks)[1]))

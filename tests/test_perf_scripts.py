@@ -170,6 +170,16 @@ def test_timed_each_warms_up_once_and_times_each_call():
     assert calls == [1]
 
 
+def test_round_ratios_use_the_reference_times_on_either_side_of_each_round():
+    """Hand-derived: rounds timed 10 and 20 ms between reference times 100, 120 and 80 ms have
+    references 110 and 100, ratios 11 and 5; a reference count that does not bracket the rounds
+    is refused."""
+    common = _load("_common")
+    np.testing.assert_allclose(common.round_ratios([100.0, 120.0, 80.0], [10.0, 20.0]), [11.0, 5.0])
+    with pytest.raises(ValueError, match="2 rounds need 3 reference times, got 2"):
+        common.round_ratios([100.0, 120.0], [10.0, 20.0])
+
+
 def test_the_limits_loader_refuses_absent_unreadable_and_other_seed_files(tmp_path, capsys):
     common = _load("_common")
     path = _limits_file(tmp_path)
