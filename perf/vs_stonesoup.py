@@ -53,9 +53,15 @@ here are CPU time (``time.process_time``) after one untimed warm-up task per tra
 
 Targets (issue 20): stsim's default at least as accurate as the best Stone Soup tracker (both
 horizons) and at least 5x faster per task (CPU) than Stone Soup's (tuned) particle filter.
-Exit 1 when one is missed.
+Exit 1 when one is missed.  The speed target is checked on ``--rounds`` (3) timing rounds
+after the scoring, on the first ``--speed-n`` (10) tasks: the particle filter, then stsim and
+the particle filter again in each round; a round's ratio is the mean of the filter's times on
+either side of it over stsim's (``_common.round_ratios``), and the target applies to their
+median (one pass's ratio swings by 10-20 % with the machine's speed: range+bearing 4.0-5.9x
+in three passes of the same code).
 
 Run:  python perf/vs_stonesoup.py [--n 30] [--seed 7] [--variant ekf] [--config old] [--pf-seeds 3]
+          [--rounds 3] [--speed-n 10]
       python perf/vs_stonesoup.py --tune [--n 20] [--tune-seed 11] [--family ...] [--kind pf]
 """
 from __future__ import annotations
@@ -88,10 +94,11 @@ except ImportError:  # pragma: no cover
     sys.exit("stsim: error: perf/vs_stonesoup.py needs Stone Soup: pip install 'stsim[perf]'")
 
 from _common import STONESOUP_FAMILIES as FAMILIES
-from _common import item_errors, timed_each
+from _common import cpu_ms_per_task, item_errors, round_ratios, timed_each
 
 from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.baselines.stark_tier1 import _noise_levels, _readings, solve_localization
+from stsim.cli.common import int_at_least
 from stsim.records import Task
 from stsim.registry import generate_task
 from stsim.scoring.metrics import trimmed_rmse
@@ -358,6 +365,9 @@ def main(argv=None) -> int:
                          "the spread of its errors (the table and the targets use seed 0)")
     ap.add_argument("--tune", action="store_true",
                     help="score the tuning grid on --tune-seed instead (prints every setting and the best)")
+    ap.add_argument("--rounds", type=int_at_least(1), default=3,
+                    help="timing rounds for the speed target (its median ratio is checked)")
+    ap.add_argument("--speed-n", type=int_at_least(1), default=10, help="tasks of the timing rounds")
     ap.add_argument("--tune-seed", type=int, default=11, help="suite seed of the tuning tasks")
     ap.add_argument("--kind", nargs="*", choices=["ekf", "ukf", "pf"], default=["ekf", "ukf", "pf"],
                     help="Stone Soup trackers to tune (with --tune)")
@@ -405,15 +415,28 @@ def main(argv=None) -> int:
                   f"{', '.join(f'{r[1]:.4f}' for r in runs)}", flush=True)
         best10 = min(rows[k][0] for k in ("ekf", "ukf", "pf"))
         bestall = min(rows[k][1] for k in ("ekf", "ukf", "pf"))
-        speed = rows["pf"][3] / rows["stsim"][3]
+        cfg = configs["pf"] if configs else TUNED["pf"][fam]
+        if args.particles is not None:
+            cfg = replace(cfg, particles=args.particles)
+        few = tasks[:args.speed_n]
+        pf_ms = [cpu_ms_per_task(lambda t: stonesoup_track(t, "pf", cfg), few)]
+        ours_ms = []
+        for _ in range(args.rounds):
+            ours_ms.append(cpu_ms_per_task(BASELINES[fam], few))
+            pf_ms.append(cpu_ms_per_task(lambda t: stonesoup_track(t, "pf", cfg), few))
+        each = round_ratios(pf_ms, ours_ms)
+        speed = float(np.median(each))
         print(f"{'':30s} stsim/best Stone Soup: {rows['stsim'][0] / best10:.2f} (10 steps), "
-              f"{rows['stsim'][1] / bestall:.2f} (all); particle filter / stsim CPU time: {speed:.1f}x")
+              f"{rows['stsim'][1] / bestall:.2f} (all); particle filter / stsim CPU time: {speed:.1f}x "
+              f"(median of {args.rounds} rounds on {len(few)} tasks, {each.min():.1f}-{each.max():.1f}; "
+              f"the scoring pass: {rows['pf'][3] / rows['stsim'][3]:.1f}x)", flush=True)
         if rows["stsim"][0] > best10:
             missed.append(f"{fam}: stsim {rows['stsim'][0]:.4f} worse than Stone Soup's best {best10:.4f} (10 steps)")
         if rows["stsim"][1] > bestall:
             missed.append(f"{fam}: stsim {rows['stsim'][1]:.4f} worse than Stone Soup's best {bestall:.4f} (all steps)")
         if speed < 5:
-            missed.append(f"{fam}: stsim only {speed:.1f}x faster than Stone Soup's particle filter (target 5x)")
+            missed.append(f"{fam}: stsim only {speed:.1f}x faster than Stone Soup's particle filter "
+                          f"(median of {args.rounds} rounds, {each.min():.1f}-{each.max():.1f}; target 5x)")
     for m in missed:
         print("MISSED:", m)
     return 1 if missed else 0
