@@ -18,7 +18,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
@@ -170,6 +170,23 @@ def round_ratios(refs: Sequence[float], times: Sequence[float]) -> np.ndarray:
     if len(refs) != len(times) + 1:
         raise ValueError(f"{len(times)} rounds need {len(times) + 1} reference times, got {len(refs)}")
     return 0.5 * (refs[:-1] + refs[1:]) / times
+
+
+def timed_rounds(refs: Mapping[Hashable, Callable[[], float]], runs: Mapping[Hashable, Callable[[], float]],
+                 rounds: int) -> tuple[dict, dict]:
+    """The reference-tracker-reference timing of the cost checks: each reference of ``refs``
+    timed once, then ``rounds`` times every run of ``runs`` (in their order) followed by every
+    reference again.  Each callable returns its own time (e.g. :func:`cpu_ms_per_task`).
+    Returns ``({ref: (rounds + 1,) times}, {run: (rounds,) times})``, ready for
+    :func:`round_ratios`."""
+    ref_times = {name: [fn()] for name, fn in refs.items()}
+    times = {key: [] for key in runs}
+    for _ in range(rounds):
+        for key, fn in runs.items():
+            times[key].append(fn())
+        for name, fn in refs.items():
+            ref_times[name].append(fn())
+    return ref_times, times
 
 
 def cpu_ms_per_task(fn: Callable[[Any], Any], tasks: Sequence[Any]) -> float:

@@ -35,7 +35,7 @@ import sys
 import numpy as np
 from _common import PF_FAMILIES as FAMILIES
 from _common import cpu_ms_per_task as _ms_per_task   # after a warm-up: lazy imports, cached priors
-from _common import round_ratios
+from _common import round_ratios, timed_rounds
 
 from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.cli.common import int_at_least
@@ -66,13 +66,12 @@ def main(argv=None) -> int:
         rows.append((fam, BASELINES[fam]))
         if args.variant and args.variant in ALTERNATIVES.get(fam, {}):
             rows.append(((fam, args.variant), ALTERNATIVES[fam][args.variant]))
-    refs = [ref_ms()]
     plain = ref_ms(OLD["pf"])
-    times = {key: [] for key, _ in rows}
-    for _ in range(args.rounds):
-        for key, fn in rows:
-            times[key].append(_ms_per_task(fn, tasks[key if isinstance(key, str) else key[0]]))
-        refs.append(ref_ms())
+    ref_times, times = timed_rounds(
+        {"pf": ref_ms},
+        {key: (lambda fn=fn, ts=tasks[key if isinstance(key, str) else key[0]]: _ms_per_task(fn, ts))
+         for key, fn in rows}, args.rounds)
+    refs = ref_times["pf"]
     print(f"Stone Soup particle filter ({tuned.label('pf')}), stark.tracking.range, 50 steps: "
           f"{np.median(refs):.1f} ms/task CPU (median; {args.ref_n} tasks, measured "
           f"{', '.join(f'{r:.1f}' for r in refs)} before, between and after {args.rounds} rounds of the "

@@ -25,7 +25,7 @@ import sys
 import numpy as np
 from _common import STONESOUP_FAMILIES
 from _common import cpu_ms_per_task as _ms_per_task
-from _common import round_ratios
+from _common import round_ratios, timed_rounds
 
 from stsim.baselines import BASELINES
 from stsim.baselines import stark_tier1
@@ -54,7 +54,6 @@ def main(argv=None) -> int:
         tasks = [generate_task(rf, i, suite="stark-tier1", suite_seed=args.seed) for i in range(args.ref_n)]
         cfg = TUNED["pf"][rf]
         refs[rf] = (lambda tasks=tasks, cfg=cfg: _ms_per_task(lambda t: stonesoup_track(t, "pf", cfg), tasks))
-    ref_times = {rf: [fn()] for rf, fn in refs.items()}
     base = tuple(stark_tier1.SMOOTHED_DEFAULTS)
     tasks = {fam: [generate_task(fam, i, suite="stark-tier1", suite_seed=args.seed) for i in range(args.n)]
              for fam in args.family}
@@ -62,15 +61,14 @@ def main(argv=None) -> int:
                       ("-smoother" if fam in base else "+smoother",
                        tuple(f for f in base if f != fam) if fam in base else base + (fam,)))
                 for fam in args.family}
-    times = {(fam, label): [] for fam in args.family for label, _ in variants[fam]}
+
+    def timed(fam, smoothed):
+        stark_tier1.SMOOTHED_DEFAULTS = smoothed
+        return _ms_per_task(BASELINES[fam], tasks[fam])
     try:
-        for _ in range(args.rounds):
-            for fam in args.family:
-                for label, smoothed in variants[fam]:
-                    stark_tier1.SMOOTHED_DEFAULTS = smoothed
-                    times[fam, label].append(_ms_per_task(BASELINES[fam], tasks[fam]))
-            for rf, fn in refs.items():
-                ref_times[rf].append(fn())
+        ref_times, times = timed_rounds(
+            refs, {(fam, label): (lambda fam=fam, smoothed=smoothed: timed(fam, smoothed))
+                   for fam in args.family for label, smoothed in variants[fam]}, args.rounds)
     finally:
         stark_tier1.SMOOTHED_DEFAULTS = base
     for rf in refs:

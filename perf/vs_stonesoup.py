@@ -94,7 +94,7 @@ except ImportError:  # pragma: no cover
     sys.exit("stsim: error: perf/vs_stonesoup.py needs Stone Soup: pip install 'stsim[perf]'")
 
 from _common import STONESOUP_FAMILIES as FAMILIES
-from _common import cpu_ms_per_task, item_errors, round_ratios, timed_each
+from _common import cpu_ms_per_task, item_errors, round_ratios, timed_each, timed_rounds
 
 from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.baselines.stark_tier1 import _noise_levels, _readings, solve_localization
@@ -387,6 +387,11 @@ def main(argv=None) -> int:
     for fam in args.family or FAMILIES:
         tasks = [generate_task(fam, i, suite="stark-tier1", suite_seed=args.seed) for i in range(args.n)]
         rows = {}
+
+        def config(kind, fam=fam):
+            """Stone Soup's settings for ``kind`` on this family (``--config``, ``--particles``)."""
+            cfg = configs[kind] if configs else TUNED[kind][fam]
+            return cfg if args.particles is None else replace(cfg, particles=args.particles)
         variants = [f"stsim:{v}" for v in args.variant if v in ALTERNATIVES.get(fam, {})]
         for name in ("stsim", *variants, "ekf", "ukf", "pf"):
             if name == "stsim":
@@ -396,18 +401,14 @@ def main(argv=None) -> int:
                 solve = lambda i, t, v=name[6:]: [a.value for a in ALTERNATIVES[fam][v](t)]  # noqa: E731
                 label = ""
             else:
-                cfg = configs[name] if configs else TUNED[name][fam]
-                if args.particles is not None:
-                    cfg = replace(cfg, particles=args.particles)
+                cfg = config(name)
                 solve = lambda i, t, k=name, c=cfg: stonesoup_track(t, k, c, seed=i)  # noqa: E731
                 label = cfg.label(name)
             rows[name] = r = _score(tasks, solve)
             print(f"{fam:30s} {name:12s} {r[0]:9.4f} {r[1]:9.4f} {r[2]:9.4f} {r[3]:8.1f}  {label}",
                   flush=True)
         if args.pf_seeds > 1:
-            cfg = configs["pf"] if configs else TUNED["pf"][fam]
-            if args.particles is not None:
-                cfg = replace(cfg, particles=args.particles)
+            cfg = config("pf")
             runs = [rows["pf"]] + [_score(tasks, lambda i, t, s=s: stonesoup_track(t, "pf", cfg, seed=i + 1000 * s))
                                    for s in range(1, args.pf_seeds)]
             print(f"{'':30s} pf, {args.pf_seeds} filter seeds: tRMSE@10 "
@@ -415,16 +416,11 @@ def main(argv=None) -> int:
                   f"{', '.join(f'{r[1]:.4f}' for r in runs)}", flush=True)
         best10 = min(rows[k][0] for k in ("ekf", "ukf", "pf"))
         bestall = min(rows[k][1] for k in ("ekf", "ukf", "pf"))
-        cfg = configs["pf"] if configs else TUNED["pf"][fam]
-        if args.particles is not None:
-            cfg = replace(cfg, particles=args.particles)
-        few = tasks[:args.speed_n]
-        pf_ms = [cpu_ms_per_task(lambda t: stonesoup_track(t, "pf", cfg), few)]
-        ours_ms = []
-        for _ in range(args.rounds):
-            ours_ms.append(cpu_ms_per_task(BASELINES[fam], few))
-            pf_ms.append(cpu_ms_per_task(lambda t: stonesoup_track(t, "pf", cfg), few))
-        each = round_ratios(pf_ms, ours_ms)
+        few, pf_cfg = tasks[:args.speed_n], config("pf")
+        pf_ms, ours_ms = timed_rounds(
+            {"pf": lambda: cpu_ms_per_task(lambda t: stonesoup_track(t, "pf", pf_cfg), few)},
+            {"stsim": lambda: cpu_ms_per_task(BASELINES[fam], few)}, args.rounds)
+        each = round_ratios(pf_ms["pf"], ours_ms["stsim"])
         speed = float(np.median(each))
         print(f"{'':30s} stsim/best Stone Soup: {rows['stsim'][0] / best10:.2f} (10 steps), "
               f"{rows['stsim'][1] / bestall:.2f} (all); particle filter / stsim CPU time: {speed:.1f}x "

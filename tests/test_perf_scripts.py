@@ -180,6 +180,21 @@ def test_round_ratios_use_the_reference_times_on_either_side_of_each_round():
         common.round_ratios([100.0, 120.0], [10.0, 20.0])
 
 
+def test_timed_rounds_bracket_every_round_by_the_references():
+    """Two rounds of two runs between one reference: the call order is ref, a, b, ref, a, b, ref,
+    and each list holds what its callable returned, in that order."""
+    common = _load("_common")
+    calls = []
+
+    def rec(name, value):
+        return lambda: calls.append(name) or value
+    ref_times, times = common.timed_rounds({"ref": rec("ref", 100.0)},
+                                           {"a": rec("a", 10.0), "b": rec("b", 20.0)}, 2)
+    assert calls == ["ref", "a", "b", "ref", "a", "b", "ref"]
+    assert ref_times == {"ref": [100.0, 100.0, 100.0]} and times == {"a": [10.0, 10.0], "b": [20.0, 20.0]}
+    np.testing.assert_allclose(common.round_ratios(ref_times["ref"], times["b"]), [5.0, 5.0])
+
+
 def test_the_limits_loader_refuses_absent_unreadable_and_other_seed_files(tmp_path, capsys):
     common = _load("_common")
     path = _limits_file(tmp_path)
