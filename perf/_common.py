@@ -159,6 +159,13 @@ def timed_each(fn: Callable[[Any], Any], items: Sequence[Any], *, warmup: bool =
     return out, each
 
 
+def ratio_to_limit(error: float, limit: float) -> float:
+    """``error / limit`` for a tracker's trimmed RMSE against the limit's on the same items, NaN
+    when the limit's is 0 or less (a degenerate limits file: every limit answer exact), where no
+    ratio is defined; a NaN ratio prints as ``nan`` and fails every ``<=`` target check."""
+    return float(error) / float(limit) if limit > 0 else float("nan")
+
+
 def round_ratios(refs: Sequence[float], times: Sequence[float]) -> np.ndarray:
     """Each round's speed ratio (R,) of a reference over a tracker timed between its
     measurements: ``refs`` (R + 1,) the reference's times before, between and after the rounds,

@@ -39,7 +39,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from _common import STONESOUP_FAMILIES, TRACKING, answer_values, item_errors
+from _common import STONESOUP_FAMILIES, TRACKING, answer_values, item_errors, ratio_to_limit
 
 from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.baselines.posterior import toa_marginal
@@ -344,7 +344,7 @@ def main(argv=None) -> int:
                                {"ess_keep": args.ess_keep, "max_sweeps": args.max_sweeps,
                                 "stonesoup": args.stonesoup, "variant": args.variant, "runs": args.runs,
                                 **sampler_options})
-        ratio = row["ours"] / row["limit"] if row["limit"] > 0 else float("nan")
+        ratio = ratio_to_limit(row["ours"], row["limit"])
         f = lambda v, w, p=4: f"{v:{w}.{p}f}" if v is not None else f"{'-':>{w}s}"  # noqa: E731
         print(f"{fam:34s} {row['n']:3d} {row['lost']:4d} {row['limit']:7.4f} {row['ours']:7.4f} "
               f"{ratio:6.2f} {row['stark_limit']:9.4f} {row['stark_ours']:10.4f} "
@@ -353,12 +353,12 @@ def main(argv=None) -> int:
               flush=True)
         if row.get("variant") is not None:
             print(f"{'':34s} variant baseline:{args.variant} {row['variant']:.4f} "
-                  f"({row['variant'] / row['limit']:.2f}x the limit), {1000 * row['t_variant']:.1f} ms/task",
+                  f"({ratio_to_limit(row['variant'], row['limit']):.2f}x the limit), {1000 * row['t_variant']:.1f} ms/task",
                   flush=True)
         if row.get("ss"):
             best = min(row["ss"], key=lambda k: row["ss"][k][0])
             print(f"{'':34s} best Stone Soup ({best}) {row['ss'][best][0]:.4f} "
-                  f"({row['ss'][best][0] / row['limit']:.2f}x the limit), ms/task: "
+                  f"({ratio_to_limit(row['ss'][best][0], row['limit']):.2f}x the limit), ms/task: "
                   + ", ".join(f"{k} {1000 * v[1]:.0f}" for k, v in row["ss"].items()), flush=True)
         if fam in TRACKING:
             print(f"{'':34s} limit RMSE (untrimmed) {row['limit_rmse']:.4f} (Monte-Carlo error "

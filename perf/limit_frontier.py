@@ -34,7 +34,7 @@ import time
 
 import numpy as np
 from _common import STONESOUP_FAMILIES as SS_FAMILIES
-from _common import answer_values, check_task_ids, cpu_ms_per_task, item_errors, load_limits
+from _common import answer_values, check_task_ids, cpu_ms_per_task, item_errors, load_limits, ratio_to_limit
 
 from stsim.baselines import BASELINES
 from stsim.baselines.posterior_tracking import BUDGETS, posterior_track
@@ -89,7 +89,7 @@ def family_rows(fam: str, fam_data: dict, seed: int, steps: int, n: int, budgets
     lim = trimmed_rmse(e_lim)
     res = {"n": len(tasks), "limit": lim}
     for k, v in out.items():
-        res[k] = {"err": trimmed_rmse(v["e"]), "ratio": trimmed_rmse(v["e"]) / lim,
+        res[k] = {"err": trimmed_rmse(v["e"]), "ratio": ratio_to_limit(trimmed_rmse(v["e"]), lim),
                   "ms_all": float(np.mean(v["ms_all"])),
                   "ms10": float(np.mean(v["ms10"])) if v.get("ms10") else None,
                   "fallback": v.get("fallback")}

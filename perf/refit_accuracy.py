@@ -22,7 +22,7 @@ import sys
 
 import numpy as np
 from _common import REFIT_FAMILIES as FAMILIES
-from _common import answer_values, check_task_ids, item_errors, load_limits, timed_each
+from _common import answer_values, check_task_ids, item_errors, load_limits, ratio_to_limit, timed_each
 
 from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.baselines.stark_tier1 import default_track
@@ -91,9 +91,9 @@ def main(argv=None) -> int:
             parts, ratios = [], []
             for name, E in rows.items():
                 e = trimmed_rmse(E[[t["index"] for t in tl], :k].ravel())
-                parts.append(f"{name} {e:.4f} ({e / lt:.2f}x)")
+                parts.append(f"{name} {e:.4f} ({ratio_to_limit(e, lt):.2f}x)")
                 if name != "filter":
-                    ratios.append(e / lt)
+                    ratios.append(ratio_to_limit(e, lt))
             print(f"{'':30s} limit {lt:.4f} over {k} steps on {len(tl)} tasks: " + ", ".join(parts))
             if runs:
                 print(f"{'':30s} the limit's runs on their own: " + ", ".join(f"{r:.4f}" for r in runs))

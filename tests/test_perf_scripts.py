@@ -280,6 +280,29 @@ def test_refit_accuracy_scores_each_saved_run_of_the_limit(tmp_path, capsys):
         assert m and [float(x) for x in m[1].split(", ")] == pytest.approx(want, abs=1e-4)
 
 
+def test_a_limit_with_zero_error_gives_no_ratio_instead_of_dividing_by_zero(tmp_path, capsys):
+    """A limits file whose limit answers equal the gold (trimmed RMSE 0: a degenerate file)
+    has no ratio: ``perf/refit_accuracy.py`` prints ``nan`` and exits 0 instead of raising
+    ``ZeroDivisionError``; :func:`_common.ratio_to_limit` is the one place the ratio is taken
+    (``perf/bayes_floor.py`` and ``perf/limit_frontier.py`` too), and a NaN ratio fails a
+    ``<=`` target check."""
+    import json
+    from stsim.registry import generate_task
+    common = _load("_common")
+    assert common.ratio_to_limit(0.3, 0.2) == pytest.approx(1.5)
+    assert math.isnan(common.ratio_to_limit(0.3, 0.0)) and not common.ratio_to_limit(0.0, 0.0) <= 1.1
+    fam = "stark.tracking.event"
+    task = generate_task(fam, 0, suite="stark-tier1", suite_seed=7)
+    gold = [list(map(float, st.answer)) for st in task.steps[:2]]
+    path = tmp_path / "limits.json"
+    path.write_text(json.dumps({"meta": {"seed": 7, "steps": 2, "n": 1}, "families": {fam: {
+        "summary": {}, "tasks": [{"index": 0, "id": task.id, "lost": False, "gold": gold, "limit": gold}]}}}))
+    mod = _load("refit_accuracy")
+    assert mod.main(["--family", fam, "--n", "1", "--limits", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"limit 0\.0000 over 2 steps on 1 tasks: default [\d.]+ \(nanx\)", out), out
+
+
 def test_bayes_floor_monte_carlo_terms_over_k_runs():
     """``perf/bayes_floor.py``'s run spread: with two runs ``agree`` is their RMS distance and
     the Monte-Carlo correction removes ``|a - b|^2 / 4``; with three runs the sample variance
