@@ -396,6 +396,26 @@ def test_trajectory_jacobian_rows_independent_of_the_batch():
     assert not D[cols == lay.dim - 1].any() and not D[~valid].any()
 
 
+def test_trajectory_kernel_flat_axes_and_foreign_layouts():
+    """An axis with no span (every step at the same time: each motion's (x, y) constant) is
+    put at the domain's centre with zero derivatives (hand-derived: (5, 5) in [0, 10]); the
+    compiled kernel refuses a layout whose kinds are not the five basis motions in order, before
+    reading any column."""
+    from stsim.baselines.trajectory_kernel import layout_tables
+    lay = PriorLayout(MOTION_RANGES["stark_release"])
+    S = structures(5, 3)
+    mask = S[:6]
+    u = np.random.default_rng(5).uniform(0.0, 1.0, (6, lay.dim))
+    cols, valid = _active_columns(lay, mask)
+    pos, D = trajectories_jacobian(lay, u, mask, np.zeros(7), cols, valid, domain=(0.0, 10.0))
+    assert pos.shape == (6, 7, 2) and D.shape == (6, cols.shape[1], 7, 2)
+    assert np.array_equal(pos, np.full((6, 7, 2), 5.0)) and not D.any()
+    swapped = PriorLayout(MOTION_RANGES["stark_release"], kinds=("circular", "linear", "sinusoidal",
+                                                                  "figure_eight", "spiral"))
+    with pytest.raises(ValueError, match="are not"):
+        layout_tables(swapped)
+
+
 @pytest.mark.parametrize("family", ["stark.tracking.range_bearing", "stark.temporal_tracking.event"])
 def test_residual_jacobian_matches_central_differences(family):
     """:meth:`ReadingResiduals.jacobian` (range and bearing; ToA with the first emission time)

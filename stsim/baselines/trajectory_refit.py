@@ -48,6 +48,7 @@ import numpy as np
 from ..sim.motion import MOTION_RANGES
 from .geometry import wrap_pi
 from .prior_motion import ROUNDING, prior_config, step_grid
+from .trajectory_kernel import layout_tables, positions_and_derivatives
 from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, trajectories
 
 
@@ -437,53 +438,6 @@ class ReadingResiduals:
         return np.concatenate(out, axis=1), np.concatenate(jac, axis=2)
 
 
-_PERP = np.array([-1.0, 1.0])[:, None, None]        # (x, y) -> (-y, x) on a leading axis of 2
-_COLS: dict = {}
-
-
-def _columns(lay: PriorLayout) -> tuple[dict, np.ndarray, np.ndarray]:
-    """``({kind: {parameter name: column of u}}, kind (dim,) int: each column's kind (0 for the
-    emission column), scale (dim,): d physical / d u)`` of a layout (cached while it is
-    referenced)."""
-    hit = _COLS.get(id(lay))
-    if hit is not None and hit[0] is lay:
-        return hit[1]
-    idx = {k: dict(zip(lay.names[k], range(lay.slices[k].start, lay.slices[k].stop))) for k in lay.kinds}
-    kind = np.zeros(lay.dim, int)
-    for j, k in enumerate(lay.kinds):
-        kind[lay.slices[k]] = j
-    out = (idx, kind, np.where(lay.signed, 2.0, 1.0) * (lay.hi - lay.lo))
-    if len(_COLS) > 64:
-        _COLS.clear()
-    _COLS[id(lay)] = (lay, out)
-    return out
-
-
-_PLANS: dict = {}
-
-
-def _kind_plan(lay: PriorLayout, has: np.ndarray) -> tuple:
-    """The index lists :func:`trajectories_jacobian` needs for the kinds ``has`` (5,) bool
-    present in a batch (cached per layout, while it is referenced, and set of kinds):
-    ``(kinds, turning, rot, omega columns, phase columns (dim: the zero phase of a figure
-    eight), turning kinds' positions in the mask, theta columns)``; ``turning`` are the kinds
-    with an angle ``omega t + phase``, ``rot`` those rotated by a heading ``theta``."""
-    key = (id(lay), has.tobytes())
-    hit = _PLANS.get(key)
-    if hit is not None and hit[0] is lay:
-        return hit[1]
-    idx = _columns(lay)[0]
-    kinds = [kind for j, kind in enumerate(lay.kinds) if has[j]]
-    turning = [k for k in kinds if k != "linear"]
-    rot = [k for k in turning if "theta" in idx[k]]
-    out = (kinds, turning, rot, [idx[k]["omega"] for k in turning], [idx[k].get("phase", lay.dim) for k in turning],
-           [lay.kinds.index(k) for k in turning], [idx[k]["theta"] for k in rot])
-    if len(_PLANS) > 256:
-        _PLANS.clear()
-    _PLANS[key] = (lay, out)
-    return out
-
-
 def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray,
                           cols: np.ndarray, valid: np.ndarray, upto: int | None = None,
                           domain=(0.0, 10.0), derivatives: bool = True,
@@ -500,124 +454,29 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     None: the same positions, bit for bit, without the derivatives' work).  ``col_scale``:
     :func:`_column_scale` of ``cols`` and ``valid`` when the caller holds it (else computed).
 
-    Each kind present in any row is evaluated on every row (a row without it adds nothing to
-    the positions and never gathers its columns): a few dozen whole-array numpy calls per
-    evaluation, whatever the mix of structures (the LM's inner loop, issue 20)."""
-    idx, kind_of = _columns(lay)[:2]
-    # physical parameters, zero where the row lacks the kind: its (x, y) are then +-0 exactly,
-    # and adding them leaves the sums' bits as they are
-    Pp = np.where(mask[:, kind_of], lay.physical(u), 0.0)
-    t = t_rel[None, :]
-    N, n, P = len(u), len(t_rel), cols.shape[1]
-    XY = np.zeros((2, N, n))                                  # per-axis sums
-    G = np.zeros((2, N, lay.dim, n)) if derivatives else None   # d (x, y) / d physical, every column
-    kinds, turning, rot, om, ph, on_kinds, th_cols = _kind_plan(lay, mask.any(axis=0))
-    # every present kind's angle omega t + phase (figure eight: omega t + 0) and heading theta
-    # at once: one cos and one sin call each
-    if turning:
-        Pz = np.zeros((N, lay.dim + 1))                       # the last column: a zero phase
-        Pz[:, :-1] = Pp
-        on = mask[:, on_kinds].T                                           # (K, N)
-        a_on = Pz[:, om].T[on][:, None] * t + Pz[:, ph].T[on][:, None]     # the rows with the kind
-        cs_on = np.empty((2,) + a_on.shape)
-        np.cos(a_on, out=cs_on[0])
-        np.sin(a_on, out=cs_on[1])
-        CS = np.zeros((2, len(turning), N, n))
-        CS[:, on] = cs_on                                                  # zero where a row lacks the kind
-        CS = CS.transpose(1, 0, 2, 3)                                      # (K, 2, N, n)
-        if rot:
-            th = Pp[:, th_cols].T[:, :, None]                              # (K', N, 1)
-            CT = np.empty((len(rot), 2, N, 1))                             # (cos, sin)
-            np.cos(th, out=CT[:, 0])
-            np.sin(th, out=CT[:, 1])
-            CTp = CT[:, ::-1] * _PERP                                      # (-sin, cos)
-    mul = np.multiply
-    for kind in kinds:
-        ix = idx[kind]
-        def q(name, ix=ix):                                   # (N, 1) a parameter's values
-            return Pp[:, ix[name], None]
-        def at(name, ix=ix):                                  # (2, N, n) its derivatives in G
-            return G[:, :, ix[name]]
-        # (x, y) as (2, N, n) arrays; perp(v) = (-v_y, v_x); the offsets (x0, y0, cx, cy) are
-        # left out: the min-max normalisation cancels them.  Each derivative is written
-        # straight into its column of G (``out=``)
-        if kind == "linear":
-            xy = Pp[:, [ix["vx"], ix["vy"]]].T[:, :, None] * t
-            if derivatives:
-                G[0, :, ix["vx"]] = t
-                G[1, :, ix["vy"]] = t
-            XY += xy
-            continue
-        cs = CS[turning.index(kind)]                           # (cos, sin) of the angle
-        if kind in ("circular", "spiral"):
-            r = q("radius") if kind == "circular" else q("r0") + q("growth") * t
-            xy = r * cs
-            if derivatives:
-                pxy = mul(xy[::-1], _PERP, out=at("phase"))   # d / d phase: perp(xy)
-                mul(pxy, t, out=at("omega"))
-                if kind == "circular":
-                    at("radius")[...] = cs
-                else:
-                    at("r0")[...] = cs
-                    mul(t, cs, out=at("growth"))
-        else:                                                 # a path rotated by the heading theta
-            k_ = rot.index(kind)
-            ct, ctp = CT[k_], CTp[k_]
-            ca, sa = cs[0], cs[1]
-            A = q("amplitude")
-            if kind == "sinusoidal":
-                xy = (q("speed") * t) * ct + (A * sa) * ctp
-                if derivatives:
-                    Ac = A * ca
-                    mul(t, ct, out=at("speed"))
-                    mul(sa, ctp, out=at("amplitude"))
-                    mul(Ac * t, ctp, out=at("omega"))
-                    mul(Ac, ctp, out=at("phase"))
-            else:                                             # figure eight
-                sc = sa * ca
-                xy = (A * sa) * ct + (A * sc) * ctp
-                if derivatives:
-                    g2 = mul(sa, ct, out=at("amplitude"))
-                    g2 += sc * ctp
-                    g2 = mul(A * ca * t, ct, out=at("omega"))
-                    g2 += (A * (ca * ca - sa * sa) * t) * ctp
-            if derivatives:
-                mul(xy[::-1], _PERP, out=at("theta"))
-        XY += xy
-    rr = np.arange(N)
+    The work is :func:`stsim.baselines.trajectory_kernel.positions_and_derivatives`, compiled
+    (the LM's inner loop, issue 20); each row's values do not depend on the other rows of the
+    batch.  Raises ``ValueError`` for a layout whose kinds are not the five basis motions."""
+    code, column = layout_tables(lay)
+    n = len(t_rel)
     m = n if upto is None else min(n, upto + 1)
-    low, high = domain
-    kmin, kmax = XY.argmin(axis=2), XY.argmax(axis=2)         # (2, N)
-    ax = np.arange(2)[:, None]
-    lo = XY[ax, rr, kmin]
-    span = XY[ax, rr, kmax] - lo
-    flat = span < 1e-12
-    s = np.where(flat, 1.0, span)
-    rel = (XY - lo[:, :, None]) / s[:, :, None]
-    o = low + rel * (high - low)
-    o[flat] = 0.5 * (low + high)
-    pos = o.transpose(1, 2, 0)                                # (N, n, 2) views, the axes apart
-    if not derivatives:
-        return pos, None
-    # the derivatives at steps 0..m-1 and at each axis' extreme steps only, gathered in each
-    # row's columns, times d physical / d u (zero on padding and fixed columns)
-    sc = _column_scale(lay, cols, valid) if col_scale is None else col_scale   # (N, P)
-    dA = G[..., :m][:, rr[:, None], cols]                     # (2, N, P, m)
-    dA *= sc[None, :, :, None]
-    at = (ax[:, :, None], rr[None, :, None], cols[None])
-    dlo = G[at + (kmin[:, :, None],)] * sc                   # (2, N, P)
-    dspan = G[at + (kmax[:, :, None],)] * sc - dlo
-    g = (dA - dlo[..., None]) - rel[:, :, None, :m] * dspan[..., None]
-    g *= ((high - low) / s)[:, :, None, None]
-    g[flat] = 0.0
-    return pos, g.transpose(1, 2, 3, 0)
+    sc = _column_scale(lay, cols, valid) if col_scale is None else col_scale
+    pos, g = positions_and_derivatives(
+        np.ascontiguousarray(u, float), np.ascontiguousarray(mask, bool), np.ascontiguousarray(t_rel, float),
+        np.ascontiguousarray(cols, np.int64), np.ascontiguousarray(valid, bool), np.ascontiguousarray(sc, float),
+        m, float(domain[0]), float(domain[1]), code, column, lay.lo, lay.hi, lay.signed, derivatives)
+    # the axis-first arrays as (N, n, 2) and (N, P, m, 2) views: the layout downstream code
+    # (and its BLAS calls) has always seen
+    return pos.transpose(1, 2, 0), (g.transpose(1, 2, 3, 0) if derivatives else None)
 
 
 def _column_scale(lay: PriorLayout, cols: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """(N, P) ``d physical / d u`` of the columns ``cols`` (N, P) of ``u`` where ``valid`` and
     free (:func:`free_columns`), 0 elsewhere (padding, fixed columns): the factor
-    :func:`trajectories_jacobian` applies to its derivatives."""
-    return np.where(valid & free_columns(lay)[0][cols], _columns(lay)[2][cols], 0.0)
+    :func:`trajectories_jacobian` applies to its derivatives: ``hi - lo``, ``2 (hi - lo)`` for a
+    signed rate (:meth:`PriorLayout.physical`)."""
+    per_u = np.where(lay.signed, 2.0, 1.0) * (lay.hi - lay.lo)
+    return np.where(valid & free_columns(lay)[0][cols], per_u[cols], 0.0)
 
 
 def _t_start(lay: PriorLayout, u: np.ndarray) -> np.ndarray | None:

@@ -1,0 +1,233 @@
+"""The refit's inner loop compiled: normalised trajectories of the prior's basis motions and their
+derivatives with respect to the motion parameters, one row (fit) at a time (issue 20).
+
+:func:`stsim.baselines.trajectory_refit.trajectories_jacobian` evaluates this kernel a few
+hundred times per tracking task inside Levenberg-Marquardt; as whole-array numpy code it cost
+about 160 microseconds per call on this project's machines, mostly the overhead of a hundred
+small array operations, and about a fifth of the event tracker's time.  Compiled with numba
+(``cache=True``: compiled once per installation, then loaded) it takes about 60.  Every
+floating-point operation is the one the numpy version did, in the same order, so the answers
+are the same bit for bit (checked on 10 tasks of each refit family when it was introduced).
+
+The motions (STARK Appendix 7.3; :mod:`stsim.sim.motion`), with ``a = omega t + phase``,
+``(c, s) = (cos a, sin a)``, a heading ``theta`` with ``(ct, st)`` and ``perp(x, y) = (-y, x)``:
+
+- linear: ``(vx t, vy t)``
+- circular: ``radius (c, s)``; spiral: ``(r0 + growth t) (c, s)``
+- sinusoidal: ``speed t (ct, st) + amplitude s perp(ct, st)``
+- figure eight (``phase`` 0): ``amplitude s (ct, st) + amplitude s c perp(ct, st)``
+
+The offsets (``x0``, ``y0``, ``cx``, ``cy``) are left out: the per-axis min-max normalisation to
+the domain cancels them.  The positions are the sum over a row's kinds, normalised per axis,
+``o = low + (A - A[k_min]) / (A[k_max] - A[k_min]) (high - low)`` (``(low + high) / 2`` on an
+axis whose span is below ``1e-12``), and the derivatives follow by the quotient rule with the
+extreme steps held.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+# the parameters each kind's derivatives are taken by, in the kernel's numbering (``code =
+# 8 kind + index``, kinds in :data:`stsim.sim.motion.BASIS_MOTIONS` order)
+KIND_PARAMETERS = {"linear": ("vx", "vy"), "circular": ("radius", "omega", "phase"),
+                   "sinusoidal": ("speed", "theta", "amplitude", "omega", "phase"),
+                   "figure_eight": ("amplitude", "omega", "theta"),
+                   "spiral": ("r0", "growth", "omega", "phase")}
+_TABLES: dict = {}
+
+
+def layout_tables(lay) -> tuple[np.ndarray, np.ndarray]:
+    """``(code (dim,) int64, column (5, 8) int64)`` for a :class:`PriorLayout` ``lay``:
+    each ``u`` column's ``8 kind + parameter index`` in :data:`KIND_PARAMETERS` (-1 for the
+    offsets and the emission column, which have no derivative here), and each kind's
+    parameters' columns.  Raises ``ValueError`` for a layout whose kinds are not the five basis
+    motions in their usual order.  Cached per layout while it is referenced."""
+    hit = _TABLES.get(id(lay))
+    if hit is not None and hit[0] is lay:
+        return hit[1]
+    if tuple(lay.kinds) != tuple(KIND_PARAMETERS):
+        raise ValueError(f"layout kinds {lay.kinds} are not {tuple(KIND_PARAMETERS)}")
+    code = np.full(lay.dim, -1, np.int64)
+    column = np.zeros((5, 8), np.int64)
+    for j, kind in enumerate(KIND_PARAMETERS):
+        for q, name in enumerate(KIND_PARAMETERS[kind]):
+            c = lay.slices[kind].start + lay.names[kind].index(name)
+            code[c], column[j, q] = 8 * j + q, c
+    if len(_TABLES) > 64:
+        _TABLES.clear()
+    _TABLES[id(lay)] = (lay, (code, column))
+    return code, column
+
+
+@numba.njit(cache=True)
+def _physical(u, lo, hi, signed):
+    """One ``u`` value to its physical value (:meth:`PriorLayout.physical`, the same operations)."""
+    if signed:
+        s = 2 * u - 1
+        return np.sign(s) * (lo + np.abs(s) * (hi - lo))
+    return lo + u * (hi - lo)
+
+
+@numba.njit(cache=True)
+def _derivative(kind, q, tk, ca, sa, ct, st, xk, yk, amplitude):
+    """``(d x / d p, d y / d p)`` of one kind's ``(x, y)`` at a step, ``p`` its parameter ``q``
+    (:data:`KIND_PARAMETERS`): ``tk`` the step's time, ``(ca, sa)`` the kind's angle's cosine and
+    sine there, ``(ct, st)`` its heading's, ``(xk, yk)`` its own ``(x, y)`` there."""
+    if kind == 0:                                      # linear
+        if q == 0:
+            return tk, 0.0
+        return 0.0, tk
+    if kind == 1 or kind == 4:                         # circular, spiral
+        if q == 0:                                     # radius, r0
+            return ca, sa
+        if kind == 4 and q == 1:                       # growth
+            return tk * ca, tk * sa
+        if (kind == 1 and q == 1) or (kind == 4 and q == 2):   # omega: t perp(x, y)
+            return (yk * -1.0) * tk, (xk * 1.0) * tk
+        return yk * -1.0, xk * 1.0                     # phase: perp(x, y)
+    mst, ctp = st * -1.0, ct * 1.0                     # perp(ct, st)
+    if kind == 2:                                      # sinusoidal
+        if q == 0:                                     # speed
+            return tk * ct, tk * st
+        if q == 2:                                     # amplitude
+            return sa * mst, sa * ctp
+        if q == 3:                                     # omega
+            w = (amplitude * ca) * tk
+            return w * mst, w * ctp
+        if q == 4:                                     # phase
+            w = amplitude * ca
+            return w * mst, w * ctp
+        return yk * -1.0, xk * 1.0                     # theta: perp(x, y)
+    if q == 0:                                         # figure eight: amplitude
+        sc = sa * ca
+        return sa * ct + sc * mst, sa * st + sc * ctp
+    if q == 1:                                         # omega
+        w1 = (amplitude * ca) * tk
+        w2 = (amplitude * (ca * ca - sa * sa)) * tk
+        return w1 * ct + w2 * mst, w1 * st + w2 * ctp
+    return yk * -1.0, xk * 1.0                         # theta
+
+
+@numba.njit(cache=True)
+def positions_and_derivatives(u, mask, t, cols, valid, scale, m, low, high, code, column, lo, hi, signed,
+                              derivatives):
+    """Normalised positions and their derivatives, row by row (the module docstring's formulas).
+
+    Args: u (N, dim) parameters in [0, 1]; mask (N, 5) bool each row's kinds; t (n,) step
+        times (s); cols (N, P) int64 the ``u`` columns to differentiate by, where valid (N, P)
+        bool; scale (N, P) ``d physical / d u`` of those columns (0 where a column is fixed or
+        padding); m the steps whose derivatives are returned (``0..m-1``); low, high the
+        domain; code, column: :func:`layout_tables`; lo, hi, signed (dim,) the layout's
+        parameter ranges; derivatives: False for the positions alone.
+    Returns: ``(pos (2, N, n), g (2, N, P, m))`` (axis first: the caller returns transposed
+        views, the memory layout of the numpy version), ``g`` zero where not ``valid``, for
+        the offsets and emission columns, and on an axis with no span (``(0, 0, 0, 0)``-shaped
+        without ``derivatives``)."""
+    N, n, P = u.shape[0], t.shape[0], cols.shape[1]
+    present = np.zeros(5, np.bool_)
+    for i in range(N):
+        for j in range(5):
+            present[j] |= mask[i, j]
+    pos = np.empty((2, N, n))
+    g = np.zeros((2, N, P, m)) if derivatives else np.zeros((2, 0, 0, 0))
+    CA, SA = np.zeros((5, n)), np.zeros((5, n))        # each kind's (cos, sin) of its angle
+    XK, YK = np.zeros((5, n)), np.zeros((5, n))        # each kind's (x, y)
+    CT, ST, AMP = np.zeros(5), np.zeros(5), np.zeros(5)
+    XY = np.zeros((2, n))
+    kext = np.zeros((2, 2), np.int64)                  # (axis, min / max) step
+    lo_ax, s_ax = np.zeros(2), np.zeros(2)
+    flat = np.zeros(2, np.bool_)
+    par = np.zeros(8)
+    dlo, dspan = np.zeros(2), np.zeros(2)           # each axis' extreme steps' derivatives
+    for i in range(N):
+        XY[:] = 0.0
+        for j in range(5):
+            if not present[j]:
+                continue
+            on = mask[i, j]
+            for q in range(8):                         # a kind a row lacks: its parameters 0
+                c = column[j, q]
+                par[q] = _physical(u[i, c], lo[c], hi[c], signed[c]) if on else 0.0
+            if j == 0:
+                for k in range(n):
+                    XK[0, k], YK[0, k] = par[0] * t[k], par[1] * t[k]
+            else:
+                if j == 1:
+                    om, ph = par[1], par[2]
+                elif j == 2:
+                    om, ph = par[3], par[4]
+                elif j == 3:
+                    om, ph = par[1], 0.0
+                else:
+                    om, ph = par[2], par[3]
+                for k in range(n):
+                    if on:
+                        a = om * t[k] + ph
+                        CA[j, k], SA[j, k] = np.cos(a), np.sin(a)
+                    else:
+                        CA[j, k], SA[j, k] = 0.0, 0.0
+                if j == 1 or j == 4:
+                    for k in range(n):
+                        r = par[0] if j == 1 else par[0] + par[1] * t[k]
+                        XK[j, k], YK[j, k] = r * CA[j, k], r * SA[j, k]
+                else:
+                    th = par[1] if j == 2 else par[2]
+                    ct, st = np.cos(th), np.sin(th)
+                    amp = par[2] if j == 2 else par[0]
+                    CT[j], ST[j], AMP[j] = ct, st, amp
+                    mst, ctp = st * -1.0, ct * 1.0
+                    for k in range(n):
+                        if j == 2:
+                            w1, w2 = par[0] * t[k], amp * SA[j, k]
+                        else:
+                            w1, w2 = amp * SA[j, k], amp * (SA[j, k] * CA[j, k])
+                        XK[j, k], YK[j, k] = w1 * ct + w2 * mst, w1 * st + w2 * ctp
+            for k in range(n):
+                XY[0, k] += XK[j, k]
+                XY[1, k] += YK[j, k]
+        for ax in range(2):                            # per-axis min-max normalisation
+            k0, k1 = 0, 0
+            for k in range(1, n):
+                if XY[ax, k] < XY[ax, k0]:
+                    k0 = k
+                if XY[ax, k] > XY[ax, k1]:
+                    k1 = k
+            kext[ax, 0], kext[ax, 1] = k0, k1
+            lo_ax[ax] = XY[ax, k0]
+            span = XY[ax, k1] - lo_ax[ax]
+            flat[ax] = span < 1e-12
+            s_ax[ax] = 1.0 if flat[ax] else span
+            for k in range(n):
+                if flat[ax]:
+                    pos[ax, i, k] = 0.5 * (low + high)
+                else:
+                    pos[ax, i, k] = low + ((XY[ax, k] - lo_ax[ax]) / s_ax[ax]) * (high - low)
+        if not derivatives:
+            continue
+        for p in range(P):
+            c = cols[i, p]
+            if not valid[i, p] or code[c] < 0 or (flat[0] and flat[1]):
+                continue
+            j, q, sc = code[c] // 8, code[c] % 8, scale[i, p]
+            # one call site of _derivative (compiles once): first each axis' extreme steps
+            # (min, then max), then steps 0..m-1
+            for r in range(m + 4):
+                kk = kext[r // 2, r % 2] if r < 4 else r - 4
+                gx, gy = _derivative(j, q, t[kk], CA[j, kk], SA[j, kk], CT[j], ST[j], XK[j, kk], YK[j, kk], AMP[j])
+                if r < 4:
+                    ax = r // 2
+                    v = (gx if ax == 0 else gy) * sc
+                    if r % 2 == 0:
+                        dlo[ax] = v
+                    else:
+                        dspan[ax] = v - dlo[ax]
+                    continue
+                k = r - 4
+                if not flat[0]:
+                    g[0, i, p, k] = ((gx * sc - dlo[0]) - ((XY[0, k] - lo_ax[0]) / s_ax[0]) * dspan[0]) * (
+                        (high - low) / s_ax[0])
+                if not flat[1]:
+                    g[1, i, p, k] = ((gy * sc - dlo[1]) - ((XY[1, k] - lo_ax[1]) / s_ax[1]) * dspan[1]) * (
+                        (high - low) / s_ax[1])
+    return pos, g
