@@ -233,6 +233,49 @@ def test_every_copy_of_tracking_readings_is_checked(tmp_path, capsys, mutate, me
     assert "Traceback" not in cap.err and cap.out == ""
 
 
+def _set_noise(**kw):
+    def mutate(o):
+        o["inputs"]["sensor_model"]["noise"].update(kw)
+    return mutate
+
+
+@pytest.mark.parametrize("mutate, message", [
+    # a NaN noise scale made every bound check pass: audit exit 0 on a wrong gold answer
+    (_set_noise(sigma=float("nan")), "uniform_relative sigma must be a finite number >= 0, got nan"),
+    (_set_noise(sigma=float("inf")), "uniform_relative sigma must be a finite number >= 0, got inf"),
+    # a negative one failed every check (exit 1, "allowed -0.04"); an unknown kind or a
+    # non-number was a ValueError traceback (exit 1)
+    (_set_noise(sigma=-0.01), "uniform_relative sigma must be a finite number >= 0, got -0.01"),
+    (_set_noise(kind="bogus"), "unknown noise model kind 'bogus'; known: none, uniform_relative"),
+    (_set_noise(sigma="abc"), "could not convert string to float: 'abc'"),
+    (lambda o: o["inputs"].update(sensor_model="x"), "sensor parameters must be an object, got 'x'"),
+])
+def test_a_sensor_model_the_audit_cannot_trust_is_refused(tmp_path, capsys, mutate, message):
+    path, task_id = _tracking_tasks(tmp_path, mutate)
+    assert main(["audit", str(path)]) == 2
+    cap = capsys.readouterr()
+    assert f"stsim: error: task {task_id}: inputs.sensor_model: " in cap.err and message in cap.err
+    assert f"(in {path})" in cap.err and "Traceback" not in cap.err and cap.out == ""
+
+
+def test_sensor_and_noise_constructors_refuse_impossible_scales():
+    """The whole kind of fault, whatever builds the model: the noise scale of every model, a
+    ToA wave speed and a proximity radius / flip probability."""
+    from stsim.sim.noise import Gaussian, UniformAbsolute, UniformRelative
+    from stsim.sim.sensors import ProximitySensor, ToASensor
+    for bad in (float("nan"), float("inf"), -1e-9, True, "0.01"):
+        for make in (UniformRelative, UniformAbsolute, Gaussian):
+            with pytest.raises(ValueError, match="must be a finite number >= 0"):
+                make(bad)
+    assert UniformAbsolute(0.0).half_width == 0.0          # no noise is allowed
+    for kw, msg in (({"speed": 0.0}, "toa speed"), ({"speed": float("nan")}, "toa speed")):
+        with pytest.raises(ValueError, match=msg):
+            ToASensor(**kw)
+    for kw, msg in (({"radius": -1.0}, "proximity radius"), ({"flip_prob": 1.5}, "flip_prob")):
+        with pytest.raises(ValueError, match=msg):
+            ProximitySensor(**kw)
+
+
 def test_audit_pairs_steps_and_readings_by_position(tmp_path, capsys):
     # a step's index is a label (it may carry a shot schedule); the audit used it as the row of
     # inputs.readings: an IndexError traceback for index 999

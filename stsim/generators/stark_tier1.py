@@ -266,8 +266,9 @@ def validate_inputs(task) -> None:
     """Reject tier-1 inputs no sensor could produce: non-numeric, NaN or infinite readings
     (a dropped tracking reading must be ``null``), negative ranges, bearings outside
     [0, 360], proximity readings other than 0/1, sensors that are not [x, y] pairs, or a
-    readings list whose length differs from the number of sensors, or a tracking task with no
-    steps.  Tracking tasks hold their readings twice, in ``inputs.readings`` (one list per
+    readings list whose length differs from the number of sensors, a tracking task with no
+    steps, or a ``sensor_model`` that :func:`~stsim.sim.sensors.sensor_from_params` refuses (an
+    unknown noise kind; a NaN, infinite or negative noise scale; a speed or radius <= 0).  Tracking tasks hold their readings twice, in ``inputs.readings`` (one list per
     step) and in each step's ``inputs.readings`` (and the time in ``inputs.times`` and each
     step's ``inputs.time``): every copy is checked, and the copies must agree.
 
@@ -297,6 +298,12 @@ def validate_inputs(task) -> None:
         lo, hi = finite_numbers(inp["domain"], f"{where}: inputs.domain", 2)
         if not lo < hi:
             raise RecordError(f"{where}: inputs.domain must be [low, high] with low < high, got {inp['domain']}")
+    if "sensor_model" in inp:        # the audit's noise bounds come from it
+        from ..sim.sensors import sensor_from_params
+        try:
+            sensor_from_params(inp["sensor_model"])
+        except ValueError as exc:
+            raise RecordError(f"{where}: inputs.sensor_model: {exc}") from None
     allow_null = bool(task.steps)  # a dropped tracking reading is null
 
     def check_row(row, at: str) -> None:

@@ -40,12 +40,22 @@ class NoNoise:
         return {"kind": self.kind}
 
 
+def _check_scale(owner: str, name: str, value) -> None:
+    """Raise ``ValueError`` unless a noise scale is a finite number >= 0 (a NaN scale would make
+    every bound check pass; a negative one every check fail)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
+        raise ValueError(f"{owner} {name} must be a finite number >= 0, got {value!r}")
+
+
 @dataclass(frozen=True)
 class UniformRelative:
     """``x + U(-|x|*sigma, |x|*sigma)``: STARK Table 7, range noise (sigma = 0.01)."""
 
     sigma: float = 0.01
     kind = "uniform_relative"
+
+    def __post_init__(self):
+        _check_scale(self.kind, "sigma", self.sigma)
 
     def apply(self, true, rng):
         true = np.asarray(true, dtype=float)
@@ -72,6 +82,9 @@ class UniformAbsolute:
     half_width: float = 0.01
     kind = "uniform_absolute"
 
+    def __post_init__(self):
+        _check_scale(self.kind, "half_width", self.half_width)
+
     def apply(self, true, rng):
         true = np.asarray(true, dtype=float)
         return true + rng.uniform(-self.half_width, self.half_width, size=true.shape)
@@ -96,6 +109,9 @@ class Gaussian:
     relative: bool = False
     kind = "gaussian"
 
+    def __post_init__(self):
+        _check_scale(self.kind, "sigma", self.sigma)
+
     def apply(self, true, rng):
         true = np.asarray(true, dtype=float)
         scale = np.abs(true) * self.sigma if self.relative else self.sigma
@@ -118,10 +134,13 @@ def noise_from_dict(d: dict[str, Any] | None):
     """Rebuild a noise model from its ``to_dict`` form (``None`` means no noise).
 
     Raises:
-        ValueError: unknown ``kind`` or bad parameters.
+        ValueError: unknown ``kind`` or bad parameters (missing, not a number, NaN, infinite or
+            negative).
     """
     if d is None:
         return NoNoise()
+    if not isinstance(d, dict):
+        raise ValueError(f"bad noise model {d!r}: expected an object with a 'kind'")
     kind = d.get("kind")
     try:
         if kind == "none":

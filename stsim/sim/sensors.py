@@ -116,6 +116,12 @@ class ProximitySensor:
     flip_prob: float = 0.0
     modality = "proximity"
 
+    def __post_init__(self):
+        if not (np.isfinite(self.radius) and self.radius > 0):
+            raise ValueError(f"proximity radius must be a finite number > 0, got {self.radius!r}")
+        if not 0.0 <= self.flip_prob <= 1.0:
+            raise ValueError(f"proximity flip_prob must be in [0, 1], got {self.flip_prob!r}")
+
     def true(self, sensors, targets):
         return (distances(sensors, targets) <= self.radius).astype(float)
 
@@ -143,6 +149,10 @@ class ToASensor:
     noise: Any = STARK_TOA_NOISE
     modality = "toa"
 
+    def __post_init__(self):
+        if not (np.isfinite(self.speed) and self.speed > 0):
+            raise ValueError(f"toa speed must be a finite number > 0, got {self.speed!r}")
+
     def true(self, sensors, targets, emit_times):
         emit = np.asarray(emit_times, dtype=float).reshape(-1, 1)
         return emit + distances(sensors, targets) / self.speed
@@ -158,8 +168,18 @@ def sensor_from_params(p: dict[str, Any]):
     """Rebuild a sensor from its ``params()`` dict (used by the audit and the published loader).
 
     Raises:
-        ValueError: unknown modality or malformed parameters.
+        ValueError: unknown modality or malformed parameters (a missing key, a non-number, a
+            NaN, infinite or negative noise scale, a speed or radius <= 0).
     """
+    if not isinstance(p, dict):
+        raise ValueError(f"sensor parameters must be an object, got {p!r}")
+    try:
+        return _sensor_from_params(p)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"bad sensor parameters {p!r}: {type(exc).__name__} {exc}") from None
+
+
+def _sensor_from_params(p: dict[str, Any]):
     m = p.get("modality")
     if m == "range":
         return RangeSensor(noise_from_dict(p.get("noise")))
