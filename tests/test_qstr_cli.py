@@ -21,6 +21,24 @@ def test_calculus_show_json(capsys):
     assert data["conceptual_neighbourhood"]["DC"] == ["EC"]
 
 
+def test_calculus_show_gqr_keeps_what_is_there(tmp_path, capsys):
+    """--out onto the same tables leaves the files as they were; onto a folder where a file
+    holds other content it is exit 2, naming the file, and nothing is written (it used to
+    overwrite the edited table silently)."""
+    argv = ["calculus", "show", "rcc8", "--format", "gqr", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    comp = tmp_path / "rcc8" / "calculus" / "rcc8.comp"
+    capsys.readouterr()
+    assert main(argv) == 0 and "byte for byte: left as they were" in capsys.readouterr().err
+    comp.write_text(comp.read_text() + "x\n")
+    (tmp_path / "rcc8.spec").unlink()
+    before = comp.read_bytes()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "holds rcc8/calculus/rcc8.comp with other content than these tables" in err and "remove it" in err
+    assert comp.read_bytes() == before and not (tmp_path / "rcc8.spec").exists()
+
+
 def test_calculus_show_gqr_roundtrip(tmp_path, capsys):
     """Our GQR export parses back (with GQR's line grammar) to the same table."""
     from stsim.qstr import get_calculus

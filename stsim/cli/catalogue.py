@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from .common import CLIError, out_dir
+from .common import CLIError, out_dir, refuse_overwrite
 
 
 def add_list(sub) -> None:
@@ -121,12 +121,26 @@ def cmd_calculus(args) -> int:
         sys.stdout.write(files["conv"])
         return 0
     # GQR's data layout, which the .spec's paths assume: DIR/NAME.spec, DIR/NAME/calculus/NAME.comp
+    target = {ext: (args.out if ext == "spec" else args.out / cal.key / "calculus") / f"{cal.key}.{ext}"
+              for ext in files}
+    # files already there are left alone: the same bytes are kept, other content is refused
+    # before anything is written (as generate -o, export -o and run --out do)
+    differ = [p for ext, p in target.items() if p.exists() and (
+        not p.is_file() or p.read_bytes() != files[ext].encode("utf-8"))]
+    if differ:
+        refuse_overwrite(f"--out {args.out}", "holds " + ", ".join(str(p.relative_to(args.out)) for p in differ)
+                         + " with other content than these tables", len(differ), "writing")
     out_dir(args.out)
-    tables = out_dir(args.out / cal.key / "calculus")
+    out_dir(args.out / cal.key / "calculus")
+    kept = [ext for ext in files if target[ext].exists()]
     for ext, text in files.items():
-        (args.out if ext == "spec" else tables).joinpath(f"{cal.key}.{ext}").write_text(text, encoding="utf-8")
-    print(f"wrote {cal.key}.spec, {cal.key}/calculus/{cal.key}.comp and .conv to {args.out} "
-          f"(a GQR data folder)", file=sys.stderr)
+        if ext not in kept:
+            target[ext].write_text(text, encoding="utf-8")
+    if len(kept) == len(files):
+        print(f"{args.out} already holds {cal.key}'s GQR files, byte for byte: left as they were", file=sys.stderr)
+    else:
+        print(f"wrote {cal.key}.spec, {cal.key}/calculus/{cal.key}.comp and .conv to {args.out} "
+              f"(a GQR data folder)", file=sys.stderr)
     return 0
 
 
