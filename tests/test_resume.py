@@ -85,12 +85,35 @@ def test_baseline_run_killed_and_resumed_equals_uninterrupted(tmp_path, capsys):
     summary = json.loads((out / "summary.json").read_text())
     kept = summary["resumed"]["reused_tasks"]
     assert 0 < kept < 42 and kept + summary["resumed"]["solved_tasks"] == 42
+    assert summary["resumed"]["wall_s_before"] is None          # killed before its first summary
     assert f"{kept} task(s) kept" in printed
     _same_run(ref, out)
-    # resuming a finished run solves nothing and changes nothing
+    # resuming a finished run solves nothing and changes nothing but the resumed block; the
+    # run's wall time is kept and the resume's added (it used to replace it: 9.9 s -> 0.2 s)
     assert main(["run", "quickstart", "--resume", str(out), "--quiet"]) == 0
-    assert json.loads((out / "summary.json").read_text())["resumed"] == {"reused_tasks": 42, "solved_tasks": 0}
+    again = json.loads((out / "summary.json").read_text())
+    res = again["resumed"]
+    assert {k: res[k] for k in ("reused_tasks", "solved_tasks")} == {"reused_tasks": 42, "solved_tasks": 0}
+    assert res["wall_s_before"] == summary["wall_s"] and res["wall_s_now"] > 0
+    assert again["wall_s"] == round(summary["wall_s"] + res["wall_s_now"], 3)
     _same_run(ref, out)
+
+
+def test_resume_keeps_the_runs_trim(tmp_path, capsys):
+    """--trim is not in run.json: a resume without it takes the summary's (it used to rewrite
+    the table with the default 0.10), and another one given is refused with nothing changed
+    (the table would be replaced), naming the rescoring command."""
+    out = tmp_path / "out"
+    assert main(["run", "quickstart", "--n", "1", "--out", str(out), "--quiet", "--trim", "0.2"]) == 0
+    assert main(["run", "quickstart", "--resume", str(out), "--quiet"]) == 0
+    assert json.loads((out / "summary.json").read_text())["trim"] == 0.2
+    before = (out / "summary.json").read_bytes()
+    capsys.readouterr()
+    assert main(["run", "quickstart", "--resume", str(out), "--quiet", "--trim", "0.3"]) == 2
+    err = capsys.readouterr().err
+    assert f"--resume {out}: its summary.json was made with --trim 0.2; resuming with --trim 0.3" in err
+    assert f"stsim score {out / 'tasks.jsonl'} {out / 'answers.jsonl'} --trim 0.3" in err
+    assert (out / "summary.json").read_bytes() == before
 
 
 def test_resume_refuses_another_run(tmp_path, capsys):

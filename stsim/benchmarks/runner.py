@@ -268,6 +268,25 @@ def _check_resume(out: Path, identity: dict[str, Any]) -> None:
             + "; nothing was changed")
 
 
+def _summary_before(out: Path, trim: float) -> dict[str, Any]:
+    """The summary.json of the run being resumed (``{}`` when it has none yet, or an unreadable
+    one: a run killed before its first summary).  Raises :class:`RunError` when that summary
+    was made with another ``trim`` than ``trim``: resuming would replace its table with one
+    trimmed otherwise (``stsim score`` rescores a run's files with another trim)."""
+    try:
+        before = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(before, dict):
+        return {}
+    if isinstance(before.get("trim"), (int, float)) and before["trim"] != trim:
+        raise RunError(f"--resume {out}: its summary.json was made with --trim {before['trim']:g}; resuming "
+                       f"with --trim {trim:g} would replace it: resume with --trim {before['trim']:g}, or "
+                       f"rescore with `stsim score {out / 'tasks.jsonl'} {out / 'answers.jsonl'} --trim "
+                       f"{trim:g}`; nothing was changed")
+    return before
+
+
 def _atomic_jsonl(path: Path, records: Iterable[Any]) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with JsonlWriter(tmp) as w:
@@ -339,8 +358,10 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     cond = {**CONDITION_DEFAULTS, **(condition or {}),
             "structured": bool((solver_options or {}).get("structured", False))}
     identity.update(cond)
+    before: dict[str, Any] = {}        # a resumed run's summary.json so far (its wall time, trim)
     if resume:
         _check_resume(out, identity)
+        before = _summary_before(out, trim)
     options = {"out_dir": str(out), "max_steps": steps, **(solver_options or {})}
     solver = get_solver(solver_spec, options)  # fails fast on a bad spec
     variant = getattr(solver, "variant", None)
@@ -502,8 +523,13 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
                 solver.close()
             if variant is not None:
                 summary["solver_variant_families"] = sorted(variant_families)
+            wall = round(time.perf_counter() - started, 3)
             if resume:
-                summary["resumed"] = {"reused_tasks": reused, "solved_tasks": n_tasks - reused}
+                # the run's wall time is its sessions' sum: the time already spent is not lost
+                wall_before = before.get("wall_s")
+                summary["resumed"] = {"reused_tasks": reused, "solved_tasks": n_tasks - reused,
+                                      "wall_s_before": wall_before, "wall_s_now": wall}
+                wall = round(wall + (wall_before or 0.0), 3)
             if stream is not None:
                 results.close()  # cancels the chunks still on the cluster
                 if stream.failed:
@@ -514,7 +540,7 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
             if any(i.startswith("process") for i in isolation):
                 summary["isolation_note"] = WEAK_ISOLATION_NOTE
             summary.update(n_tasks=n_tasks, interrupted=interrupted,
-                           wall_s=round(time.perf_counter() - started, 3),
+                           wall_s=wall,
                            families=summarise(all_scores, trim))
             for fam, row in summarise_stark(stark_items, trim).items():
                 summary["families"].setdefault(fam, {}).update(row)

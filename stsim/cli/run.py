@@ -196,7 +196,8 @@ def resume_command(args, out) -> str:
 
 def _resume_options(args) -> None:
     """``--resume DIR``: options left at their defaults take the values recorded in
-    DIR/run.json; ``--out``, when given, must be DIR."""
+    DIR/run.json (``--trim``: in DIR/summary.json, when the run has one); ``--out``, when given,
+    must be DIR."""
     if args.out is not None and args.out != args.resume:
         raise CLIError(f"--resume {args.resume} writes into that folder; drop --out {args.out}")
     args.out = args.resume
@@ -217,6 +218,12 @@ def _resume_options(args) -> None:
         args.max_steps = 0 if rec["max_steps"] is None else rec["max_steps"]
     if args.data is None and rec.get("data") is not None:
         args.data = Path(rec["data"])
+    try:     # --trim is not in run.json: the table made so far (summary.json) says which was used
+        trim = json.loads((args.resume / "summary.json").read_text(encoding="utf-8")).get("trim")
+    except (OSError, ValueError, AttributeError):
+        trim = None
+    if args.trim == defaults.trim and isinstance(trim, (int, float)):
+        args.trim = float(trim)
 
 
 #: the option (or argument) of ``stsim run`` each recorded run condition comes from
