@@ -155,6 +155,10 @@ def test_files_in_the_wrong_order_or_a_folder_are_named_with_the_fix(tmp_path, c
             "TASKS.jsonl ANSWERS.jsonl`: the tasks come first)") in capsys.readouterr().err
     assert main(["audit", str(run / "scores.jsonl")]) == 2
     assert "this is a line of scores (it has 'task_id'), not a task" in capsys.readouterr().err
+    # the scores given as the answers: every item was scored a format failure, exit 0
+    assert main(["score", str(run / "tasks.jsonl"), str(run / "scores.jsonl")]) == 2
+    assert (f"{run / 'scores.jsonl'}:1: this is a line of a scores file ('family', 'error', 'correct'; no "
+            "'text' or 'value'), not an answer: give the answers file") in capsys.readouterr().err
     assert main(["score", str(run), str(run / "answers.jsonl")]) == 2
     assert (f"stsim: error: {run}: is a directory, not a JSONL file (it holds answers.jsonl, scores.jsonl, "
             "tasks.jsonl: give one of them)") in capsys.readouterr().err

@@ -68,7 +68,8 @@ def read_answers(path: str | Path, tasks_by_id: dict[str, Task]) -> tuple[list[A
         replies longer than :data:`stsim.answers.MAX_REPLY_CHARS` (read from their end only) and
         one for those of them to a rubric that reads the whole reply (not read: format failures).
     Raises:
-        RecordError: malformed file or line (not JSON, no ``task_id``, no answer field, a
+        RecordError: malformed file or line (not JSON, no ``task_id``, no answer field, a line
+            of a scores file (``family`` and ``error`` / ``correct``, no ``text`` or ``value``), a
             ``step`` that is not an integer or null -- ``true`` included -- or a bad ``status``),
             naming file and line; a file with no line at all (empty or blank, refused as
             :func:`stsim.records.read_tasks` refuses an empty tasks file, not scored as every
@@ -87,6 +88,10 @@ def read_answers(path: str | Path, tasks_by_id: dict[str, Task]) -> tuple[list[A
         where = f"{path}:{lineno}"
         if "task_id" not in obj:
             raise RecordError(f"{where}: missing 'task_id'")
+        if "text" not in obj and "value" not in obj and "family" in obj and ("error" in obj or "correct" in obj):
+            # a run's scores.jsonl: each line would be scored as a format failure
+            raise RecordError(f"{where}: this is a line of a scores file ('family', 'error', 'correct'; no "
+                              "'text' or 'value'), not an answer: give the answers file (a run's answers.jsonl)")
         step = obj.get("step")
         if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
             raise RecordError(f"{where}: 'step' must be an integer or null, got {json.dumps(step)}")
