@@ -213,6 +213,17 @@ def test_export_and_score_help_name_what_they_take(capsys):
     assert "the full tasks JSONL" in out and '{"task_id", "step", "text"}' in out  # score's two files
 
 
+def test_language_help_lists_the_codes(capsys):
+    """--language's codes were only in the error message and docs/geoqa.md: run's and
+    generate's --help list them all (the geoqa languages' own table)."""
+    from stsim.geoqa.languages import LANGUAGES
+    for cmd in ("run", "generate"):
+        with pytest.raises(SystemExit):
+            main([cmd, "--help"])
+        out = " ".join(capsys.readouterr().out.split())
+        assert ", ".join(LANGUAGES) in out and len(LANGUAGES) >= 9, cmd
+
+
 @pytest.fixture(scope="module")
 def run_folder(tmp_path_factory):
     run = tmp_path_factory.mktemp("kept") / "r1"

@@ -6,6 +6,12 @@ from __future__ import annotations
 from .common import CLIError
 
 
+def language_codes() -> list[str]:
+    """The ``--language`` codes (:data:`stsim.geoqa.languages.LANGUAGES`), for ``--help``."""
+    from ..geoqa.languages import LANGUAGES
+    return list(LANGUAGES)
+
+
 def task_transform(mode: str, language: str = "en"):
     """The task transform of ``--context MODE`` and ``--language CODE`` (None when neither
     changes anything).  CLIError on an unknown language."""

@@ -10,7 +10,7 @@ from pathlib import Path
 from .common import (SUITES_HELP, CLIError, Interrupted, add_cluster, add_common, int_at_least,
                      out_dir, refuse_overwrite, refuse_run_folder, settle, settle_staged, stage_beside,
                      stage_in)
-from .conditions import geoqa_conditions_apply, geoqa_only, task_transform
+from .conditions import geoqa_conditions_apply, geoqa_only, language_codes, task_transform
 
 
 def add_generate(sub) -> None:
@@ -25,7 +25,7 @@ def add_generate(sub) -> None:
                    help="geoqa evaluation condition (as for run)")
     g.add_argument("--language", default="en", metavar="CODE",
                    help="geoqa questions in this language, or 'all' (each task once per language); "
-                        "default en; codes: docs/geoqa.md")
+                        "default en; one of " + ", ".join(language_codes()) + " (docs/geoqa.md)")
     g.add_argument("--prompts-only", action="store_true",
                    help="write only what a model is shown: id, family, prompt, answer format, step "
                         "prompts and the exact chat messages the live-model solver sends (as `export "

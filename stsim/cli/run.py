@@ -10,7 +10,7 @@ from pathlib import Path
 from ..records import RUN_FOLDER_FILES
 from .common import (MAX_WORKERS, SUITES_HELP, CLIError, add_cluster, add_common, command_again, finite_number,
                      int_at_least, refuse_overwrite, trim_fraction, written)
-from .conditions import geoqa_conditions_apply, geoqa_only, selected_families, task_transform
+from .conditions import geoqa_conditions_apply, geoqa_only, language_codes, selected_families, task_transform
 
 
 def add_run(sub) -> None:
@@ -38,7 +38,8 @@ def add_run(sub) -> None:
                    help="geoqa evaluation condition: the gold triples before each question as N-Triples, "
                         "JSON or prose (default none; docs/geoqa.md)")
     r.add_argument("--language", default="en", metavar="CODE",
-                   help="geoqa questions in this language (default en; codes: docs/geoqa.md)")
+                   help="geoqa questions in this language: " + ", ".join(language_codes())
+                        + " (default en; docs/geoqa.md)")
     r.add_argument("--resume", type=Path, default=None, metavar="DIR",
                    help="continue the interrupted run in DIR: tasks with a final answer keep it, only "
                         "the others are solved (options not given are taken from DIR/run.json)")
