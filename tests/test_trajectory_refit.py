@@ -606,8 +606,8 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     """Event tracking has its own entry (a search whenever the held modes fail, 12 in all, 3 LM
     iterations per refinement, refined after ``settle`` from 1.2 bounds and held before it
     only within 1.2 bounds, centred from step 1); temporal
-    its own (the same search on loss, the lost fits as starts of the next search, 4 searches in
-    all), x-y-t its own (6 searches in all), the ToA base otherwise; a family without one (range) takes its
+    its own (the same search on loss, the lost fits as starts of the next search, a second
+    scheduled search at step 2, 5 in all, 2 LM iterations per pool draw), x-y-t its own (6 searches in all), the ToA base otherwise; a family without one (range) takes its
     modality's, and the default tracker gets what :func:`refit_settings` gives."""
     from stsim.baselines.stark_tier1 import default_track_settings
     from stsim.baselines.trajectory_refit import REFIT_SETTINGS, refit_settings
@@ -620,10 +620,12 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     assert {k: v for k, v in event.items() if k not in own} == \
         {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in own}
     temporal = refit_settings("stark.temporal_tracking.event", "toa")
-    assert temporal["search_on_loss"] and temporal["rescue_starts"] and temporal["max_searches"] == 4
+    assert temporal["search_on_loss"] and temporal["rescue_starts"] and temporal["max_searches"] == 5
+    assert temporal["search_steps"] == (0, 2) and temporal["iters_pool"] == 2 < REFIT_SETTINGS["toa"]["iters_pool"]
     assert not REFIT_SETTINGS["toa"].get("rescue_starts") and not event.get("rescue_starts")
-    assert {k: v for k, v in temporal.items() if k not in ("search_on_loss", "rescue_starts", "max_searches")} == \
-        {k: v for k, v in REFIT_SETTINGS["toa"].items() if k != "max_searches"}
+    t_own = ("search_on_loss", "rescue_starts", "max_searches", "search_steps", "iters_pool")
+    assert {k: v for k, v in temporal.items() if k not in t_own} == \
+        {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in t_own}
     xyt = refit_settings("stark.tracking.event_xyt", "toa")
     assert xyt["max_searches"] == 6 > REFIT_SETTINGS["toa"]["max_searches"] == 3
     assert {k: v for k, v in xyt.items() if k != "max_searches"} == \

@@ -253,8 +253,16 @@ REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_lo
 # geometric means first 10 / all steps 0.0042 / 0.0012 -> 0.0042 / 0.0011; on 40 tasks of seed 7
 # against its limit (session 15) 1.105x -> 1.104x over the first 10 steps, all steps 0.0023 ->
 # 0.0019.
+# Then a second scheduled search at step 2 (5 in all) with 2 LM iterations per pool draw:
+# tuning seeds 0.0041672 / 0.0011295 -> 0.0037242 / 0.0010732 (five-digit figures; at step 2
+# with 4 in all 0.0038373 / 0.0011337; with 12 starts 0.0037027 / 0.0010037 but +12 %; at steps
+# 1 and 2 0.0036455 / 0.0011954); on 40 tasks of seed 7 against its limit (0.0061), four draws,
+# 1.10x (1.03x-1.18x) -> 1.02x (0.96x-1.08x) over the first 10 steps, at +6 % tracking time
+# (in-process medians of 5 alternating runs).  Not on event (0.1088 -> 0.1108) or x-y-t (seed
+# 17's first 10 steps 0.2546 -> 0.3309).
 REFIT_SETTINGS["stark.temporal_tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True,
-                                                   "rescue_starts": True, "max_searches": 4}
+                                                   "rescue_starts": True, "max_searches": 5,
+                                                   "search_steps": (0, 2), "iters_pool": 2}
 # Session 15: x-y-t with 4 searches in all instead of 3 (the fourth 5 steps after the third
 # while no mode is held: the first 10 steps are unchanged).  Tuning seeds 11-23 as above,
 # geometric means first 10 / all steps 0.2257 / 0.1139 -> 0.2257 / 0.0997 at +6 % tracking time
