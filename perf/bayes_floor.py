@@ -353,7 +353,8 @@ def main(argv=None) -> int:
               flush=True)
         if row.get("variant") is not None:
             print(f"{'':34s} variant baseline:{args.variant} {row['variant']:.4f} "
-                  f"({ratio_to_limit(row['variant'], row['limit']):.2f}x the limit), {1000 * row['t_variant']:.1f} ms/task",
+                  f"({ratio_to_limit(row['variant'], row['limit']):.2f}x the limit), "
+                  f"{1000 * row['t_variant']:.1f} ms/task",
                   flush=True)
         if row.get("ss"):
             best = min(row["ss"], key=lambda k: row["ss"][k][0])

@@ -268,17 +268,22 @@ def _check_resume(out: Path, identity: dict[str, Any]) -> None:
             + "; nothing was changed")
 
 
-def _summary_before(out: Path, trim: float) -> dict[str, Any]:
-    """The summary.json of the run being resumed (``{}`` when it has none yet, or an unreadable
-    one: a run killed before its first summary).  Raises :class:`RunError` when that summary
-    was made with another ``trim`` than ``trim``: resuming would replace its table with one
-    trimmed otherwise (``stsim score`` rescores a run's files with another trim)."""
+def summary_so_far(out: Path) -> dict[str, Any]:
+    """The summary.json of the run in ``out`` (``{}`` when it has none yet, or an unreadable
+    one: a run killed before its first summary): what a resume keeps (its wall time) and checks
+    (its trim)."""
     try:
         before = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    if not isinstance(before, dict):
-        return {}
+    return before if isinstance(before, dict) else {}
+
+
+def _summary_before(out: Path, trim: float) -> dict[str, Any]:
+    """:func:`summary_so_far` of the run being resumed.  Raises :class:`RunError` when that
+    summary was made with another ``trim`` than ``trim``: resuming would replace its table with
+    one trimmed otherwise (``stsim score`` rescores a run's files with another trim)."""
+    before = summary_so_far(out)
     if isinstance(before.get("trim"), (int, float)) and before["trim"] != trim:
         raise RunError(f"--resume {out}: its summary.json was made with --trim {before['trim']:g}; resuming "
                        f"with --trim {trim:g} would replace it: resume with --trim {before['trim']:g}, or "

@@ -219,10 +219,9 @@ def _resume_options(args) -> None:
         args.max_steps = 0 if rec["max_steps"] is None else rec["max_steps"]
     if args.data is None and rec.get("data") is not None:
         args.data = Path(rec["data"])
-    try:     # --trim is not in run.json: the table made so far (summary.json) says which was used
-        trim = json.loads((args.resume / "summary.json").read_text(encoding="utf-8")).get("trim")
-    except (OSError, ValueError, AttributeError):
-        trim = None
+    from ..benchmarks.runner import summary_so_far
+    # --trim is not in run.json: the table made so far (summary.json) says which was used
+    trim = summary_so_far(args.resume).get("trim")
     if args.trim == defaults.trim and isinstance(trim, (int, float)):
         args.trim = float(trim)
 
