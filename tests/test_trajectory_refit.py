@@ -417,6 +417,36 @@ def test_trajectory_kernel_flat_axes_and_foreign_layouts():
 
 
 @pytest.mark.parametrize("family", ["stark.tracking.range_bearing", "stark.temporal_tracking.event"])
+def test_residual_prefix_is_the_readings_cut_at_its_step(family):
+    """:meth:`ReadingResiduals.prefix` of steps 0..7 gives the same residuals, bit for bit and
+    in the same order, as the readings read up to step 7 afresh (range before bearing)."""
+    task = generate_task(family, 2, suite="stark-tier1", suite_seed=11)
+    lay, u, mask, t = _truth(task)
+    r = task_readings(task)
+    pos = trajectories(lay, u[None], mask[None], t)
+    t0 = lay.physical(u[None])[:, -1] if lay.emit is not None else None
+    cut, fresh = ReadingResiduals(r, 20, t).prefix(7), ReadingResiduals(r, 7, t)
+    assert cut.size == fresh.size > 0 and cut.step.max() == 7
+    assert np.array_equal(cut(pos, t0), fresh(pos, t0))
+
+
+def test_residuals_of_a_target_on_its_sensor_stay_finite():
+    """A fit through a sensor (distance 0): the range residual is ``z / h`` (the rounding
+    bound), the bearing's ``wrap(z - atan2(0, 0)) / b = z / b``, and the Jacobian, with the
+    distance floored at 1e-12, stays finite."""
+    s = np.array([[0.0, 0.0]])
+    pos = np.zeros((1, 1, 2))
+    D = np.ones((1, 1, 1, 2))
+    z = np.full((1, 1, 2), 0.5)
+    r = Readings("range_bearing", s, z, range_sigma=0.01)
+    res = ReadingResiduals(r, 0, np.zeros(1))
+    b = r.bearing_half + np.radians(ROUNDING)
+    assert res(pos)[0] == pytest.approx([0.5 / ROUNDING, np.radians(0.5) / b])
+    r0, J = res.jacobian(pos, D)
+    assert r0 == pytest.approx(res(pos), rel=1e-9) and np.isfinite(J).all()
+
+
+@pytest.mark.parametrize("family", ["stark.tracking.range_bearing", "stark.temporal_tracking.event"])
 def test_residual_jacobian_matches_central_differences(family):
     """:meth:`ReadingResiduals.jacobian` (range and bearing; ToA with the first emission time)
     agrees with central differences of the residuals at a task's own parameters."""

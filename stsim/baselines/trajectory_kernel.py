@@ -10,6 +10,13 @@ or from its user-wide cache where this folder is read-only) it takes about 35.  
 floating-point operation is the one the numpy version did, in the same order, so the answers
 are the same bit for bit (checked on 10 tasks of each refit family when it was introduced).
 
+:func:`residuals_and_jacobian` does the same for the readings' residuals and their chain rule
+(:meth:`stsim.baselines.trajectory_refit.ReadingResiduals.jacobian`; about 4 ms of an event
+task's 65).  Its range and ToA residuals equal the numpy version's bit for bit; a bearing's
+does to the last bit only: the C library's ``atan2`` that numba calls differs from numpy's own
+``arctan2`` in the last bit for about 8 % of arguments, so bearing and range+bearing answers
+moved by rounding when it came in (session 17; their accuracy was measured again).
+
 The motions (STARK Appendix 7.3; :mod:`stsim.sim.motion`), with ``a = omega t + phase``,
 ``(c, s) = (cos a, sin a)``, a heading ``theta`` with ``(ct, st)`` and ``perp(x, y) = (-y, x)``:
 
@@ -232,3 +239,62 @@ def positions_and_derivatives(u, mask, t, cols, valid, scale, m, low, high, code
                     g[1, i, p, k] = ((gy * sc - dlo[1]) - ((XY[1, k] - lo_ax[1]) / s_ax[1]) * dspan[1]) * (
                         (high - low) / s_ax[1])
     return pos, g
+
+
+#: reading kinds of :func:`residuals_and_jacobian` (``ReadingResiduals``' parts)
+READING_KINDS = {"range": 0, "bearing": 1, "toa": 2}
+
+
+@numba.njit(cache=True, error_model="numpy")   # x / 0: inf or nan, as numpy
+def residuals_and_jacobian(Pt, Dt, kind, step, sx, sy, val, tk, t0, bounds, sigma, speed, emit_col, emit_scale,
+                           jacobian):
+    """Each reading's signed residual in units of its noise bound and its derivatives by the
+    fit's parameters through the chain rule, row by row
+    (:meth:`stsim.baselines.trajectory_refit.ReadingResiduals.jacobian`, the same operations
+    in the same order).
+
+    Args: Pt (2, N, n) positions, axis first; Dt (2, N, P, >= max(step) + 1) their
+        derivatives; kind (R,) int64 :data:`READING_KINDS`; step (R,) int64 each reading's
+        step; sx, sy (R,) its sensor's position; val (R,) its value (plane units; bearings in
+        radians; ToA in s); tk (R,) its step's time (ToA); t0 (N,) each fit's first emission
+        time (zeros when none); bounds (3,) the range residual's rounding ``h``, the bearing's
+        and the ToA's noise bounds ``b``; sigma the range noise's relative sigma; speed the
+        ToA signal speed; emit_col (N, P) bool the emission time's column, ``emit_scale`` its
+        range in s; jacobian: False for the residuals alone, from the undamped distance.
+    Returns: ``(r (N, R), J (N, P, R))`` (``(0, 0, 0)``-shaped without ``jacobian``):
+        range ``r = (z - d) / (sigma d + h)``, ``dr/dd = -(sigma z + h) / (sigma d + h)^2``;
+        bearing ``r = wrap(z - atan2(dy, dx)) / b``, ``dr/dp = (dy, -dx) / (d^2 b)``; ToA
+        ``r = (z - t0 - t_k - d / v) / b``, ``dr/dp = -(dx, dy) / (d v b)`` and
+        ``dr/du = -emit_scale / b`` in the emission column; ``d`` the distance floored at
+        ``1e-12`` with ``jacobian``."""
+    N, P, R = Pt.shape[1], Dt.shape[2], kind.shape[0]
+    out = np.empty((N, R))
+    jac = np.empty((N, P, R)) if jacobian else np.empty((0, 0, 0))
+    h, bb, tb = bounds[0], bounds[1], bounds[2]
+    for i in range(N):
+        for r in range(R):
+            k, c = step[r], kind[r]
+            dx, dy = Pt[0, i, k] - sx[r], Pt[1, i, k] - sy[r]
+            d = np.hypot(dx, dy)
+            if jacobian and d < 1e-12:
+                d = 1e-12
+            if c == 1:
+                out[i, r] = -((-(val[r] - np.arctan2(dy, dx)) + np.pi) % (2 * np.pi) - np.pi) / bb
+            elif c == 0:
+                out[i, r] = (val[r] - d) / (sigma * d + h)
+            else:
+                out[i, r] = (val[r] - t0[i] - tk[r] - d / speed) / tb
+            if not jacobian:
+                continue
+            if c == 1:
+                gx, gy = dy / (d * d * bb), -dx / (d * d * bb)
+            else:
+                f = -(sigma * val[r] + h) / ((sigma * d + h) * (sigma * d + h) * d) if c == 0 else \
+                    -1.0 / (speed * tb * d)
+                gx, gy = f * dx, f * dy
+            for p in range(P):
+                g = Dt[0, i, p, k] * gx + Dt[1, i, p, k] * gy
+                if c == 2 and emit_col[i, p]:
+                    g -= emit_scale / tb
+                jac[i, p, r] = g
+    return out, jac

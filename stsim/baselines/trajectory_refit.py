@@ -46,9 +46,8 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from ..sim.motion import MOTION_RANGES
-from .geometry import wrap_pi
 from .prior_motion import ROUNDING, prior_config, step_grid
-from .trajectory_kernel import layout_tables, positions_and_derivatives
+from .trajectory_kernel import READING_KINDS, layout_tables, positions_and_derivatives, residuals_and_jacobian
 from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, trajectories
 
 
@@ -389,83 +388,82 @@ class ReadingResiduals:
             parts.append(("bearing", z.shape[2] - 1))
         if r.modality not in ("range", "bearing", "range_bearing", "toa"):
             raise ValueError(f"the refit handles range, bearing, range_bearing and toa readings, not {r.modality!r}")
-        self.parts = []
+        kinds, steps, sens, vals, tks = [], [], [], [], []
         for kind, c in parts:
             k, s = np.nonzero(np.isfinite(z[:, :, c]))
             val = z[k, s, c]
             if kind == "bearing":
                 val = np.radians(val)
-            self.parts.append((kind, k, r.sensors[s], val, t_rel[k]))
-        self.size = sum(len(p[1]) for p in self.parts)
+            kinds.append(np.full(len(k), READING_KINDS[kind], np.int64))
+            steps.append(k)
+            sens.append(r.sensors[s])
+            vals.append(val)
+            tks.append(np.asarray(t_rel, float)[k])
+        # the readings as flat arrays, part after part (each ordered by step); ``_spans`` each
+        # part's (start, stop) in them
+        self._spans = np.cumsum([0] + [len(k) for k in steps])
+        self.kind = np.concatenate(kinds).astype(np.int64) if kinds else np.zeros(0, np.int64)
+        self.step = np.concatenate(steps).astype(np.int64) if steps else np.zeros(0, np.int64)
+        xy = np.concatenate(sens).astype(float) if sens else np.zeros((0, 2))
+        self.sx, self.sy = np.ascontiguousarray(xy[:, 0]), np.ascontiguousarray(xy[:, 1])
+        self.val = np.concatenate(vals).astype(float) if vals else np.zeros(0)
+        self.tk = np.concatenate(tks).astype(float) if tks else np.zeros(0)
+        self.size = len(self.kind)
+        self._constants()
+
+    def _constants(self) -> None:
+        """The noise bounds of :func:`residuals_and_jacobian`: range rounding, bearing and ToA
+        bounds, the range sigma and the ToA speed (0 for a modality not read)."""
+        r = self.r
+        has = set(self.kind.tolist()) if self.size else set()
+        self._bounds = np.array([ROUNDING,
+                                 r.bearing_half + np.radians(ROUNDING) if READING_KINDS["bearing"] in has else 1.0,
+                                 r.toa_half + ROUNDING if READING_KINDS["toa"] in has else 1.0])
+        self._sigma = float(r.range_sigma) if READING_KINDS["range"] in has else 0.0
+        self._speed = float(r.speed) if READING_KINDS["toa"] in has else 1.0
 
     def prefix(self, upto: int) -> "ReadingResiduals":
-        """The same readings cut to steps ``0..upto`` (<= this one's), sharing the arrays."""
+        """The same readings cut to steps ``0..upto`` (<= this one's)."""
         out = object.__new__(ReadingResiduals)
-        out.r, out.upto, out.parts = self.r, upto, []
-        for kind, k, s, val, tk in self.parts:
-            j = int(np.searchsorted(k, upto, side="right"))   # readings ordered by step
-            out.parts.append((kind, k[:j], s[:j], val[:j], tk[:j]))
-        out.size = sum(len(p[1]) for p in out.parts)
+        out.r, out.upto = self.r, upto
+        starts = self._spans[:-1]
+        cut = [a + int(np.searchsorted(self.step[a:b], upto, side="right"))   # ordered by step
+               for a, b in zip(starts, self._spans[1:])]
+        keep = np.concatenate([np.arange(a, c) for a, c in zip(starts, cut)] or [np.zeros(0, np.int64)])
+        out._spans = np.cumsum([0] + [c - a for a, c in zip(starts, cut)])
+        for name in ("kind", "step", "sx", "sy", "val", "tk"):
+            setattr(out, name, getattr(self, name)[keep])
+        out.size = len(keep)
+        out._bounds, out._sigma, out._speed = self._bounds, self._sigma, self._speed
         return out
+
+    def _kernel(self, pos: np.ndarray, D: np.ndarray | None, t_start: np.ndarray | None,
+                emit_col: np.ndarray | None, emit_scale: float) -> tuple[np.ndarray, np.ndarray]:
+        N = len(pos)
+        Pt = pos.transpose(2, 0, 1)                          # (2, N, n): the axes apart (views of
+        jac = D is not None                                  # trajectories_jacobian's arrays)
+        Dt = D.transpose(3, 0, 1, 2) if jac else np.zeros((2, N, 0, 1))
+        t0 = np.zeros(N) if t_start is None else np.asarray(t_start, float)
+        ec = np.zeros((N, Dt.shape[2]), bool) if emit_col is None else np.asarray(emit_col, bool)
+        return residuals_and_jacobian(Pt, Dt, self.kind, self.step, self.sx, self.sy, self.val, self.tk, t0,
+                                      self._bounds, self._sigma, self._speed, ec, float(emit_scale), jac)
 
     def __call__(self, pos: np.ndarray, t_start: np.ndarray | None = None) -> np.ndarray:
         """Residuals (N, R) of trajectories ``pos`` (N, >= upto+1, 2) (plane units) with first
-        emission times ``t_start`` (N,) (ToA; None: 0)."""
-        r, out = self.r, []
-        for kind, k, s, val, tk in self.parts:
-            p = pos[:, k]                                    # (N, R_part, 2)
-            dx, dy = p[..., 0] - s[:, 0], p[..., 1] - s[:, 1]
-            if kind == "bearing":
-                out.append(wrap_pi(val - np.arctan2(dy, dx)) / (r.bearing_half + np.radians(ROUNDING)))
-                continue
-            d = np.hypot(dx, dy)
-            if kind == "range":
-                out.append((val - d) / (r.range_sigma * d + ROUNDING))
-            else:
-                t0 = 0.0 if t_start is None else t_start[:, None]
-                out.append((val - t0 - tk - d / r.speed) / (r.toa_half + ROUNDING))
-        return np.concatenate(out, axis=1) if out else np.zeros((len(pos), 0))
+        emission times ``t_start`` (N,) (ToA; None: 0): range ``(z - d) / (sigma d + h)``,
+        bearing ``wrap(z - atan2(dy, dx)) / b``, ToA ``(z - t_start - t_k - d / v) / b``
+        (:func:`~stsim.baselines.trajectory_kernel.residuals_and_jacobian`, compiled)."""
+        return self._kernel(pos, None, t_start, None, 0.0)[0]
 
     def jacobian(self, pos: np.ndarray, D: np.ndarray, t_start: np.ndarray | None = None,
                  emit_col: np.ndarray | None = None, emit_scale: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """Residuals (N, R) as :meth:`__call__` and their derivatives (N, P, R) by the chain rule
         from the positions' derivatives ``D`` (N, P, >= upto+1, 2) (:func:`trajectories_jacobian`):
-        range ``dr/dd = -(sigma z + h) / (sigma d + h)^2``, bearing ``dr/dp = (-dy, dx) / (d^2 b)``,
+        range ``dr/dd = -(sigma z + h) / (sigma d + h)^2``, bearing ``dr/dp = (dy, -dx) / (d^2 b)``,
         ToA ``dr/dp = -(dx, dy) / (d v b)``; ``emit_col`` (N, P) bool marks the first emission
-        time's column, ``dr/du = -emit_scale / b`` (``emit_scale``: its range in s)."""
-        r, out, jac = self.r, [], []
-        Pt = pos.transpose(2, 0, 1)                          # (2, N, n): the axes apart (views of
-        Dt = D.transpose(3, 0, 1, 2)                         # trajectories_jacobian's arrays)
-        for kind, k, s, val, tk in self.parts:
-            p = Pt.take(k, axis=2)                           # (2, N, R_part)
-            dx, dy = p[0] - s[:, 0], p[1] - s[:, 1]
-            d = np.maximum(np.hypot(dx, dy), 1e-12)
-            Dk = Dt.take(k, axis=3)                          # (2, N, P, R_part)
-            if kind == "bearing":
-                b = r.bearing_half + np.radians(ROUNDING)
-                out.append(wrap_pi(val - np.arctan2(dy, dx)) / b)
-                gx, gy = dy / (d * d * b), -dx / (d * d * b)
-                jac.append(Dk[0] * gx[:, None] + Dk[1] * gy[:, None])
-                continue
-            if kind == "range":
-                den = r.range_sigma * d + ROUNDING
-                out.append((val - d) / den)
-                f = -(r.range_sigma * val + ROUNDING) / (den * den * d)
-                jac.append(Dk[0] * (f * dx)[:, None] + Dk[1] * (f * dy)[:, None])
-            else:
-                b = r.toa_half + ROUNDING
-                t0 = 0.0 if t_start is None else t_start[:, None]
-                out.append((val - t0 - tk - d / r.speed) / b)
-                f = -1.0 / (r.speed * b * d)
-                g = Dk[0] * (f * dx)[:, None] + Dk[1] * (f * dy)[:, None]
-                if emit_col is not None:
-                    g[emit_col] -= emit_scale / b
-                jac.append(g)
-        if not out:
-            return np.zeros((len(pos), 0)), np.zeros((len(pos), D.shape[1], 0))
-        if len(out) == 1:
-            return out[0], jac[0]
-        return np.concatenate(out, axis=1), np.concatenate(jac, axis=2)
+        time's column, ``dr/du = -emit_scale / b`` (``emit_scale``: its range in s).  The
+        distance is floored at ``1e-12`` here (not in :meth:`__call__`)."""
+        return self._kernel(pos, D, t_start, emit_col, emit_scale)
 
 
 def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray,
