@@ -298,3 +298,87 @@ def residuals_and_jacobian(Pt, Dt, kind, step, sx, sy, val, tk, t0, bounds, sigm
                     g -= emit_scale / tb
                 jac[i, p, r] = g
     return out, jac
+
+
+@numba.njit(cache=True, error_model="numpy")
+def analytic_centre_rows(s0, J, valid, iters, tol, du0, warm):
+    """The damped Newton iterations of
+    :func:`stsim.baselines.trajectory_refit.analytic_centre`, one fit (row) at a time, each
+    until its own Newton decrement falls below ``tol`` or ``iters`` steps.
+
+    Args: s0 (N, R) constraint values (finite); J (N, P, R) their derivatives (finite); valid
+        (N, P) bool; iters, tol: as there; du0 (N, P) starts, used where ``warm`` and strictly
+        inside.
+    Returns: du (N, P), 0 in the columns not ``valid``."""
+    N, P, R = J.shape
+    out = np.zeros((N, P))
+    x = np.empty(R)
+    Jc = np.empty((P, R))
+    w, xq = np.empty(R), np.empty(R)
+    H = np.empty((P, P))
+    g = np.empty(P)
+    du = np.empty(P)
+    for i in range(N):
+        big = 0.0
+        for r in range(R):
+            a = abs(s0[i, r])
+            if a > big:
+                big = a
+        c = max(1.0, 1.02 * big)
+        for r in range(R):
+            x[r] = s0[i, r] / c
+        ss = 0.0
+        for p in range(P):
+            for r in range(R):
+                Jc[p, r] = J[i, p, r] / c
+                ss += Jc[p, r] * Jc[p, r]
+        du[:] = 0.0
+        if warm:
+            inside = True
+            for r in range(R):
+                v = x[r]
+                for p in range(P):
+                    v += du0[i, p] * Jc[p, r]
+                w[r] = v
+                if not abs(v) < 0.999:
+                    inside = False
+            if inside:
+                for p in range(P):
+                    du[p] = du0[i, p]
+                x[:] = w
+        for _ in range(iters):
+            for r in range(R):
+                q = 1.0 / (1.0 - x[r] * x[r])
+                w[r] = (1.0 + x[r] * x[r]) * q * q            # the barrier's curvature
+                xq[r] = x[r] * q
+            for p in range(P):
+                v = 0.0
+                for r in range(R):
+                    v += Jc[p, r] * xq[r]
+                g[p] = v                                      # half the gradient
+            for p in range(P):
+                for p2 in range(p + 1):
+                    v = 0.0
+                    for r in range(R):
+                        v += Jc[p, r] * w[r] * Jc[p2, r]
+                    H[p, p2] = v
+                    H[p2, p] = v
+                H[p, p] += (0.0 if valid[i, p] else 1.0) + 1e-9 * (ss + 1.0)
+            step = np.linalg.solve(H, g)
+            dec = 0.0
+            for p in range(P):
+                dec += g[p] * step[p]
+            lam = np.sqrt(2.0 * max(dec, 0.0))
+            f = 1.0 if lam < 0.25 else 1.0 / (1.0 + lam)
+            for p in range(P):
+                du[p] -= step[p] * f
+            for r in range(R):
+                v = 0.0
+                for p in range(P):
+                    v += step[p] * f * Jc[p, r]
+                x[r] -= v
+            if lam < tol:
+                break
+        for p in range(P):
+            out[i, p] = du[p] if valid[i, p] else 0.0
+    return out

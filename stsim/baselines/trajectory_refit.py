@@ -47,7 +47,7 @@ import numpy as np
 
 from ..sim.motion import MOTION_RANGES
 from .prior_motion import ROUNDING, prior_config, step_grid
-from .trajectory_kernel import READING_KINDS, layout_tables, positions_and_derivatives, residuals_and_jacobian
+from .trajectory_kernel import READING_KINDS, analytic_centre_rows, layout_tables, positions_and_derivatives, residuals_and_jacobian
 from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, trajectories
 
 
@@ -401,7 +401,7 @@ class ReadingResiduals:
             tks.append(np.asarray(t_rel, float)[k])
         # the readings as flat arrays, part after part (each ordered by step); ``_spans`` each
         # part's (start, stop) in them
-        self._spans = np.cumsum([0] + [len(k) for k in steps])
+        self._spans = [0, *np.cumsum([len(k) for k in steps]).tolist()]
         self.kind = np.concatenate(kinds).astype(np.int64) if kinds else np.zeros(0, np.int64)
         self.step = np.concatenate(steps).astype(np.int64) if steps else np.zeros(0, np.int64)
         xy = np.concatenate(sens).astype(float) if sens else np.zeros((0, 2))
@@ -429,11 +429,14 @@ class ReadingResiduals:
         starts = self._spans[:-1]
         cut = [a + int(np.searchsorted(self.step[a:b], upto, side="right"))   # ordered by step
                for a, b in zip(starts, self._spans[1:])]
-        keep = np.concatenate([np.arange(a, c) for a, c in zip(starts, cut)] or [np.zeros(0, np.int64)])
-        out._spans = np.cumsum([0] + [c - a for a, c in zip(starts, cut)])
+        out._spans = [0, *np.cumsum([c - a for a, c in zip(starts, cut)]).tolist()]
+        if len(cut) == 1:                                    # one kind of reading: views
+            keep = slice(0, cut[0])
+        else:
+            keep = np.concatenate([np.arange(a, c) for a, c in zip(starts, cut)] or [np.zeros(0, np.int64)])
         for name in ("kind", "step", "sx", "sy", "val", "tk"):
             setattr(out, name, getattr(self, name)[keep])
-        out.size = len(keep)
+        out.size = out._spans[-1]
         out._bounds, out._sigma, out._speed = self._bounds, self._sigma, self._speed
         return out
 
@@ -726,40 +729,17 @@ def analytic_centre(s0: np.ndarray, J: np.ndarray, valid: np.ndarray, iters: int
         (padded columns get a unit diagonal and stay 0); du0 (N, P) a start (an earlier step's
         centre of the same fits), used where it is strictly inside (``|s| < c``), else 0.
         A row with a non-finite value keeps its fit (``du`` 0).
-    Returns: du (N, P)."""
+    Returns: du (N, P).  The iterations are compiled, each row on its own
+    (:func:`~stsim.baselines.trajectory_kernel.analytic_centre_rows`)."""
     N, P = valid.shape
-    du = np.zeros((N, P))
     bad = ~(np.isfinite(s0).all(axis=1) & np.isfinite(J).all(axis=(1, 2)))
     if bad.any():                                        # such rows keep their fit
         s0, J = np.where(bad[:, None], 0.0, s0), np.where(bad[:, None, None], 0.0, J)
-    c = np.maximum(1.0, 1.02 * np.abs(s0).max(axis=1, initial=0.0))[:, None]
-    x, Jc = s0 / c, J / c[:, :, None]                    # constraints |x| <= 1
-    if du0 is not None:
-        xw = x + (du0[:, None, :] @ Jc)[:, 0]
-        inside = np.abs(xw).max(axis=1, initial=0.0) < 0.999
-        du[inside], x[inside] = du0[inside], xw[inside]
-    JcT = Jc.transpose(0, 2, 1)
-    base = np.zeros((N, P, P))                           # padded columns stay put
-    _diagonal(base)[...] = ~valid + 1e-9 * ((Jc * Jc).sum(axis=(1, 2)) + 1.0)[:, None]
-    done = bad.copy()
-    n_done = np.count_nonzero(done)
-    for _ in range(iters):
-        xx = x * x
-        q = 1.0 / (1.0 - xx)
-        g = (Jc @ (x * q)[:, :, None])[:, :, 0]                    # half the gradient
-        H = (Jc * ((1.0 + xx) * q * q)[:, None, :]) @ JcT + base    # half the Hessian
-        step = np.linalg.solve(H, g[:, :, None])[:, :, 0]
-        lam = np.sqrt(2.0 * np.maximum((g * step).sum(axis=1), 0.0))
-        step *= np.where(lam < 0.25, 1.0, 1.0 / (1.0 + lam))[:, None]   # pure Newton once quadratic
-        if n_done:
-            step[done] = 0.0                             # each row on its own: not the batch's
-        du -= step
-        x -= (step[:, None, :] @ Jc)[:, 0]
-        done |= lam < tol
-        n_done = np.count_nonzero(done)
-        if n_done == N:
-            break
-    du[~valid | bad[:, None]] = 0.0
+    warm = du0 is not None
+    du = analytic_centre_rows(np.ascontiguousarray(s0, float), np.ascontiguousarray(J, float),
+                              np.ascontiguousarray(valid, bool), int(iters), float(tol),
+                              np.ascontiguousarray(du0, float) if warm else np.zeros((N, P)), warm)
+    du[bad] = 0.0
     return du
 
 
