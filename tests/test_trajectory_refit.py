@@ -666,3 +666,17 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
         assert default_track_settings(task)["refit"] is refit_settings(fam, "toa")
     with pytest.raises(KeyError):
         refit_settings("stark.tracking.proximity", "proximity")
+
+
+def test_default_answers_stay_in_the_domain():
+    """Range task 34 of suite seed 7 has one reading at step 0: the refit's centre, a
+    linearised shift, put that step at (94.7, 77.6) (113 units off) and step 1 at (-6.1, 1.7).
+    Every prior trajectory lies in the domain, so the answers are projected onto it: the step-0
+    error is now at most the domain's diagonal, and every answer of the task is inside."""
+    from stsim.baselines.stark_tier1 import default_track
+    task = generate_task("stark.tracking.range", 34, suite="stark-tier1", suite_seed=7)
+    pos, _ = default_track(task)
+    assert ((pos >= 0.0) & (pos <= 10.0)).all()
+    gold = np.array([s.answer for s in task.steps])
+    assert np.hypot(*(pos[0] - gold[0])) <= np.hypot(10.0, 10.0)
+    assert pos[0].tolist() == [10.0, 10.0]          # (94.7, 77.6) projected onto the corner
