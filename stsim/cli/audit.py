@@ -13,7 +13,8 @@ from .common import MAX_N_PER_FAMILY, N_WHY, CLIError, int_at_least
 def add_audit(sub) -> None:
     """``stsim audit TASKS``."""
     a = sub.add_parser("audit", help="check every gold answer against its readings and noise model, "
-                       "or (relation tasks) against shapely / Allen on the printed numbers")
+                       "or (relation tasks) against shapely / Allen on the printed numbers, or (QSTR questions) "
+                       "against the calculus' converse, composition and neighbourhood tables")
     a.add_argument("tasks", type=Path, help="the full tasks JSONL (stsim generate -o, or a run's tasks.jsonl)")
     a.add_argument("--limit", type=int_at_least(0), default=50, help="violations to print (default 50)")
 

@@ -136,10 +136,16 @@ def _check_row(task: Task, step: int | None, gold, row) -> AuditResult:
 
 
 def audit_task(task: Task) -> list[AuditResult]:
-    """Audit one task: one result per item (per step for tracking)."""
+    """Audit one task: one result per item (per step for tracking); relation tasks by
+    :mod:`.audit_relations`, QSTR questions by :mod:`.audit_qstr`, tier-1 readings here; a
+    family with no rule gives one skipped result."""
+    from .audit_qstr import audit_qstr, is_qstr_task
     from .audit_relations import RELATION_FAMILIES, audit_relation
     if task.family in RELATION_FAMILIES:
         ok, reason = audit_relation(task)
+        return [AuditResult(task.id, None, ok, 0.0 if ok else 1.0, reason)]
+    if is_qstr_task(task):
+        ok, reason = audit_qstr(task)
         return [AuditResult(task.id, None, ok, 0.0 if ok else 1.0, reason)]
     if "modality" not in task.inputs or "readings" not in task.inputs:
         return [AuditResult(task.id, None, True, skipped=True, reason="no audit rule")]
