@@ -71,7 +71,7 @@ def test_the_legend_is_short_by_default_and_whole_with_explain(tmp_path, capsys)
     table = [ln for ln in short.splitlines() if ln.startswith(("family", "stark."))]
     assert len(table) == 3 and table == [ln for ln in full.splitlines() if ln.startswith(("family", "stark."))]
     notes = short[short.index(table[-1]) + len(table[-1]):short.index("'baseline' is")].strip().splitlines()
-    assert len(notes) == 5 and notes[-1].endswith(f"add --explain (stsim run quickstart --resume {out} --explain)")
+    assert len(notes) == 5 and notes[-1].endswith(f"add --explain (stsim score {out}/tasks.jsonl {out}/answers.jsonl --explain)")
     # n counts every item, failed ones too (it said 'scored items')
     assert notes[0].startswith("n: items, failed ones included (a tracking task: one per scored step); trim.err")
     assert "STARK trim / inst / fail" in notes[2]
@@ -89,25 +89,31 @@ def test_the_legend_is_short_by_default_and_whole_with_explain(tmp_path, capsys)
 
 def test_the_explain_hint_reprints_the_run_just_made(tmp_path, capsys):
     """The hint under the table said `stsim run SUITE --explain`, dropping --n, --family,
-    --seed, --solver, --trim: run as shown it made another run (in a new folder).  It now
-    names this run's folder, `--resume DIR --explain`, with the options run.json does not
-    record; run as shown it prints the same table and the full legend, solving nothing."""
+    --seed, --solver, --trim: run as shown it made another run (in a new folder).  Then it was
+    `--resume DIR --explain`, which rewrote the finished run's summary.json (its wall time and
+    resume record).  It now is `stsim score` of the run's two files with the run's --trim:
+    run as shown it prints the same table and the full legend and changes no file; an
+    interrupted run's hint stays the resume (it continues the run)."""
     import shlex
+    from stsim.cli import build_parser
+    from stsim.cli.run import _explain_command
     from stsim.scoring.report import legend
     out = tmp_path / "my run"  # a space: the command is shell-quoted
     assert main(["run", "quickstart", "--n", "2", "--seed", "3", "--family", "stark.localization.r*",
                  "--solver", "random", "--trim", "0.2", "--out", str(out), "--quiet"]) == 0
     short = capsys.readouterr().out
-    hint = f"stsim run quickstart --resume '{out}' --trim 0.2 --explain"
+    hint = f"stsim score '{out}/tasks.jsonl' '{out}/answers.jsonl' --trim 0.2 --explain"
     assert f"Full legend: add --explain ({hint})\n" in short
-    before = {p.name: p.read_bytes() for p in out.iterdir() if p.name != "summary.json"}
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
     assert main(shlex.split(hint)[1:]) == 0
     full = capsys.readouterr().out
-    assert "resumed " + str(out) + ": 4 task(s) kept, 0 solved now" in full
     table = [ln for ln in short.splitlines() if ln.startswith(("family", "stark."))]
-    assert len(table) == 3 and table == [ln for ln in full.splitlines() if ln.startswith(("family", "stark."))]
+    assert len(table) == 3 and table == [ln for ln in full.splitlines() if ln.startswith(("family", "stark."))][:3]
     assert legend(json.loads((out / "summary.json").read_text())["families"], trim=0.2, max_steps=10) in full
-    assert {p.name: p.read_bytes() for p in out.iterdir() if p.name != "summary.json"} == before
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    args = build_parser().parse_args(["run", "quickstart", "--trim", "0.2"])
+    interrupted = {"out_dir": str(out), "interrupted": True, "trim": 0.2, "max_steps": 10}
+    assert _explain_command(args, interrupted).endswith(f"--resume '{out}' --trim 0.2 --explain")
 
 
 def test_the_explain_hint_of_score_is_this_score_again(tmp_path, capsys):

@@ -163,8 +163,7 @@ def cmd_run(args) -> int:
     if not own_table:
         shown = {"trim": summary["trim"], "max_steps": summary["max_steps"]}  # what the table was made with
         print("\n" + (legend(summary["families"], **shown) if args.explain else
-                      short_legend(summary["families"],
-                                   f"add --explain ({resume_command(args, summary['out_dir'])} --explain)", **shown)))
+                      short_legend(summary["families"], f"add --explain ({_explain_command(args, summary)})", **shown)))
     if "solver_variant_families" in summary:
         used = set(summary["solver_variant_families"])
         others = sorted(f for f in summary["families"] if f not in used)
@@ -185,6 +184,22 @@ def cmd_run(args) -> int:
 #: again (a live model's endpoint and key, the isolation of code)
 _NOT_RECORDED = (("trim", "--trim"), ("base_url", "--base-url"), ("api_key_env", "--api-key-env"),
                  ("isolation", "--isolation"))
+
+
+def _explain_command(args, summary: dict) -> str:
+    """The command that prints this run's table with the full legend: for a finished run
+    ``stsim score OUT/tasks.jsonl OUT/answers.jsonl --explain`` (with the run's ``--max-steps``
+    and ``--trim`` when not the defaults), which reads the folder and writes nothing; for an
+    interrupted one :func:`resume_command` with ``--explain``, which continues it."""
+    out = Path(summary["out_dir"])
+    if summary.get("interrupted"):
+        return f"{resume_command(args, out)} --explain"
+    from argparse import Namespace
+    from .score import _explain_command as score_explain
+    k = summary.get("max_steps")
+    return score_explain(Namespace(tasks=out / "tasks.jsonl", answers=out / "answers.jsonl",
+                                   max_steps=0 if k is None else k, trim=summary["trim"], tolerance=None,
+                                   rubric="default"))
 
 
 def resume_command(args, out) -> str:
