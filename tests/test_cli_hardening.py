@@ -604,3 +604,18 @@ def test_unknown_argument_is_reported_by_its_command(tmp_path, capsys, monkeypat
     assert _exit_code(["list", "stray"]) == 2
     assert "stsim list: error: unrecognized arguments: stray" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("extra, named", [(["--temperature", "0.7"], "--temperature"),
+                                          (["--base-url", "http://x/v1", "--max-tokens", "5"],
+                                           "--base-url, --max-tokens are"),
+                                          (["--structured"], "--structured")])
+def test_live_model_options_refused_without_a_live_model(tmp_path, capsys, extra, named):
+    """`--temperature 0.7 --solver baseline` ran the baseline and dropped the option without a
+    word (while `--mode ci` was refused): every live-model option is now refused the same way,
+    exit 2, before any folder is made."""
+    out = tmp_path / "run"
+    assert main(["run", "quickstart", "--n", "1", "--out", str(out), *extra]) == 2
+    err = capsys.readouterr().err
+    assert named in err and "--solver baseline does not talk to a model" in err
+    assert not out.exists()

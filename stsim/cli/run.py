@@ -88,6 +88,7 @@ def cmd_run(args) -> int:
     max_steps = None if args.max_steps == 0 else args.max_steps
     options: dict = {}
     _check_agentic(args)
+    _check_live_model_options(args)
     geoqa_conditions_apply(args)
     _code_formats_apply(args)
     from ..benchmarks.runner import RunError, check_run_options
@@ -283,6 +284,25 @@ def _keep_other_run(out: Path, this: dict) -> None:
         what = ", ".join(f"{_OPTION_OF.get(k, '--' + k)} {_shown(old[k])} (now {_shown(this[k])})" for k in differ)
         raise CLIError(f"--out {out}: holds another run ({what}); running here would overwrite its "
                        "answers.jsonl, scores.jsonl and summary.json: give another --out, or remove the folder")
+
+
+#: the options of the "live models" group other than --mode (which _check_agentic checks)
+_LIVE_MODEL_OPTIONS = ("base_url", "api_key_env", "temperature", "model_seed", "max_tokens", "request_timeout",
+                       "max_turns", "structured", "cache")
+
+
+def _check_live_model_options(args) -> None:
+    """A live-model option (``--temperature``, ``--base-url``, ...) given with a solver that
+    talks to no model was silently ignored: refused (CLIError, exit 2), as ``--mode ci`` is."""
+    if args.solver.startswith("openai"):
+        return
+    from . import build_parser
+    defaults = build_parser().parse_args(["run", args.suite])
+    given = [o for o in _LIVE_MODEL_OPTIONS if getattr(args, o) != getattr(defaults, o)]
+    if given:
+        flags = ", ".join("--" + o.replace("_", "-") for o in given)
+        raise CLIError(f"{flags} {'is' if len(given) == 1 else 'are'} for a live model (--solver openai:MODEL); "
+                       f"--solver {args.solver} does not talk to a model")
 
 
 def _check_agentic(args) -> None:
