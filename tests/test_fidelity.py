@@ -152,3 +152,19 @@ def test_ks_critical_value():
     a, b = np.zeros(400), np.zeros(400)
     b[: int(round(ks_critical_d(400, 400) * 400))] = 1.0
     assert ks_2samp(a, b).pvalue == pytest.approx(0.05, abs=0.015)
+
+
+def test_fidelity_help_lists_the_suites_it_takes(capsys):
+    """The help said "(stark-tier1, quickstart)" while stark-mini and stark were taken too: it
+    now ends with every generated suite that has released counterparts, and each is one
+    :func:`released_loader` takes; a data suite is not among them."""
+    from stsim.benchmarks.fidelity import fidelity_suites, released_loader
+    names = fidelity_suites()
+    assert {"stark-tier1", "quickstart", "stark-mini"} <= set(names) and "stark-published" not in names
+    for name in names:
+        released_loader(name)
+    with pytest.raises(SystemExit) as exc:
+        main(["fidelity", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out.replace("\n  ", " ")
+    assert "suites with released counterparts: " + ", ".join(names) in out

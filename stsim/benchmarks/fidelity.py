@@ -313,6 +313,16 @@ def compare_features(family: str, released: list[dict[str, float]], generated: l
 
 
 # ------------------------------------------------------------------------------------ report
+def fidelity_suites() -> list[str]:
+    """The generated suites :func:`fidelity_report` takes: those with a family that has
+    released counterparts (STARK tier 1), sorted."""
+    from .stark_release.tier1 import FOLDERS
+    from .suites import all_suites
+    fams = {f for f, _, _ in FOLDERS.values()}
+    return sorted(name for name, suite in all_suites().items()
+                  if suite.loader is None and any(f in fams for f in suite.families))
+
+
 def released_loader(suite_name: str):
     """(loader, families it can yield) of the release matching a generated suite.
 

@@ -74,7 +74,7 @@ def add_fidelity(sub) -> None:
                         "two-sample Kolmogorov-Smirnov tests; a feature is flagged (*) when its "
                         "Benjamini-Hochberg adjusted p is below --alpha. Exit 1 when any feature is "
                         "flagged. See docs/stark-tier1.md, 'Fidelity report'.")
-    fi.add_argument("suite", help="a generated suite with released counterparts (stark-tier1, quickstart)")
+    fi.add_argument("suite", help="a generated suite with released counterparts (listed at the end of --help)")
     fi.add_argument("--data", type=Path, required=True, help="released data: folder or data_final.tar.gz")
     fi.add_argument("--n", type=int_at_least(2, MAX_N_PER_FAMILY, N_WHY), default=200, metavar="N",
                     help="generated tasks per family (default 200)")

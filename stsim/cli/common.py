@@ -112,6 +112,11 @@ class Parser(argparse.ArgumentParser):
             text += "\n" + textwrap.fill("suites: " + ", ".join(sorted(all_suites())) +
                                          " (`stsim list` describes them)", 78, subsequent_indent="  ",
                                          break_on_hyphens=False) + "\n"
+        if self.prog == "stsim fidelity":
+            import textwrap
+            from ..benchmarks.fidelity import fidelity_suites
+            text += "\n" + textwrap.fill("suites with released counterparts: " + ", ".join(fidelity_suites()), 78,
+                                         subsequent_indent="  ", break_on_hyphens=False) + "\n"
         if self.prog == "stsim run":
             import textwrap
             text += textwrap.fill("solvers (--solver): " + ", ".join(_solver_forms()) +
