@@ -172,3 +172,14 @@ def test_cli_inline_args_longer_than_a_file_name(tmp_path, capsys):
     assert main(["sandbox", "run", str(prog), "--isolation", "process", "--args", "{" + "9" * 300]) == 2
     cap = capsys.readouterr()
     assert "stsim: error: --args: not valid JSON" in cap.err and "Traceback" not in cap.err
+
+
+@pytest.mark.parametrize("empty", ["", "   "])
+def test_cli_empty_args_says_so(tmp_path, capsys, empty):
+    """`--args ''` said "--args : cannot read ([Errno 21] Is a directory: '.')" (the empty
+    text read as the path '.'): it now says the option is empty and what to give."""
+    prog = tmp_path / "p.py"
+    prog.write_text("def solver(inputs):\n    return 1\n")
+    assert main(["sandbox", "run", str(prog), "--isolation", "process", "--args", empty]) == 2
+    err = capsys.readouterr().err
+    assert "--args is empty: give a JSON file or inline JSON" in err and "directory" not in err

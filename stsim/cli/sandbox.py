@@ -54,6 +54,8 @@ def cmd_sandbox(args) -> int:
         raise CLIError(f"{args.file}: cannot read ({exc})") from None
     call = None
     if args.args is not None:
+        if not args.args.strip():
+            raise CLIError("--args is empty: give a JSON file or inline JSON such as '{\"inputs\": {...}}'")
         inline = args.args.lstrip().startswith(("{", "[")) and not _is_file(args.args)
         where = "--args" if inline else f"--args {args.args}"
         try:
