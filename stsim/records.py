@@ -372,7 +372,13 @@ def read_tasks(path: str | os.PathLike) -> list[Task]:
         RecordError: on the first malformed line, naming file and line; a task id used twice,
             naming both lines; or if the file is empty.
     """
-    tasks: list[Task] = []
+    return [task for _, task in read_task_lines(path)]
+
+
+def read_task_lines(path: str | os.PathLike) -> list[tuple[int, Task]]:
+    """:func:`read_tasks` with each task's line number (1-based) in the file, for messages
+    about a task that parses but that its family refuses.  Raises as :func:`read_tasks`."""
+    tasks: list[tuple[int, Task]] = []
     line_of: dict[str, int] = {}
     for lineno, obj in iter_jsonl(path):
         task = Task.from_dict(obj, where=f"{path}:{lineno}")
@@ -380,7 +386,7 @@ def read_tasks(path: str | os.PathLike) -> list[Task]:
             raise RecordError(f"{path}:{lineno}: task id {task.id!r} repeats line {line_of[task.id]}; "
                               "task ids must be unique")
         line_of[task.id] = lineno
-        tasks.append(task)
+        tasks.append((lineno, task))
     if not tasks:
         raise RecordError(f"{path}: contains no tasks (the file is empty or blank)")
     return tasks

@@ -38,7 +38,7 @@ def test_bad_task_file(tmp_path, capsys, mutate, message, command):
     assert message in err and "Traceback" not in err
     assert "tasks.jsonl:1" in err or "stark.localization.range/000000" in err
     # the file is named as well as the task (score reads two files; a NaN reading named only the task)
-    assert f"(in {path})" in err or f"{path}:1" in err
+    assert f"(in {path}, line 1)" in err or f"{path}:1" in err
 
 
 def test_not_json_and_empty_and_missing_files(tmp_path, capsys):
@@ -233,7 +233,7 @@ def test_every_copy_of_tracking_readings_is_checked(tmp_path, capsys, mutate, me
             "score": ["score", str(path), str(answers)]}[command]
     assert main(argv) == 2
     cap = capsys.readouterr()
-    assert f"stsim: error: task {task_id}, {message}" in cap.err and f"(in {path})" in cap.err
+    assert f"stsim: error: task {task_id}, {message}" in cap.err and f"(in {path}, line 1)" in cap.err
     assert "Traceback" not in cap.err and cap.out == ""
 
 
@@ -259,7 +259,7 @@ def test_a_sensor_model_the_audit_cannot_trust_is_refused(tmp_path, capsys, muta
     assert main(["audit", str(path)]) == 2
     cap = capsys.readouterr()
     assert f"stsim: error: task {task_id}: inputs.sensor_model: " in cap.err and message in cap.err
-    assert f"(in {path})" in cap.err and "Traceback" not in cap.err and cap.out == ""
+    assert f"(in {path}, line 1)" in cap.err and "Traceback" not in cap.err and cap.out == ""
 
 
 def test_sensor_and_noise_constructors_refuse_impossible_scales():

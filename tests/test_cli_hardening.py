@@ -619,3 +619,19 @@ def test_live_model_options_refused_without_a_live_model(tmp_path, capsys, extra
     err = capsys.readouterr().err
     assert named in err and "--solver baseline does not talk to a model" in err
     assert not out.exists()
+
+
+def test_a_task_its_family_refuses_is_named_with_its_line(tmp_path, capsys):
+    """A task that parses but breaks its family's rules was named by id and file only (JSON
+    errors named the line): score, audit and show now name the line too."""
+    good = tmp_path / "t.jsonl"
+    assert main(["generate", "quickstart", "--n", "1", "--family", "stark.localization.r*", "-o", str(good)]) == 0
+    rows = [json.loads(line) for line in good.read_text().splitlines()]
+    rows[1]["inputs"]["sensors"] = [[1, 2, 3]]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for argv in (["audit", str(bad)], ["score", str(bad), str(bad)], ["show", "--tasks", str(bad), rows[1]["id"]]):
+        capsys.readouterr()
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"task {rows[1]['id']}: inputs.sensors" in err and f"(in {bad}, line 2)" in err, argv

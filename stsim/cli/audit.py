@@ -32,19 +32,20 @@ def _source_of(task) -> str:
 def cmd_audit(args) -> int:
     """``stsim audit``: print the inconsistent gold answers; exit 1 when there are any."""
     from ..scoring.audit import audit_tasks
-    from ..records import read_tasks
+    from ..records import read_task_lines
     from ..registry import validate_task
     from ..scoring.audit import AuditResult
     from ..scoring.audit_relations import RELATION_FAMILIES
-    tasks = read_tasks(args.tasks)
+    numbered = read_task_lines(args.tasks)
+    tasks = [t for _, t in numbered]
     valid, report = [], []
-    for t in tasks:
+    for line, t in numbered:
         try:
             validate_task(t)
             valid.append(t)
         except RecordError as exc:
             if t.family not in RELATION_FAMILIES:
-                raise CLIError(f"{exc} (in {args.tasks})") from None
+                raise CLIError(f"{exc} (in {args.tasks}, line {line})") from None
             report.append(AuditResult(t.id, None, False, 1.0, f"[degenerate] {exc}"))
     report += audit_tasks(valid)
     bad = [r for r in report if not r.ok]

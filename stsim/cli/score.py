@@ -43,7 +43,7 @@ def cmd_score(args) -> int:
     (with ``--out``: scores.jsonl and summary.json too, unless the folder holds such files with
     other bytes: exit 2, nothing changed)."""
     from ..solvers.answers_file import read_answers
-    from ..records import read_tasks
+    from ..records import read_task_lines
     from ..registry import validate_task
     if args.tolerance is not None and not 0 <= args.tolerance < float("inf"):
         raise CLIError(f"--tolerance must be a finite non-negative number, got {args.tolerance} "
@@ -51,12 +51,13 @@ def cmd_score(args) -> int:
     if args.cluster is not None:
         from ..benchmarks.cluster import check_cluster_spec
         check_cluster_spec(args.cluster)  # before anything is read or written
-    tasks = read_tasks(args.tasks)
-    for t in tasks:
+    numbered = read_task_lines(args.tasks)
+    tasks = [t for _, t in numbered]
+    for line, t in numbered:
         try:
             validate_task(t)
-        except RecordError as exc:   # the file as well as the task: which of the two files it is
-            raise CLIError(f"{exc} (in {args.tasks})") from None
+        except RecordError as exc:   # the file and line as well as the task: which of the two files it is
+            raise CLIError(f"{exc} (in {args.tasks}, line {line})") from None
     if args.tolerance is not None:
         from ..answers import get_format
         if not any(get_format(t.answer_format).numeric for t in tasks):

@@ -23,9 +23,10 @@ def add_show(sub) -> None:
 def cmd_show(args) -> int:
     """``stsim show``: describe one task (and how each reply to it was read); ``--png`` draws it."""
     from ..benchmarks.show import ShowError, describe, draw
-    from ..records import read_tasks
-    tasks = read_tasks(args.tasks)
-    task = next((t for t in tasks if t.id == args.task_id), None)
+    from ..records import read_task_lines
+    numbered = read_task_lines(args.tasks)
+    tasks = [t for _, t in numbered]
+    line, task = next(((n, t) for n, t in numbered if t.id == args.task_id), (None, None))
     if task is None:
         near = [t.id for t in tasks if args.task_id in t.id][:5] or [t.id for t in tasks[:3]]
         raise CLIError(f"no task {args.task_id!r} in {args.tasks}; e.g. {', '.join(near)}")
@@ -35,7 +36,7 @@ def cmd_show(args) -> int:
         validate_task(task)
     except RecordError as exc:
         if task.family not in RELATION_FAMILIES:
-            raise CLIError(f"{exc} (in {args.tasks})") from None
+            raise CLIError(f"{exc} (in {args.tasks}, line {line})") from None
         # a degenerate relation item (e.g. a released one `stsim audit` tags [degenerate]): shown
         print(f"stsim: warning: {exc}", file=sys.stderr)
     answers = None
