@@ -50,6 +50,12 @@ class RecordError(ValueError):
     """A record (task, answer or score) is malformed; the message says where and why."""
 
 
+class GoldError(RecordError):
+    """A task whose inputs are well formed but whose gold answer is not the one they determine
+    (a family validator that recomputes the gold raises it): ``stsim score`` refuses it like any
+    malformed record, ``stsim audit`` reports it as an inconsistent gold answer (exit 1)."""
+
+
 class UnknownName(KeyError):
     """A name (family, answer format, relation, template...) that no registry knows; the
     message lists the known ones.  The CLI reports it as a user error."""

@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from ..records import RecordError
+from ..records import GoldError, RecordError
 from .common import MAX_N_PER_FAMILY, N_WHY, CLIError, int_at_least
 
 
@@ -43,6 +43,8 @@ def cmd_audit(args) -> int:
         try:
             validate_task(t)
             valid.append(t)
+        except GoldError as exc:     # well-formed inputs, a gold they do not give: a finding
+            report.append(AuditResult(t.id, None, False, 1.0, f"[label] {exc}"))
         except RecordError as exc:
             if t.family not in RELATION_FAMILIES:
                 raise CLIError(f"{exc} (in {args.tasks}, line {line})") from None

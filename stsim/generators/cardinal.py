@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..records import RecordError, Task, UnknownName
+from ..records import GoldError, RecordError, Task, UnknownName
 from ..registry import Family, TaskBody, register_family
 from ..spatial.compass import (COMPASS8, SPELLING, direction_of_feature, is_perpendicular,
                                opposite, perpendiculars, turn_around)
@@ -148,7 +148,7 @@ def validate_inputs(task: Task) -> None:
     Raises:
         RecordError: unknown template/person/locomotion/direction, a heading not perpendicular
             to the side, a road not running along the heading, or a gold answer that disagrees
-            with the direction model.
+            with the direction model (:class:`~stsim.records.GoldError`).
     """
     x, where = task.inputs, f"task {task.id}"
     template = x.get("template")
@@ -166,7 +166,7 @@ def validate_inputs(task: Task) -> None:
             raise RecordError(f"{where}: {key} is {x.get(key)!r}; template {template} has "
                               f"{expected[key]!r}")
     if task.answer != gold_direction(x):
-        raise RecordError(f"{where}: gold answer {task.answer!r} disagrees with the direction "
+        raise GoldError(f"{where}: gold answer {task.answer!r} disagrees with the direction "
                           f"model ({gold_direction(x)})")
 
 

@@ -137,8 +137,10 @@ def _check_row(task: Task, step: int | None, gold, row) -> AuditResult:
 
 def audit_task(task: Task) -> list[AuditResult]:
     """Audit one task: one result per item (per step for tracking); relation tasks by
-    :mod:`.audit_relations`, QSTR questions by :mod:`.audit_qstr`, tier-1 readings here; a
-    family with no rule gives one skipped result."""
+    :mod:`.audit_relations`, QSTR questions by :mod:`.audit_qstr`, cardinal questions by their
+    direction model (:func:`stsim.generators.cardinal.gold_direction`), tier-1 readings here; a
+    family with no rule gives one skipped result.  A cardinal gold that disagrees is normally
+    caught first by the family's validator (:class:`~stsim.records.GoldError`)."""
     from .audit_qstr import audit_qstr, is_qstr_task
     from .audit_relations import RELATION_FAMILIES, audit_relation
     if task.family in RELATION_FAMILIES:
@@ -147,6 +149,12 @@ def audit_task(task: Task) -> list[AuditResult]:
     if is_qstr_task(task):
         ok, reason = audit_qstr(task)
         return [AuditResult(task.id, None, ok, 0.0 if ok else 1.0, reason)]
+    if task.family.startswith("cardinal."):   # the direction model of docs/cardinal.md
+        from ..generators.cardinal import gold_direction
+        want = gold_direction(task.inputs)
+        ok = task.answer == want
+        return [AuditResult(task.id, None, ok, 0.0 if ok else 1.0,
+                            "" if ok else f"[label] gold {task.answer!r}, but the direction model gives {want!r}")]
     if "modality" not in task.inputs or "readings" not in task.inputs:
         return [AuditResult(task.id, None, True, skipped=True, reason="no audit rule")]
     if task.steps:
