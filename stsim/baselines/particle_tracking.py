@@ -57,7 +57,7 @@ import numpy as np
 
 from .geometry import DOMAIN
 from .first_position import first_position_law_of, start_posterior
-from .prior_motion import (ROUNDING, MotionLibrary, adaptive_tolerance, grid_draw,
+from .prior_motion import (ROUNDING, MotionLibrary, adaptive_tolerance, grid_draw, in_domain,
                            library_cache, on_step_grid, reflect, start_graph,
                            start_grid, step_grid, task_schedule)
 from .resampling import systematic_resample
@@ -547,4 +547,4 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
                                        t_start=None if t is None else t - t_rel)
         if t is not None and t0 is not None:
             t = np.where(np.isfinite(t0), t0 + t_rel, t)
-    return pos[index], None if t is None else t[index]
+    return in_domain(task, pos[index]), None if t is None else t[index]

@@ -26,7 +26,7 @@ import numpy as np
 
 from .geometry import DOMAIN
 from .first_position import first_position_law_of, start_posterior
-from .prior_motion import (ROUNDING, adaptive_tolerance, grid_draw, library_cache, on_step_grid,
+from .prior_motion import (ROUNDING, adaptive_tolerance, grid_draw, in_domain, library_cache, on_step_grid,
                            reflect, start_graph, start_grid)
 from .resampling import systematic_resample
 
@@ -214,7 +214,7 @@ def track_sensor_task(task, seed: int = 0, **kw) -> np.ndarray:
 
         from .trajectory_smoother import smooth_then_refit
         path = smooth_then_refit(task, replace(r, z=full), path, smooth, refit)[0]
-    return path[index]
+    return in_domain(task, path[index])
 
 
 _NORMALS: dict = {}

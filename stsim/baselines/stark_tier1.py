@@ -12,7 +12,7 @@ import numpy as np
 
 from ..records import Answer, Task
 from ..sim.readings import readings_to_array
-from .geometry import (DOMAIN, multilaterate, proximity_estimate, proximity_grid_search, range_bearing_fix,
+from .geometry import (multilaterate, proximity_estimate, proximity_grid_search, range_bearing_fix,
                        toa_fit, triangulate)
 from .posterior import bearing_loglik, grid_posterior_mean, range_loglik, toa_marginal
 from .tracking import ekf_track, proximity_track, proximity_track_bayes, toa_track
@@ -230,25 +230,19 @@ def default_track(task: Task, seed: int = 0) -> tuple[np.ndarray, np.ndarray | N
     gives another draw of the same tracker, for measuring how much of its error is luck:
     ``perf/refit_accuracy.py --filter-seeds``).
 
-    Returns positions (k, 2), plane units, inside the task's domain (projected onto it), and
-    emission times (k,), the task's time unit, for ToA (None otherwise, and for ToA when the
-    filter gives none), for the task's k steps.
+    Returns positions (k, 2), plane units, inside the task's domain (the trackers project their
+    answers onto it, :func:`~stsim.baselines.prior_motion.in_domain`), and emission times (k,),
+    the task's time unit, for ToA (None otherwise, and for ToA when the filter gives none), for
+    the task's k steps.
 
     Raises ``ValueError`` for Gaussian noise (the filters need bounded noise), another modality
     or a negative ``seed`` (numpy's generators)."""
     m = task.inputs["modality"]
     if m in ("proximity", "toa"):
         from .particle_tracking import track_task
-        pos, emit = track_task(task, seed=seed, **default_track_settings(task))
-    else:
-        from .sensor_particle_tracking import track_sensor_task
-        pos, emit = track_sensor_task(task, seed=seed, **default_track_settings(task)), None
-    # every trajectory of the prior lies in the domain (min-max normalised onto it, STARK
-    # Appendix 7.3), so the posterior mean does too; the refit's centre (a linearised shift) and
-    # the filter's last reflection can land outside, and projecting onto the domain (a convex set
-    # holding the truth) never moves an answer away from it
-    lo, hi = task.inputs.get("domain", DOMAIN)
-    return np.clip(pos, lo, hi), emit
+        return track_task(task, seed=seed, **default_track_settings(task))
+    from .sensor_particle_tracking import track_sensor_task
+    return track_sensor_task(task, seed=seed, **default_track_settings(task)), None
 
 
 def default_track_settings(task: Task) -> dict:
