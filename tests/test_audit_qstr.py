@@ -14,7 +14,8 @@ from stsim.scoring.audit_qstr import audit_qstr, is_qstr_task
 
 
 @pytest.mark.parametrize("family", ["qstr.pa.converse", "qstr.pa.ct", "qstr.pa.cn", "qstr.rcc8.ct",
-                                    "qstr.ia.cn", "qstr.chain.ia", "qstrx.prefix-nonce.rcc8.ct", "qstrx.swapped.rcc8.converse"])
+                                    "qstr.ia.cn", "qstr.chain.ia", "qstrx.prefix-nonce.rcc8.ct",
+                                    "qstrx.swapped.rcc8.converse"])
 def test_generated_qstr_gold_passes(family):
     for i in range(3):
         task = generate_task(family, i)

@@ -47,7 +47,8 @@ import numpy as np
 
 from ..sim.motion import MOTION_RANGES
 from .prior_motion import ROUNDING, prior_config, step_grid
-from .trajectory_kernel import READING_KINDS, analytic_centre_rows, layout_tables, positions_and_derivatives, residuals_and_jacobian
+from .trajectory_kernel import (READING_KINDS, analytic_centre_rows, layout_tables, positions_and_derivatives,
+                               residuals_and_jacobian)
 from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, trajectories
 
 
@@ -423,8 +424,9 @@ class ReadingResiduals:
         self._constants()
 
     def _constants(self) -> None:
-        """The noise bounds of :func:`residuals_and_jacobian`: range rounding, bearing and ToA
-        bounds, the range sigma and the ToA speed (0 for a modality not read)."""
+        """The constants of :func:`residuals_and_jacobian`: the range residual's rounding, the
+        bearing and ToA bounds, the range sigma and the ToA speed (placeholders, never read, for a
+        kind of reading this set has none of: bound 1, sigma 0, speed 1)."""
         r = self.r
         has = set(self.kind.tolist()) if self.size else set()
         self._bounds = np.array([ROUNDING,
@@ -453,6 +455,8 @@ class ReadingResiduals:
 
     def _kernel(self, pos: np.ndarray, D: np.ndarray | None, t_start: np.ndarray | None,
                 emit_col: np.ndarray | None, emit_scale: float) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`residuals_and_jacobian` on positions ``pos`` (N, n, 2) and, unless None, their
+        derivatives ``D`` (N, P, m, 2), passed as axis-first views."""
         N = len(pos)
         Pt = pos.transpose(2, 0, 1)                          # (2, N, n): the axes apart (views of
         jac = D is not None                                  # trajectories_jacobian's arrays)
