@@ -268,9 +268,10 @@ def validate_inputs(task) -> None:
     [0, 360], proximity readings other than 0/1, sensors that are not [x, y] pairs, or a
     readings list whose length differs from the number of sensors, a tracking task with no
     steps, or a ``sensor_model`` that :func:`~stsim.sim.sensors.sensor_from_params` refuses (an
-    unknown noise kind; a NaN, infinite or negative noise scale; a speed or radius <= 0).  Tracking tasks hold their readings twice, in ``inputs.readings`` (one list per
-    step) and in each step's ``inputs.readings`` (and the time in ``inputs.times`` and each
-    step's ``inputs.time``): every copy is checked, and the copies must agree.
+    unknown noise kind; a NaN, infinite or negative noise scale; a speed or radius <= 0).
+    Tracking tasks hold their readings twice, in ``inputs.readings`` (one list per step) and in
+    each step's ``inputs.readings`` (and the time in ``inputs.times`` and each step's
+    ``inputs.time``): every copy is checked, and the copies must agree.
 
     Raises:
         RecordError: naming the task, step and sensor.
