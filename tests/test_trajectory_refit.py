@@ -680,3 +680,52 @@ def test_default_answers_stay_in_the_domain():
     gold = np.array([s.answer for s in task.steps])
     assert np.hypot(*(pos[0] - gold[0])) <= np.hypot(10.0, 10.0)
     assert pos[0].tolist() == [10.0, 10.0]          # (94.7, 77.6) projected onto the corner
+
+
+def test_pool_cost_caps_each_residual():
+    """Squared residuals summed, each capped at 5 bounds: 0.5^2 + 5^2 = 25.25, and a draw
+    missing one reading by 40 bounds ranks level with one missing it by 5."""
+    from stsim.baselines.trajectory_refit import pool_cost
+    r = np.array([[0.5, 10.0], [0.5, -40.0], [1.0, 1.0]])
+    assert np.allclose(pool_cost(r), [25.25, 25.25, 2.0])
+
+
+@pytest.mark.parametrize("family", ["stark.tracking.range", "stark.tracking.event_xyt"])
+def test_pool_keep_fits_only_the_draws_whose_residuals_fit_best(family, monkeypatch):
+    """With ``pool_keep`` a search's LM sees exactly the ``pool_keep`` pool draws of lowest
+    :func:`pool_cost` (their residuals recomputed here from the draws' own trajectories, with
+    the least-squares first emission time for x-y-t), and the starts come from them."""
+    import stsim.baselines.trajectory_refit as tr
+    task = generate_task(family, 3, suite="stark-tier1", suite_seed=11)
+    n, duration, kmax, table, emit = task_prior(task)
+    draws = prior_draws(n, duration, kmax, table, emit, 40)
+    t = np.linspace(0.0, duration, n)
+    res = ReadingResiduals(task_readings(task), 4, t)
+    path = draws.pos[5, :5]                                  # a path: some draw's first steps
+    seen = []
+    real = tr.levenberg_marquardt
+    monkeypatch.setattr(tr, "levenberg_marquardt", lambda res_, lay, u, *a, **k: (seen.append(u.copy()),
+                                                                                  real(res_, lay, u, *a, **k))[1])
+    u, mask, _ = tr._search_starts(res, draws.layout, draws, path, 4, t, pool_per_structure=3, n_starts=6,
+                                   iters_pool=1, prior=2.0, pool_keep=10)
+    assert len(seen[0]) == 10 and len(u) == 6
+    # independently: the 3 nearest draws of each structure, then their residual costs
+    d = ((draws.pos[:, :5] - path) ** 2).sum(axis=(1, 2)).reshape(-1, 40)
+    pick = (np.argsort(d, axis=1, kind="stable")[:, :3] + 40 * np.arange(len(d))[:, None]).ravel()
+    u0 = draws.u[pick].copy()
+    if draws.layout.emit is not None:                        # least-squares emission, as the search
+        r0 = res(draws.pos[pick], np.zeros(len(pick)))
+        lay = draws.layout
+        t0 = r0.mean(axis=1) * (res.r.toa_half + ROUNDING)
+        u0[:, -1] = np.clip((t0 - lay.lo[-1]) / (lay.hi[-1] - lay.lo[-1]), 0.0, 1.0)
+        start = lay.lo[-1] + u0[:, -1] * (lay.hi[-1] - lay.lo[-1])
+    else:
+        start = None
+    cost = np.minimum(res(draws.pos[pick], start) ** 2, 25.0).sum(axis=1)
+    want = u0[np.argsort(cost, kind="stable")[:10]]
+    assert sorted(map(tuple, seen[0])) == sorted(map(tuple, want))
+    # without pool_keep the LM sees the whole pool
+    seen.clear()
+    tr._search_starts(res, draws.layout, draws, path, 4, t, pool_per_structure=3, n_starts=6, iters_pool=1,
+                      prior=2.0)
+    assert len(seen[0]) == 3 * len(d)

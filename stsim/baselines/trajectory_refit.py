@@ -818,20 +818,34 @@ def _carried_centre(lay: PriorLayout, uc: tuple | None, sel: np.ndarray, u: np.n
 
 def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws, path: np.ndarray, t: int,
                    t_rel: np.ndarray, *, pool_per_structure: int, n_starts: int, iters_pool: int,
-                   prior: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   prior: float, pool_keep: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Starts of a search: the ``pool_per_structure`` prior draws of each structure nearest to
-    ``path[:t + 1]`` (:meth:`PriorDraws.path_distance`) given ``iters_pool`` LM iterations,
-    the ``n_starts`` best of them.  Returns ``(u, mask, lam)``."""
+    ``path[:t + 1]`` (:meth:`PriorDraws.path_distance`); with ``pool_keep`` (None: all) only
+    the ``pool_keep`` of them whose readings' residuals fit best (:func:`pool_cost`, no
+    fitting: the draws' positions are precomputed) go on; those are given ``iters_pool`` LM
+    iterations, and the ``n_starts`` best of them are the starts.  Returns ``(u, mask, lam)``."""
     d = draws.path_distance(path[:t + 1])
     g = d.reshape(-1, draws.per_structure)
     k = min(pool_per_structure, g.shape[1])
     best_g = np.argpartition(g, k - 1, axis=1)[:, :k]
     pick = (best_g + draws.per_structure * np.arange(len(g))[:, None]).ravel()
     u0, m0 = draws.u[pick].copy(), draws.mask[pick]
-    _init_emission(lay, res, u0, draws.pos[pick])
+    p0 = draws.pos[pick]
+    _init_emission(lay, res, u0, p0)
+    if pool_keep is not None and len(pick) > pool_keep:
+        keep = np.argsort(pool_cost(res(p0, _t_start(lay, u0))), kind="stable")[:pool_keep]
+        u0, m0 = u0[keep], m0[keep]
     u, cost, _, lam = levenberg_marquardt(res, lay, u0, m0, t_rel, iters_pool, prior=prior)
     best = np.argsort(cost)[:n_starts]
     return u[best], m0[best], lam[best]
+
+
+def pool_cost(r: np.ndarray, cap: float = 5.0) -> np.ndarray:
+    """(N,) how badly each of N trajectories misses its readings: the sum of squared residuals
+    ``r`` (N, R) (units of the noise bound, :class:`ReadingResiduals`), each capped at ``cap``
+    bounds so that one far-off reading (a bearing near a sensor, a range near zero) does not
+    rank a draw below one that misses every reading by a little."""
+    return np.minimum(r * r, cap * cap).sum(axis=1)
 
 
 #: steps past the readings' last for which :func:`refit_path`'s fits keep their positions'
@@ -848,7 +862,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                centre_from: int | None = None, centre_iters: int = 12, answer_from: int = 0,
                rescue_iters: int = 0, rescue_starts: bool = False, search_rescue: tuple[int, int] = (0, 0),
                refine_above: float | None = None, settle_accept: float | None = None,
-               _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+               pool_keep: int | None = None, _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
     replaced from step ``start`` on by a posterior mean approximation of the parametric refit
     where one holds (module docstring).
@@ -885,6 +899,8 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     leaves no fit consistent, its ``rows`` lowest-cost fits get ``iters`` more LM iterations
     (the others are dropped) before they count as lost (``iters`` 0: none; where the posterior
     is narrow, a few LM iterations from prior draws end tens of bounds away from it).
+    ``pool_keep``: a search's pool cut to that many draws by their residuals before its LM
+    iterations (None: all; :func:`_search_starts`).
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).
@@ -922,7 +938,8 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                 last_search = t
                 searches += 1
                 us, ms, ls = _search_starts(res, lay, draws, out, t, t_rel, pool_per_structure=pool_per_structure,
-                                            n_starts=n_starts, iters_pool=iters_pool, prior=prior)
+                                            n_starts=n_starts, iters_pool=iters_pool, prior=prior,
+                                            pool_keep=pool_keep)
                 if u is not None:
                     us, ms, ls = np.vstack([u, us]), np.vstack([mask, ms]), np.concatenate([lam, ls])
                 elif failed is not None:
