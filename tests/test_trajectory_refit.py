@@ -635,18 +635,24 @@ def test_analytic_centre_keeps_a_row_with_a_non_finite_value_at_its_fit():
 def test_refit_settings_take_a_family_entry_before_its_modality():
     """Event tracking has its own entry (a search whenever the held modes fail, 12 in all, 3 LM
     iterations per refinement, refined after ``settle`` from 1.2 bounds and held before it
-    only within 1.2 bounds, centred from step 1); temporal
-    its own (the same search on loss, the lost fits as starts of the next search, a second
-    scheduled search at step 2, 5 in all, 2 LM iterations per pool draw), x-y-t its own (6 searches in all), the ToA base otherwise; a family without one (range) takes its
+    only within 1.2 bounds, centred from step 1, searches at 0, 3, 6 with a pool of 5 draws
+    per structure cut to 40, 16 starts); temporal its own (the same search on loss, the lost
+    fits as starts of the next search, a second scheduled search at step 2, 5 in all, 2 LM
+    iterations per pool draw), x-y-t its own (searches at 0, 2, 4, 6, 9 in all, the same
+    pool and starts as event), the ToA base otherwise; a family without one (range) takes its
     modality's, and the default tracker gets what :func:`refit_settings` gives."""
     from stsim.baselines.stark_tier1 import default_track_settings
     from stsim.baselines.trajectory_refit import REFIT_SETTINGS, refit_settings
     event = refit_settings("stark.tracking.event", "toa")
-    own = ("search_on_loss", "max_searches", "iters", "refine_above", "centre_from", "settle_accept")
+    pool = ("search_steps", "pool_per_structure", "pool_keep", "n_starts")
+    own = ("search_on_loss", "max_searches", "iters", "refine_above", "centre_from", "settle_accept") + pool
     assert event["search_on_loss"] and event["max_searches"] == 12 and event["iters"] == 3
     assert event["settle_accept"] == 1.2 < event.get("accept", 1.5) and "settle_accept" not in REFIT_SETTINGS["toa"]
     assert event["centre_from"] == 1 < REFIT_SETTINGS["toa"]["centre_from"]
     assert event["refine_above"] == 1.2 and "refine_above" not in REFIT_SETTINGS["toa"]
+    assert event["search_steps"] == (0, 3, 6) and REFIT_SETTINGS["toa"]["search_steps"] == (0,)
+    assert (event["pool_per_structure"], event["pool_keep"], event["n_starts"]) == (5, 40, 16)
+    assert "pool_keep" not in REFIT_SETTINGS["toa"] and REFIT_SETTINGS["toa"]["pool_per_structure"] == 1
     assert {k: v for k, v in event.items() if k not in own} == \
         {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in own}
     temporal = refit_settings("stark.temporal_tracking.event", "toa")
@@ -657,9 +663,10 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     assert {k: v for k, v in temporal.items() if k not in t_own} == \
         {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in t_own}
     xyt = refit_settings("stark.tracking.event_xyt", "toa")
-    assert xyt["max_searches"] == 6 > REFIT_SETTINGS["toa"]["max_searches"] == 3
-    assert {k: v for k, v in xyt.items() if k != "max_searches"} == \
-        {k: v for k, v in REFIT_SETTINGS["toa"].items() if k != "max_searches"}
+    assert xyt["max_searches"] == 9 > REFIT_SETTINGS["toa"]["max_searches"] == 3
+    assert xyt["search_steps"] == (0, 2, 4, 6) and all(xyt[k] == event[k] for k in pool[1:])
+    assert {k: v for k, v in xyt.items() if k not in ("max_searches",) + pool} == \
+        {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in ("max_searches",) + pool}
     assert refit_settings("stark.tracking.range", "range") is REFIT_SETTINGS["range"]
     for fam in ("stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
         task = generate_task(fam, 0, suite="stark-tier1", suite_seed=11)
@@ -668,18 +675,23 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
         refit_settings("stark.tracking.proximity", "proximity")
 
 
-def test_default_answers_stay_in_the_domain():
+def test_default_answers_stay_in_the_domain(monkeypatch):
     """Range task 34 of suite seed 7 has one reading at step 0: the refit's centre, a
-    linearised shift, put that step at (94.7, 77.6) (113 units off) and step 1 at (-6.1, 1.7).
-    Every prior trajectory lies in the domain, so the answers are projected onto it: the step-0
-    error is now at most the domain's diagonal, and every answer of the task is inside."""
+    linearised shift, put that step outside the 10 x 10 domain ((94.7, 77.6) in session 17, 113
+    units off; its search has changed since, and some answers still fall outside).  Every prior trajectory lies in the domain, so the
+    answers are projected onto it: every answer of the task is inside, each is the clipped
+    unprojected answer, and the step-0 error is at most the domain's diagonal."""
+    from stsim.baselines import sensor_particle_tracking as spt
     from stsim.baselines.stark_tier1 import default_track
     task = generate_task("stark.tracking.range", 34, suite="stark-tier1", suite_seed=7)
     pos, _ = default_track(task)
     assert ((pos >= 0.0) & (pos <= 10.0)).all()
     gold = np.array([s.answer for s in task.steps])
     assert np.hypot(*(pos[0] - gold[0])) <= np.hypot(10.0, 10.0)
-    assert pos[0].tolist() == [10.0, 10.0]          # (94.7, 77.6) projected onto the corner
+    monkeypatch.setattr(spt, "in_domain", lambda task, p: p)     # the answers before the projection
+    raw, _ = default_track(task)
+    assert np.maximum(-raw, raw - 10.0).max() > 0.1               # some answer was outside
+    np.testing.assert_array_equal(pos, np.clip(raw, 0.0, 10.0))
 
 
 def test_pool_cost_caps_each_residual():
