@@ -54,10 +54,12 @@ from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, tr
 
 #: per modality (and per family where one differs: :func:`refit_settings`), :func:`refit_task`
 #: settings of the default trackers (issue 20): MAP fits from
-#: step 0; searches at ``search_steps`` and while no mode is held (``max_searches`` in all), one
-#: prior draw per structure nearest to the filter's path given 3 LM iterations, the best 8 and the
-#: held modes 5 more; held modes refined by 2 iterations at each step before step 6 (later when a
-#: reading violates them), at most 4 modes.  Chosen for accuracy within the cost target (5x below
+#: step 0; searches at ``search_steps`` and while no mode is held (``max_searches`` in all), the
+#: base (``_COMMON``) one prior draw per structure nearest to the filter's path given 3 LM
+#: iterations, the best 8 and the held modes 5 more (since session 18 range, range+bearing, event
+#: and x-y-t take 5-10 draws per structure, all but range's cut to 40 by their residuals,
+#: ``pool_keep``, and 16 starts); held modes refined by 2 iterations at each step before step 6
+#: (later when a reading violates them), at most 4 modes.  Chosen for accuracy within the cost target (5x below
 #: Stone Soup's particle filter): trimmed RMSE first 10 / all steps and CPU ms per task, 20 range
 #: tasks of suite seed 11 (the filter alone 0.131 / 0.099): searches at steps 0, 4, 8, 5 in all:
 #: 0.091 / 0.039, about 40 ms; at 0 and 5, 4 in all: 0.094 / 0.045, 10 % cheaper; at 0, 2, 5, 9
