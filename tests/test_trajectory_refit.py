@@ -639,7 +639,7 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     per structure cut to 40, 16 starts); temporal its own (the same search on loss, the lost
     fits as starts of the next search, a second scheduled search at step 2, 5 in all, 2 LM
     iterations per pool draw), x-y-t its own (searches at 0, 2, 4, 6, 9 in all, the same
-    pool and starts as event), the ToA base otherwise; a family without one (range) takes its
+    pool as event, 12 starts), the ToA base otherwise; a family without one (range) takes its
     modality's, and the default tracker gets what :func:`refit_settings` gives."""
     from stsim.baselines.stark_tier1 import default_track_settings
     from stsim.baselines.trajectory_refit import REFIT_SETTINGS, refit_settings
@@ -664,7 +664,8 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
         {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in t_own}
     xyt = refit_settings("stark.tracking.event_xyt", "toa")
     assert xyt["max_searches"] == 9 > REFIT_SETTINGS["toa"]["max_searches"] == 3
-    assert xyt["search_steps"] == (0, 2, 4, 6) and all(xyt[k] == event[k] for k in pool[1:])
+    assert xyt["search_steps"] == (0, 2, 4, 6) and all(xyt[k] == event[k] for k in pool[1:3])
+    assert xyt["n_starts"] == 12 < event["n_starts"]
     assert {k: v for k, v in xyt.items() if k not in ("max_searches",) + pool} == \
         {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in ("max_searches",) + pool}
     assert refit_settings("stark.tracking.range", "range") is REFIT_SETTINGS["range"]

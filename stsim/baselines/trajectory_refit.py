@@ -314,13 +314,15 @@ REFIT_SETTINGS["stark.temporal_tracking.event"] = {**REFIT_SETTINGS["toa"], "sea
 # Session 16: 6 in all, paid for by the compiled kernel: tuning seeds 0.2248 / 0.0994 -> 0.2248
 # / 0.0908 (the first 10 steps unchanged) at +18 % (in-process, as above).
 # Session 18: searches at 0, 2, 4 and 6 (9 in all), 5 prior draws per structure in the pool cut
-# to the 40 whose residuals fit best (pool_keep), 16 starts.  Tuning seeds 0.2240 / 0.0906 ->
-# 0.1853 / 0.0744 (better on each seed over both horizons; at 0, 3, 6 with 8 in all 0.1984 /
-# 0.0760, 3 % cheaper); seed 7 against its limit, four draws, 1.19x (1.15-1.24) -> 1.06x
-# (1.03-1.11); Stone Soup's particle filter 8.3x -> 5.9x slower (perf/pf_cost.py --n 20,
-# 4.8-6.1 over its three rounds).
+# to the 40 whose residuals fit best (pool_keep), 12 starts.  Tuning seeds 0.2240 / 0.0906 ->
+# 0.1879 / 0.0764 (better on each seed over both horizons; with 16 starts 0.1853 / 0.0744, seed 7
+# 1.06x, but Stone Soup's particle filter only 5.3x slower, one round of perf/pf_cost.py at 4.6x;
+# 12 starts -13 % tracking time, in-process medians of 3 alternating rounds; at 0, 3, 6 with 8 in
+# all 0.1984 / 0.0760, 3 % cheaper); seed 7 against its limit, four draws, 1.19x (1.15-1.24) ->
+# 1.08x (1.06-1.11); seed 5 (20 tasks, its own limit) 1.12x (1.01-1.18) -> 1.07x (0.99-1.14)
+# (with 16 starts 1.12x, 0.98-1.18).
 REFIT_SETTINGS["stark.tracking.event_xyt"] = {**REFIT_SETTINGS["toa"], "max_searches": 9, "search_steps": (0, 2, 4, 6),
-                                              "pool_per_structure": 5, "pool_keep": 40, "n_starts": 16}
+                                              "pool_per_structure": 5, "pool_keep": 40, "n_starts": 12}
 
 
 def refit_settings(family: str, modality: str) -> dict:
