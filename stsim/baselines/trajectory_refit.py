@@ -53,23 +53,22 @@ from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, tr
 
 
 #: per modality (and per family where one differs: :func:`refit_settings`), :func:`refit_task`
-#: settings of the default trackers (issue 20): MAP fits from
-#: step 0; searches at ``search_steps`` and while no mode is held (``max_searches`` in all), the
-#: base (``_COMMON``) one prior draw per structure nearest to the filter's path given 3 LM
-#: iterations, the best 8 and the held modes 5 more (since session 18 range, range+bearing, event
-#: and x-y-t take 5-10 draws per structure, all but range's cut to 40 by their residuals,
-#: ``pool_keep``, and 16 starts); held modes refined by 2 iterations at each step before step 6
-#: (later when a reading violates them), at most 4 modes.  Chosen for accuracy within the cost target (5x below
-#: Stone Soup's particle filter): trimmed RMSE first 10 / all steps and CPU ms per task, 20 range
-#: tasks of suite seed 11 (the filter alone 0.131 / 0.099): searches at steps 0, 4, 8, 5 in all:
-#: 0.091 / 0.039, about 40 ms; at 0 and 5, 4 in all: 0.094 / 0.045, 10 % cheaper; at 0, 2, 5, 9
-#: with 2 draws per structure, 16 starts, 4 + 10 iterations, 3 refinement iterations to step 10, 8
-#: modes: 0.066 / 0.029 at about 100 ms (1.13x the limit on suite seed 7's range tasks); one
-#: search at step 0 only: 0.103 / 0.087.  12 tasks each, all candidates in one run (CPU ms per
-#: task): range+bearing at 0, 4, 8 (5 in all) 0.0392 / 0.0340 (46 ms), at 0 and 5 (4) 0.0432 /
-#: 0.0393 (39 ms), at 0 (3) 0.0421 / 0.0402 (34 ms); ToA at 0 (3) against 0, 4, 8 (5): temporal
-#: 0.0090 / 0.0025 (34 ms) against 0.0123 / 0.0021 (48 ms), event 0.183 / 0.154 (32 ms) against
-#: 0.183 / 0.146 (44 ms).  docs/stark-tier1.md.
+#: settings of the default trackers (issue 20): MAP fits from step 0; searches at ``search_steps``
+#: and while no mode is held (``max_searches`` in all), the base (``_COMMON``) one prior draw per
+#: structure nearest to the filter's path given 3 LM iterations, the best 8 and the held modes 5
+#: more (since session 18 range, range+bearing, event and x-y-t take 5-10 draws per structure, all
+#: but range's cut to 40 by their residuals, ``pool_keep``, and 12-16 starts); held modes refined by
+#: 2 iterations at each step before step 6 (later when a reading violates them), at most 4 modes.
+#: Chosen for accuracy within the cost target (5x below Stone Soup's particle filter): trimmed RMSE
+#: first 10 / all steps and CPU ms per task, 20 range tasks of suite seed 11 (the filter alone 0.131
+#: / 0.099): searches at steps 0, 4, 8, 5 in all: 0.091 / 0.039, about 40 ms; at 0 and 5, 4 in all:
+#: 0.094 / 0.045, 10 % cheaper; at 0, 2, 5, 9 with 2 draws per structure, 16 starts, 4 + 10
+#: iterations, 3 refinement iterations to step 10, 8 modes: 0.066 / 0.029 at about 100 ms (1.13x the
+#: limit on suite seed 7's range tasks); one search at step 0 only: 0.103 / 0.087.  12 tasks each,
+#: all candidates in one run (CPU ms per task): range+bearing at 0, 4, 8 (5 in all) 0.0392 / 0.0340
+#: (46 ms), at 0 and 5 (4) 0.0432 / 0.0393 (39 ms), at 0 (3) 0.0421 / 0.0402 (34 ms); ToA at 0 (3)
+#: against 0, 4, 8 (5): temporal 0.0090 / 0.0025 (34 ms) against 0.0123 / 0.0021 (48 ms), event
+#: 0.183 / 0.154 (32 ms) against 0.183 / 0.146 (44 ms).  docs/stark-tier1.md.
 _COMMON = {"start": 0, "per_structure": 1000, "pool_per_structure": 1, "n_starts": 8, "iters_pool": 3,
            "iters_init": 5, "iters": 2, "settle": 6, "keep": 4, "prior": 2.0}
 REFIT_SETTINGS: dict = {
@@ -109,18 +108,19 @@ REFIT_SETTINGS: dict = {
     # 13 / 17 / 19 / 23, 30 tasks, filter draws 0-2, geometric means first 10 / all steps
     # 0.0760 / 0.0340 -> 0.0760 / 0.0298 at +6 % tracking time (6: 0.0280 at +19 %, in-process
     # medians of 4 alternating runs on 20 tasks of seed 7)
-    # session 18: searches at 0, 3 and 6 (6 in all) with the 5 prior draws of each structure
-    # nearest the path in the pool (pool_per_structure) and 16 starts instead of 1 and 8.  With the
-    # generator's truth added as a start of every search, range+bearing went from 1.30x its limit
-    # to 0.98x (seed 7, 39 tasks): the excess was modes no search reached, not the answers' means
-    # within the modes held (an MCMC over each mode's region from its fit left it at 1.23x).
-    # Tuning seeds 11-23, geometric means first 10 / all steps 0.0754 / 0.0295 -> 0.0653 / 0.0222
-    # (better on each seed over both horizons); seed 7 against its limit, four draws, 1.14x
-    # (1.11-1.17) -> 0.99x (0.98-1.00); Stone Soup's particle filter 8.7x -> 6.2x slower
-    # (perf/vs_stonesoup.py --n 30).  Not kept: the pool cut to 40 by pool_keep with searches at
-    # 0, 2, 4, 6: 0.0668 / 0.0234, seed 7 draw 0 1.09x.
+    # session 18: searches at 0, 3 and 6 (6 in all) with the 5 prior draws of each structure nearest
+    # the path in the pool (pool_per_structure) and 16 starts instead of 1 and 8.  With the
+    # generator's truth added as a start of every search, range+bearing went from 1.30x its limit to
+    # 0.98x (seed 7, 39 tasks): the excess was modes no search reached, not the answers' means
+    # within the modes held (an MCMC over each mode's region from its fit left it at 1.23x). Tuning
+    # seeds 11-23, geometric means first 10 / all steps 0.0754 / 0.0295 -> 0.0653 / 0.0222 (better
+    # on each seed over both horizons); seed 7 against its limit, four draws, 1.14x (1.11-1.17) ->
+    # 0.99x (0.98-1.00); Stone Soup's particle filter 8.7x -> 6.0-6.2x slower (perf/vs_stonesoup.py
+    # --n 30, three runs; one round of one run at 4.9x).  Not kept: the pool cut to 40 by pool_keep
+    # with searches at 0, 2, 4, 6: 0.0668 / 0.0234, seed 7 draw 0 1.09x.
     "range": {**_COMMON, "start": 0, "search_steps": (0, 3, 6), "search_every": 3, "max_searches": 6,
-              "pool_per_structure": 5, "n_starts": 16, "centre_from": 0, "rescue_iters": 4, "rescue_starts": True},
+              "pool_per_structure": 5, "n_starts": 16, "centre_from": 0, "rescue_iters": 4,
+              "rescue_starts": True},
     # answer_from (session 9): steps before it keep the filter's (or smoother's) answers while
     # the modes are searched and refined; seeds 11 / 13, first 10 / all steps, from step 0 ->
     # 4: bearing 0.2142 / 0.1305, 0.2846 / 0.1376 -> 0.2070 / 0.1291, 0.2577 / 0.1337 (1:
@@ -193,17 +193,19 @@ REFIT_SETTINGS: dict = {
     # draws per structure in the pool cut to the 40 whose residuals fit best (pool_keep), 16
     # starts (see range above: the excess was modes no search reached).  Tuning seeds 11-23 0.0370
     # / 0.0285 -> 0.0345 / 0.0283; seed 7 against its limit, four draws, 1.30x (1.29-1.31) ->
-    # 1.13x; seed 5 (20 tasks, its own limit) 1.20x (1.17-1.21) -> 1.07x.  With 6 in all (two
-    # more after losses): the same first 10 steps, all steps 0.0245 on the tuning seeds, but +21 %
-    # tracking time against +2 % (20 tasks of seed 7, in-process medians of 3 alternating rounds),
-    # and Stone Soup's particle filter only 4.7x-5.5x slower in two runs of perf/vs_stonesoup.py
-    # (5 in all: all steps 0.0267, -4 %).  Seed 7 draw 0, not kept: without pool_keep 1.14x at +63 % (5 draws, 1.16x
-    # at +31 %); pool_keep 25 with 12 starts 1.20x; searches at 1 and 4 1.23x; 1 LM iteration per
+    # 1.13x; seed 5 (20 tasks, its own limit) 1.20x (1.17-1.21) -> 1.07x; Stone Soup's particle
+    # filter 6.8x -> 6.1x slower (perf/vs_stonesoup.py --n 30).  With 6 in all (two more after
+    # losses): the same first 10 steps, all steps 0.0245 on the tuning seeds, but +21 % tracking
+    # time (20 tasks of seed 7, in-process medians of 3 alternating rounds; 4 in all took 0.84
+    # times that), and Stone Soup's particle filter only 4.7x-5.5x slower in two runs of
+    # perf/vs_stonesoup.py (5 in all: all steps 0.0267, 0.96 times the time).  Seed 7 draw 0, with
+    # 6 in all, not kept: without pool_keep 1.14x at +63 % (5 draws per structure, 1.16x at +31 %);
+    # pool_keep 25 with 12 starts 1.20x; searches at 1 and 4 1.23x; 1 LM iteration per
     # pool draw 1.20x; 3 per start 1.23x; 20 draws per structure and 24 starts 1.13x at +90 %;
     # the prior draws ranked by their residuals instead of their distance to the path 1.34x.
-    "range_bearing": {**_COMMON, "start": 1, "search_steps": (1, 3, 6), "max_searches": 4, "search_on_loss": True,
-                      "iters_pool": 2, "iters_init": 4, "centre_from": 0, "search_rescue": (10, 2),
-                      "pool_per_structure": 10, "pool_keep": 40, "n_starts": 16},
+    "range_bearing": {**_COMMON, "start": 1, "search_steps": (1, 3, 6), "max_searches": 4,
+                      "search_on_loss": True, "iters_pool": 2, "iters_init": 4, "centre_from": 0,
+                      "search_rescue": (10, 2), "pool_per_structure": 10, "pool_keep": 40, "n_starts": 16},
     "toa": {**_COMMON, "search_steps": (0,), "max_searches": 3, "centre_from": 3},
 }
 # event tracking (known emission times; session 10): ToA's with a search at once whenever the
@@ -268,7 +270,7 @@ REFIT_SETTINGS: dict = {
 # Tuning seeds 11-23 0.1085 / 0.0738 -> 0.1014 / 0.0627 (better on each seed over both horizons;
 # without pool_keep 0.1020 / 0.0624 at +60 %); seed 7 against its limit, four draws, 1.15x ->
 # 1.09x (1.08-1.09); +15 % tracking time (in-process, as above), Stone Soup's particle filter
-# 7.0x -> 6.2x slower (perf/pf_cost.py --n 20).  Seed 7 draw 0: the pool of 10 draws per
+# 7.0x -> 5.6-6.2x slower (perf/pf_cost.py --n 20, three runs).  Seed 7 draw 0: the pool of 10 draws per
 # structure 1.12x, searches at 0, 2, 4, 6, 8 1.11x.
 REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True, "max_searches": 12,
                                           "iters": 3, "refine_above": 1.2, "centre_from": 1,
@@ -318,13 +320,14 @@ REFIT_SETTINGS["stark.temporal_tracking.event"] = {**REFIT_SETTINGS["toa"], "sea
 # Session 18: searches at 0, 2, 4 and 6 (9 in all), 5 prior draws per structure in the pool cut
 # to the 40 whose residuals fit best (pool_keep), 12 starts.  Tuning seeds 0.2240 / 0.0906 ->
 # 0.1879 / 0.0764 (better on each seed over both horizons; with 16 starts 0.1853 / 0.0744, seed 7
-# 1.06x, but Stone Soup's particle filter only 5.3x slower, one round of perf/pf_cost.py at 4.6x;
+# 1.06x, but Stone Soup's particle filter 5.3-5.9x slower, one round of perf/pf_cost.py at 4.6x;
 # 12 starts -13 % tracking time, in-process medians of 3 alternating rounds; at 0, 3, 6 with 8 in
 # all 0.1984 / 0.0760, 3 % cheaper); seed 7 against its limit, four draws, 1.19x (1.15-1.24) ->
 # 1.08x (1.06-1.11); seed 5 (20 tasks, its own limit) 1.12x (1.01-1.18) -> 1.07x (0.99-1.14)
-# (with 16 starts 1.12x, 0.98-1.18).
-REFIT_SETTINGS["stark.tracking.event_xyt"] = {**REFIT_SETTINGS["toa"], "max_searches": 9, "search_steps": (0, 2, 4, 6),
-                                              "pool_per_structure": 5, "pool_keep": 40, "n_starts": 12}
+# (with 16 starts 1.12x, 0.98-1.18); Stone Soup's particle filter 8.3x -> 6.2x slower.
+REFIT_SETTINGS["stark.tracking.event_xyt"] = {**REFIT_SETTINGS["toa"], "max_searches": 9,
+                                              "search_steps": (0, 2, 4, 6), "pool_per_structure": 5,
+                                              "pool_keep": 40, "n_starts": 12}
 
 
 def refit_settings(family: str, modality: str) -> dict:
@@ -904,7 +907,8 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                centre_from: int | None = None, centre_iters: int = 12, answer_from: int = 0,
                rescue_iters: int = 0, rescue_starts: bool = False, search_rescue: tuple[int, int] = (0, 0),
                refine_above: float | None = None, settle_accept: float | None = None,
-               pool_keep: int | None = None, _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+               pool_keep: int | None = None,
+               _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
     replaced from step ``start`` on by a posterior mean approximation of the parametric refit
     where one holds (module docstring).
