@@ -17,8 +17,9 @@ does to the last bit only: the C library's ``atan2`` that numba calls differs fr
 ``arctan2`` in the last bit for about 8 % of arguments, so bearing and range+bearing answers
 moved by rounding when it came in (session 17; their accuracy was measured again).
 :func:`analytic_centre_rows` runs the analytic centre's damped Newton iterations
-(:func:`stsim.baselines.trajectory_refit.analytic_centre`) one fit at a time; its shifts agree
-with the batched numpy version's to about 2e-11 (a different order of summation).
+(:func:`stsim.baselines.trajectory_refit.analytic_centre`) one fit at a time; its shifts agreed
+with those of the batched numpy version it replaced (session 17) to about 2e-11 (a different order
+of summation).
 
 The motions (STARK Appendix 7.3; :mod:`stsim.sim.motion`), with ``a = omega t + phase``,
 ``(c, s) = (cos a, sin a)``, a heading ``theta`` with ``(ct, st)`` and ``perp(x, y) = (-y, x)``:

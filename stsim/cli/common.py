@@ -10,6 +10,7 @@ import os
 import shlex
 import shutil
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 
@@ -240,13 +241,21 @@ def command_again(words: list[str], args, default_argv: list[str], options: tupl
     ``default_argv``), as ``flag value``.  For the hints a table ends with (``stsim run ...
     --resume DIR``, ``stsim score ... --explain``): the command that reprints this result, not
     another one."""
-    from . import build_parser
-    defaults = build_parser().parse_args(default_argv)
+    defaults = parser_defaults(tuple(default_argv))
     for attr, flag in options:
         value = getattr(args, attr, None)
         if value != getattr(defaults, attr):
             words = [*words, flag, f"{value:g}" if isinstance(value, float) else str(value)]
     return " ".join(shlex.quote(str(w)) for w in words)
+
+
+@lru_cache(maxsize=8)
+def parser_defaults(argv: tuple[str, ...]) -> argparse.Namespace:
+    """What the ``stsim`` parser gives for ``argv`` alone (e.g. ``("run", SUITE)``): every
+    option at its default, to tell which options a command line set.  Cached; read it, do not
+    change it."""
+    from . import build_parser
+    return build_parser().parse_args(list(argv))
 
 
 def written(out: Path) -> list[str]:

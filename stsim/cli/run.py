@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..records import RUN_FOLDER_FILES
 from .common import (MAX_WORKERS, SUITES_HELP, CLIError, add_cluster, add_common, command_again, finite_number,
-                     int_at_least, refuse_overwrite, trim_fraction, written)
+                     int_at_least, parser_defaults, refuse_overwrite, trim_fraction, written)
 from .conditions import geoqa_conditions_apply, geoqa_only, language_codes, selected_families, task_transform
 
 
@@ -222,8 +222,7 @@ def _resume_options(args) -> None:
         rec = json.loads((args.resume / "run.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return  # the runner names what is wrong with the folder
-    from . import build_parser
-    defaults = build_parser().parse_args(["run", args.suite])
+    defaults = parser_defaults(("run", args.suite))
     for key, attr in (("solver", "solver"), ("seed", "seed"), ("n_per_family", "n"),
                       ("families_filter", "family"), ("mode", "mode"), ("context", "context"),
                       ("language", "language"), ("structured", "structured")):
@@ -296,8 +295,7 @@ def _check_live_model_options(args) -> None:
     talks to no model was silently ignored: refused (CLIError, exit 2), as ``--mode ci`` is."""
     if args.solver.startswith("openai"):
         return
-    from . import build_parser
-    defaults = build_parser().parse_args(["run", args.suite])
+    defaults = parser_defaults(("run", args.suite))
     given = [o for o in _LIVE_MODEL_OPTIONS if getattr(args, o) != getattr(defaults, o)]
     if given:
         flags = ", ".join("--" + o.replace("_", "-") for o in given)
