@@ -167,7 +167,7 @@ def validate_inputs(task: Task) -> None:
                               f"{expected[key]!r}")
     if task.answer != gold_direction(x):
         raise GoldError(f"{where}: gold answer {task.answer!r} disagrees with the direction "
-                          f"model ({gold_direction(x)})")
+                        f"model ({gold_direction(x)})")
 
 
 LARGE_TEMPLATES = tuple(TEMPLATES)
