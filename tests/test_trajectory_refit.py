@@ -742,3 +742,52 @@ def test_pool_keep_fits_only_the_draws_whose_residuals_fit_best(family, monkeypa
     tr._search_starts(res, draws.layout, draws, path, 4, t, pool_per_structure=3, n_starts=6, iters_pool=1,
                       prior=2.0)
     assert len(seen[0]) == 3 * len(d)
+
+
+def test_wide_search_takes_its_pool_at_the_searches_up_to_its_step(monkeypatch):
+    """The jumping target's searches with ``search_on_loss`` run at steps 8, 9, 26, 31, 36, 41
+    (the test above).  With ``wide_search = (9, 3, 20, 12)`` the two at steps 8 and 9 draw 3
+    prior draws per structure cut to 20 by their residuals and keep 12 starts; the later ones
+    the search's own 2 per structure, no cut and 16 starts; the steps searched are unchanged."""
+    import stsim.baselines.trajectory_refit as tr
+    lay, u, mask, t_rel, truth, r, draws = _jumping_target()
+    seen = []
+    real = tr._search_starts
+
+    def spy(res, lay_, draws_, out, t, *a, **k):
+        got = real(res, lay_, draws_, out, t, *a, **k)
+        seen.append((t, k["pool_per_structure"], k["pool_keep"], k["n_starts"], len(got[0])))
+        return got
+    monkeypatch.setattr(tr, "_search_starts", spy)
+    refit_path(r, t_rel, draws, truth, start=8, search_on_loss=True, max_searches=6, pool_per_structure=2,
+               n_starts=16, wide_search=(9, 3, 20, 12))
+    assert [s[0] for s in seen] == [8, 9, 26, 31, 36, 41]
+    assert seen[:2] == [(8, 3, 20, 12, 12), (9, 3, 20, 12, 12)]
+    assert all(s[1:] == (2, None, 16, 16) for s in seen[2:])
+
+
+def test_range_bearing_default_filter_settings_reach_the_filter(monkeypatch):
+    """The default's range+bearing filter runs 1000 particles without redraws
+    (:data:`~stsim.baselines.stark_tier1.DEFAULT_FILTER`); range keeps the filter's own settings
+    (2000 particles, a lost track redrawn after 20 widenings)."""
+    from stsim.baselines import sensor_particle_tracking as spt
+    from stsim.baselines.stark_tier1 import default_track
+    got = {}
+    real = spt.sensor_track
+
+    def spy(model, lib, n_steps, **k):
+        got.update(k)
+        return real(model, lib, n_steps, **k)
+    monkeypatch.setattr(spt, "sensor_track", spy)
+    for fam, want in (("stark.tracking.range_bearing", (1000, None)), ("stark.tracking.range", (2000, 20.0))):
+        got.clear()
+        default_track(generate_task(fam, 0, suite="stark-tier1", suite_seed=11))
+        n = got.get("n_particles", _signature_default(real, "n_particles"))
+        lost = got.get("lost", _signature_default(real, "lost"))
+        assert (n, lost) == want, fam
+
+
+def _signature_default(fn, name):
+    """The default of ``fn``'s parameter ``name``."""
+    import inspect
+    return inspect.signature(fn).parameters[name].default

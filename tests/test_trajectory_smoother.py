@@ -317,14 +317,15 @@ def test_smoothed_defaults_wiring(monkeypatch):
     assert set(stark_tier1.SMOOTHED_DEFAULTS) == {
         "stark.tracking.range", "stark.tracking.range_bearing", "stark.tracking.event",
         "stark.temporal_tracking.event", "stark.tracking.event_xyt"}
-    # tasks where the refit leaves some of the smoother's answers in place (task 0 of range+bearing
-    # is the refit's at every step)
-    for fam, i in (("stark.tracking.range", 0), ("stark.tracking.range_bearing", 4)):
+    # tasks where the smoother changes the answers (tasks 0 and 4 of range+bearing are the
+    # refit's at every step, the same with or without it)
+    for fam, i in (("stark.tracking.range", 0), ("stark.tracking.range_bearing", 2)):
         task = generate_task(fam, i, suite="stark-tier1", suite_seed=11)
         m = task.inputs["modality"]
         got = np.array([a.value for a in BASELINES[fam](task)], float)
-        refit_only = track_sensor_task(task, refit=REFIT_SETTINGS[m])
-        both = track_sensor_task(task, refit=REFIT_SETTINGS[m], smooth=settings_for(task))
+        own = stark_tier1.DEFAULT_FILTER.get(fam, {})             # the default's filter settings
+        refit_only = track_sensor_task(task, refit=REFIT_SETTINGS[m], **own)
+        both = track_sensor_task(task, refit=REFIT_SETTINGS[m], smooth=settings_for(task), **own)
         np.testing.assert_array_equal(got, both)
         assert np.abs(both - refit_only).max() > 1e-6
     monkeypatch.setattr(stark_tier1, "SMOOTHED_DEFAULTS", ("stark.tracking.range",))

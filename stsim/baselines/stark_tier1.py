@@ -245,17 +245,34 @@ def default_track(task: Task, seed: int = 0) -> tuple[np.ndarray, np.ndarray | N
     return track_sensor_task(task, seed=seed, **default_track_settings(task)), None
 
 
+#: The default's filter settings where they differ from the filter's own
+#: (:data:`~stsim.baselines.sensor_particle_tracking.SENSOR_SETTINGS`).  Range+bearing (session
+#: 19): 1000 particles instead of 2000 and a lost track never redrawn (``lost`` None; the refit
+#: answers nearly every step, and searches from its own answers after step 1).  Ratio to the
+#: limit, first 10 steps, filter draws 0 and 1, suite seeds 7 / 5 / 9: 1.133 / 1.072 / 1.228 with
+#: 2000 particles, 1.133 / 1.071 / 1.224 with 1000, the same to 0.001 without redraws; tuning
+#: seeds 11-23 (30 tasks, draw 0, geometric means first 10 / all steps) the same to 1e-5; 0.93 of
+#: the time without redraws, 0.90-0.94 with 1000 particles (in-process medians of alternating
+#: runs, 20-30 tasks of seed 7), spent on the refit's wider early searches
+#: (:data:`~stsim.baselines.trajectory_refit.REFIT_SETTINGS`).  500 particles: 1.108 / 1.039 /
+#: 1.190 against 1.106 / 1.029 / 1.188 with those searches; 121 cells: 1.110 / 1.041 / 1.193.  Not
+#: on range (seed 7 0.993 -> 1.039 with 1000 particles) or bearing (1.071 -> 1.084).
+DEFAULT_FILTER: dict = {"stark.tracking.range_bearing": {"n_particles": 1000, "lost": None}}
+
+
 def default_track_settings(task: Task) -> dict:
     """The keyword arguments :func:`default_track` gives the filter of a tracking task: none for
     proximity; else ``refit`` (:func:`~stsim.baselines.trajectory_refit.refit_settings`: the
-    family's or its modality's, ToA's for the event families) and ``smooth`` (the smoother's
-    settings for the families of :data:`SMOOTHED_DEFAULTS`, else None).  One place for them, so that
-    ``perf/pf_vs_limit.py`` scores the default itself."""
+    family's or its modality's, ToA's for the event families), ``smooth`` (the smoother's
+    settings for the families of :data:`SMOOTHED_DEFAULTS`, else None) and the filter's own
+    settings of :data:`DEFAULT_FILTER`.  One place for them, so that ``perf/pf_vs_limit.py``
+    scores the default itself."""
     from .trajectory_refit import refit_settings
     m = task.inputs["modality"]
     if m == "proximity":
         return {}
-    return {"refit": refit_settings(task.family, m), "smooth": _default_smoother(task)}
+    return {"refit": refit_settings(task.family, m), "smooth": _default_smoother(task),
+            **DEFAULT_FILTER.get(task.family, {})}
 
 
 #: tracking families whose default runs the MAP smoother under the prior's Gaussian

@@ -203,9 +203,23 @@ REFIT_SETTINGS: dict = {
     # pool_keep 25 with 12 starts 1.20x; searches at 1 and 4 1.23x; 1 LM iteration per
     # pool draw 1.20x; 3 per start 1.23x; 20 draws per structure and 24 starts 1.13x at +90 %;
     # the prior draws ranked by their residuals instead of their distance to the path 1.34x.
+    # wide_search (session 19): searches up to step 3 from 40 draws per structure cut to 160, 48
+    # starts, paid for by the filter's 1000 particles (stark_tier1.DEFAULT_FILTER).  Ratio to the
+    # limit, first 10 steps, filter draws 0 and 1 (2 and 3 the same to 0.001), suite seeds 7 (39
+    # tasks) / 5 (20) / 9 (20, a new limit set, perf/bayes_floor.py --n 20 --seed 9): 1.133 / 1.072 /
+    # 1.228 -> 1.106 / 1.030 / 1.188 at 1.02-1.06 of the time (in-process medians of alternating
+    # runs, 20 tasks of seed 7).  That wide pool at every search: 1.100 / 1.016 / 1.186 at 1.33-1.44
+    # of the time; at steps 1 and 3 only 1.113 / 1.029 / 1.190; 64 starts from 200 1.135 / 1.031 /
+    # 1.186; 80 draws per structure 1.118 / 1.033 / 1.212.  The excess left is mostly modes held
+    # a little outside their readings' bounds (worst residual 1.0-1.5 bounds: 60 % of seed 9's
+    # excess, 36 % of seed 7's): not kept, each about 1.15 on the three seeds' mean: refining
+    # whenever a residual passes 1.0 or 1.1 bounds, holding modes only within 1.2 or 1.3 bounds,
+    # 3 LM iterations per refinement (1.19), a steeper cost past the bounds, a search whenever
+    # every held mode misses a reading (with 4 or 6 searches), prior weight 0.5, 1 or 3 (1.17-1.22).
     "range_bearing": {**_COMMON, "start": 1, "search_steps": (1, 3, 6), "max_searches": 4,
                       "search_on_loss": True, "iters_pool": 2, "iters_init": 4, "centre_from": 0,
-                      "search_rescue": (10, 2), "pool_per_structure": 10, "pool_keep": 40, "n_starts": 16},
+                      "search_rescue": (10, 2), "pool_per_structure": 10, "pool_keep": 40, "n_starts": 16,
+                      "wide_search": (3, 40, 160, 48)},
     "toa": {**_COMMON, "search_steps": (0,), "max_searches": 3, "centre_from": 3},
 }
 # event tracking (known emission times; session 10): ToA's with a search at once whenever the
@@ -907,7 +921,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                centre_from: int | None = None, centre_iters: int = 12, answer_from: int = 0,
                rescue_iters: int = 0, rescue_starts: bool = False, search_rescue: tuple[int, int] = (0, 0),
                refine_above: float | None = None, settle_accept: float | None = None,
-               pool_keep: int | None = None,
+               pool_keep: int | None = None, wide_search: tuple[int, int, int, int] | None = None,
                _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
     replaced from step ``start`` on by a posterior mean approximation of the parametric refit
@@ -946,7 +960,9 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     (the others are dropped) before they count as lost (``iters`` 0: none; where the posterior
     is narrow, a few LM iterations from prior draws end tens of bounds away from it).
     ``pool_keep``: a search's pool cut to that many draws by their residuals before its LM
-    iterations (None: all; :func:`_search_starts`).
+    iterations (None: all; :func:`_search_starts`).  ``wide_search = (last, pool_per_structure,
+    pool_keep, n_starts)``: searches at steps up to ``last`` take these instead (a wider pool
+    while the posterior is broad and has more modes to find; None: the same at every step).
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).
@@ -983,9 +999,10 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
             if search:                                   # new starts, fitted with the held modes
                 last_search = t
                 searches += 1
-                us, ms, ls = _search_starts(res, lay, draws, out, t, t_rel, pool_per_structure=pool_per_structure,
-                                            n_starts=n_starts, iters_pool=iters_pool, prior=prior,
-                                            pool_keep=pool_keep)
+                pps, pk, ns = (wide_search[1:] if wide_search is not None and t <= wide_search[0]
+                               else (pool_per_structure, pool_keep, n_starts))
+                us, ms, ls = _search_starts(res, lay, draws, out, t, t_rel, pool_per_structure=pps, n_starts=ns,
+                                            iters_pool=iters_pool, prior=prior, pool_keep=pk)
                 if u is not None:
                     us, ms, ls = np.vstack([u, us]), np.vstack([mask, ms]), np.concatenate([lam, ls])
                 elif failed is not None:
