@@ -116,6 +116,17 @@ def test_the_explain_hint_reprints_the_run_just_made(tmp_path, capsys):
     assert _explain_command(args, interrupted).endswith(f"--resume '{out}' --trim 0.2 --explain")
 
 
+def test_explain_command_names_the_options_off_their_defaults():
+    """``explain_command`` writes the two files (shell-quoted) and only the options whose value
+    is not the score parser's default (max steps 10, trim 0.1, no tolerance, the default
+    rubric), floats as ``%g``; run's hint reaches it through plain values."""
+    from stsim.cli.score import explain_command
+    assert explain_command("a b/t.jsonl", "ans.jsonl", max_steps=10, trim=0.1, tolerance=None,
+                           rubric="default") == "stsim score 'a b/t.jsonl' ans.jsonl --explain"
+    assert explain_command("t", "a", max_steps=0, trim=0.25, tolerance=1e-3, rubric="default") == \
+        "stsim score t a --max-steps 0 --trim 0.25 --tolerance 0.001 --explain"
+
+
 def test_the_explain_hint_of_score_is_this_score_again(tmp_path, capsys):
     """`stsim score`'s hint said `stsim score TASKS ANSWERS --explain`: copied with the files
     filled in, it dropped --trim / --max-steps / --tolerance / --rubric and printed another

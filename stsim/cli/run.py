@@ -195,12 +195,10 @@ def _explain_command(args, summary: dict) -> str:
     out = Path(summary["out_dir"])
     if summary.get("interrupted"):
         return f"{resume_command(args, out)} --explain"
-    from argparse import Namespace
-    from .score import _explain_command as score_explain
+    from .score import explain_command
     k = summary.get("max_steps")
-    return score_explain(Namespace(tasks=out / "tasks.jsonl", answers=out / "answers.jsonl",
-                                   max_steps=0 if k is None else k, trim=summary["trim"], tolerance=None,
-                                   rubric="default"))
+    return explain_command(out / "tasks.jsonl", out / "answers.jsonl", max_steps=0 if k is None else k,
+                           trim=summary["trim"], tolerance=None, rubric="default")
 
 
 def resume_command(args, out) -> str:

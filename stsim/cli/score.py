@@ -166,21 +166,25 @@ def _score(args, tasks, answers, warnings, legacy, settings, stage) -> int:
               f"[0.43, 1.46] units') would have read {sum(lenient.values())} of the {fails} format failure(s) "
               "with reply text (per family: 'lenient_recoverable' in summary.json); they stay failures.")
     shown = {"trim": args.trim, "max_steps": steps}  # what the table's figures were made with
-    print("\n" + (legend(fams, **shown) if args.explain else
-                  short_legend(fams, f"add --explain ({_explain_command(args)})", **shown)))
+    again = explain_command(args.tasks, args.answers, max_steps=args.max_steps, trim=args.trim,
+                            tolerance=args.tolerance, rubric=args.rubric)
+    print("\n" + (legend(fams, **shown) if args.explain else short_legend(fams, f"add --explain ({again})", **shown)))
     if args.out is not None:
         print(f"{args.out}/ already held this score, byte for byte: nothing changed ({', '.join(written(args.out))})"
               if unchanged else f"Wrote {args.out}/ ({', '.join(written(args.out))})")
     return 0
 
 
-def _explain_command(args) -> str:
-    """This ``stsim score`` again with ``--explain``: its two files and the options that change
-    the table when not the defaults, without ``--out`` (its files are written: the hint only
-    reprints the table), shell-quoted."""
-    return command_again(["stsim", "score", str(args.tasks), str(args.answers)], args, ["score", "T", "A"],
-                         tuple((a, "--" + a.replace("_", "-")) for a in ("max_steps", "trim", "tolerance", "rubric"))
-                         ) + " --explain"
+def explain_command(tasks, answers, *, max_steps: int, trim: float, tolerance: float | None,
+                    rubric: str) -> str:
+    """``stsim score TASKS ANSWERS --explain``, shell-quoted, with each of ``--max-steps``,
+    ``--trim``, ``--tolerance`` and ``--rubric`` whose value here differs from its default
+    (``max_steps`` 0: every step): the command that reprints a score's table with the full
+    legend.  Without ``--out``: its files are already written, the hint only reprints the table."""
+    from types import SimpleNamespace
+    values = SimpleNamespace(max_steps=max_steps, trim=trim, tolerance=tolerance, rubric=rubric)
+    return command_again(["stsim", "score", str(tasks), str(answers)], values, ["score", "T", "A"],
+                         tuple((a, "--" + a.replace("_", "-")) for a in vars(values))) + " --explain"
 
 
 #: what ``stsim score --out DIR`` writes (besides an analysis's own folder, e.g. DIR/cardinal/)
