@@ -207,8 +207,8 @@ REFIT_SETTINGS: dict = {
     # starts, paid for by the filter's 1000 particles (stark_tier1.DEFAULT_FILTER).  Ratio to the
     # limit, first 10 steps, filter draws 0 and 1 (2 and 3 the same to 0.001), suite seeds 7 (39
     # tasks) / 5 (20) / 9 (20, a new limit set, perf/bayes_floor.py --n 20 --seed 9): 1.133 / 1.072 /
-    # 1.228 -> 1.106 / 1.030 / 1.188 at 1.02-1.06 of the time (in-process medians of alternating
-    # runs, 20 tasks of seed 7).  That wide pool at every search: 1.100 / 1.016 / 1.186 at 1.33-1.44
+    # 1.228 -> 1.106 / 1.030 / 1.188 at 1.02-1.17 of the time (in-process medians of alternating
+    # runs, 20 tasks of seed 7, three runs).  That wide pool at every search: 1.100 / 1.016 / 1.186 at 1.33-1.44
     # of the time; at steps 1 and 3 only 1.113 / 1.029 / 1.190; 64 starts from 200 1.135 / 1.031 /
     # 1.186; 80 draws per structure 1.118 / 1.033 / 1.212.  The excess left is mostly modes held
     # a little outside their readings' bounds (worst residual 1.0-1.5 bounds: 60 % of seed 9's
