@@ -166,9 +166,12 @@ def _score(args, tasks, answers, warnings, legacy, settings, stage) -> int:
               f"[0.43, 1.46] units') would have read {sum(lenient.values())} of the {fails} format failure(s) "
               "with reply text (per family: 'lenient_recoverable' in summary.json); they stay failures.")
     shown = {"trim": args.trim, "max_steps": steps}  # what the table's figures were made with
-    again = explain_command(args.tasks, args.answers, max_steps=args.max_steps, trim=args.trim,
-                            tolerance=args.tolerance, rubric=args.rubric)
-    print("\n" + (legend(fams, **shown) if args.explain else short_legend(fams, f"add --explain ({again})", **shown)))
+    if args.explain:
+        print("\n" + legend(fams, **shown))
+    else:                                            # the hint: this score again, with --explain
+        again = explain_command(args.tasks, args.answers, max_steps=args.max_steps, trim=args.trim,
+                                tolerance=args.tolerance, rubric=args.rubric)
+        print("\n" + short_legend(fams, f"add --explain ({again})", **shown))
     if args.out is not None:
         print(f"{args.out}/ already held this score, byte for byte: nothing changed ({', '.join(written(args.out))})"
               if unchanged else f"Wrote {args.out}/ ({', '.join(written(args.out))})")
