@@ -680,9 +680,10 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
 def test_default_answers_stay_in_the_domain(monkeypatch):
     """Range task 34 of suite seed 7 has one reading at step 0: the refit's centre, a
     linearised shift, put that step outside the 10 x 10 domain ((94.7, 77.6) in session 17, 113
-    units off; its search has changed since, and some answers still fall outside).  Every prior trajectory lies in the domain, so the
-    answers are projected onto it: every answer of the task is inside, each is the clipped
-    unprojected answer, and the step-0 error is at most the domain's diagonal."""
+    units off; its search has changed since, and some answers still fall outside).  Every prior
+    trajectory lies in the domain, so the answers are projected onto it: every answer of the
+    task is inside, each is the clipped unprojected answer, and the step-0 error is at most the
+    domain's diagonal."""
     from stsim.baselines import sensor_particle_tracking as spt
     from stsim.baselines.stark_tier1 import default_track
     task = generate_task("stark.tracking.range", 34, suite="stark-tier1", suite_seed=7)
