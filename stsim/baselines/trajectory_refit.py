@@ -57,7 +57,9 @@ from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, tr
 #: and while no mode is held (``max_searches`` in all), the base (``_COMMON``) one prior draw per
 #: structure nearest to the filter's path given 3 LM iterations, the best 8 and the held modes 5
 #: more (since session 18 range, range+bearing, event and x-y-t take 5-10 draws per structure, all
-#: but range's cut to 40 by their residuals, ``pool_keep``, and 12-16 starts); held modes refined by
+#: but range's cut to 40 by their residuals, ``pool_keep``, and 12-16 starts; since session 19
+#: bearing 3 cut to 40 with 12 starts, and bearing's and range+bearing's first searches a wider
+#: pool, ``wide_search``); held modes refined by
 #: 2 iterations at each step before step 6 (later when a reading violates them), at most 4 modes.
 #: Chosen for accuracy within the cost target (5x below Stone Soup's particle filter): trimmed RMSE
 #: first 10 / all steps and CPU ms per task, 20 range tasks of suite seed 11 (the filter alone 0.131
