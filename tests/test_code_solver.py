@@ -43,9 +43,12 @@ def test_baselines_as_code_score_like_in_process(tmp_path):
     tasks = list(get_suite("quickstart").tasks(n=1, seed=3))
     jsonl = tmp_path / "programs.jsonl"
     jsonl.write_text("".join(json.dumps({"task_id": t.id, "code": baseline_program(t)}) + "\n" for t in tasks))
-    # zygote sandboxes with the baselines pre-imported (a fresh interpreter per task works too,
-    # at about 2 s of imports each)
-    code = CodeSolver(jsonl, LIMITS, share_stsim=True, reuse=True, warm=2, preimport=("numpy", "stsim.baselines"))
+    # zygote sandboxes with the baselines pre-imported and the trackers' kernels compiled before
+    # the first job (a fresh interpreter per task works too, at about 2 s of imports each; without
+    # compile_all every tracking job compiled them again, 12-15 s each, and under load passed 20 s;
+    # one zygote: the jobs run one after another)
+    code = CodeSolver(jsonl, LIMITS, share_stsim=True, reuse=True,
+                      warm=1, preimport=("numpy", "stsim.baselines", "stsim.baselines.trajectory_kernel:compile_all"))
     base = get_solver("baseline")
     a_code = [a for t in tasks for a in code.solve(t)]
     a_base = [a for t in tasks for a in base.solve(t)]

@@ -437,3 +437,33 @@ def test_process_mode_reads_modules_only_not_the_venv_folder():
     assert sys.prefix not in roots and sys.base_prefix not in roots
     assert sysconfig.get_paths()["purelib"] in roots and sysconfig.get_paths()["stdlib"] in roots
     assert all(r.startswith((sys.prefix + os.sep, sys.base_prefix + os.sep)) for r in roots)
+
+
+@needs_bwrap
+def test_zygote_warm_up_runs_once_before_the_first_job_and_is_not_timed():
+    # "module:function" pre-imports run in the zygote before it says ready: its forked jobs
+    # inherit what the warm-up built (here the trackers' compiled kernels: 1 + 4 + 1 signatures),
+    # and the first job's wall time starts after it
+    from stsim.baselines.trajectory_kernel import compiled_signatures
+    expected = [len(s) for s in compiled_signatures().values()]
+    body = ("import stsim.baselines.trajectory_kernel as K\n"
+            "return [len(k.signatures) for k in K.compiled_signatures()]")
+    with Sandbox(Limits(wall_s=10.0, cpu_s=10.0, memory_mb=1024), share_stsim=True,
+                 preimport=("numpy", "stsim.baselines.trajectory_kernel:compile_all")) as sb:
+        first = sb.run(prog(body))
+        assert first.status == "ok", first.detail
+        assert first.value == expected == [1, 4, 1]
+        assert first.wall_s < 5.0  # the compile (up to 15 s) happened before the clock started
+    with Sandbox(Limits(wall_s=10.0, cpu_s=10.0, memory_mb=1024), share_stsim=True,
+                 preimport=("numpy", "stsim.baselines.trajectory_kernel")) as sb:
+        assert sb.run(prog(body)).value == [0, 0, 0]  # imported only: nothing compiled
+
+
+@needs_bwrap
+def test_a_zygote_that_never_gets_ready_is_a_crash_that_says_so(monkeypatch):
+    import stsim.sandbox.isolation as iso
+    monkeypatch.setattr(iso, "ZYGOTE_STARTUP_S", 1.5)
+    with Sandbox(LIMITS, preimport=("signal:pause",)) as sb:  # waits for a signal that never comes
+        r = sb.run(prog("return 1"))
+        assert r.status == "crashed" and "not ready within 1.5 s" in r.detail and "signal:pause" in r.detail
+        assert r.value is None

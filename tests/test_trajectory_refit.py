@@ -793,3 +793,19 @@ def _signature_default(fn, name):
     """The default of ``fn``'s parameter ``name``."""
     import inspect
     return inspect.signature(fn).parameters[name].default
+
+
+def test_compile_all_covers_every_signature_the_default_trackers_use():
+    """``compile_all`` (what a sandbox zygote runs before forking its jobs) compiles each kernel
+    for every argument type the refit passes: a default tracker on a task of each refit family
+    and modality adds no signature (one it did add would be compiled again in every sandboxed
+    job, 12-15 s each)."""
+    from stsim.baselines import trajectory_kernel as K
+    from stsim.baselines.stark_tier1 import default_track
+    K.compile_all()
+    before = {k.__name__: list(k.signatures) for k in K.compiled_signatures()}
+    assert [len(s) for s in before.values()] == [1, 4, 1]
+    for family in ("stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",
+                   "stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
+        default_track(generate_task(family, 0, suite="stark-tier1", suite_seed=11))
+    assert {k.__name__: list(k.signatures) for k in K.compiled_signatures()} == before

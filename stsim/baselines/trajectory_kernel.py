@@ -386,3 +386,35 @@ def analytic_centre_rows(s0, J, valid, iters, tol, du0, warm):
         for p in range(P):
             out[i, p] = du[p] if valid[i, p] else 0.0
     return out
+
+
+def _array(dtype, ndim: int, layout: str = "C"):
+    return numba.types.Array(dtype, ndim, layout)
+
+
+def compiled_signatures() -> dict:
+    """The argument types the refit (:mod:`stsim.baselines.trajectory_refit`) passes each
+    kernel, as numba signatures: one for :func:`positions_and_derivatives` and
+    :func:`analytic_centre_rows`, four for :func:`residuals_and_jacobian` (its positions ``Pt``
+    and derivatives ``Dt`` arrive as contiguous arrays or as slices, ``C`` or ``A`` layout)."""
+    f8, i8, b1 = numba.types.float64, numba.types.int64, numba.types.boolean
+    f1, i1 = _array(f8, 1), _array(i8, 1)
+    return {
+        positions_and_derivatives: [(_array(f8, 2), _array(b1, 2), f1, _array(i8, 2), _array(b1, 2), _array(f8, 2),
+                                     i8, f8, f8, i1, _array(i8, 2), f1, f1, _array(b1, 1), b1)],
+        residuals_and_jacobian: [(_array(f8, 3, p), _array(f8, 4, d), i1, i1, f1, f1, f1, f1, f1, f1, f8, f8,
+                                  _array(b1, 2), f8, b1) for p, d in ("CC", "AA", "AC", "CA")],
+        analytic_centre_rows: [(_array(f8, 2), _array(f8, 3), _array(b1, 2), i8, f8, _array(f8, 2), b1)],
+    }
+
+
+def compile_all() -> None:
+    """Compile (or load from numba's cache) every kernel for every signature of
+    :func:`compiled_signatures`, ahead of the first tracking task: about 10-15 s when nothing is
+    cached.  A sandbox zygote that shares stsim calls it before forking its jobs
+    (``Sandbox(preimport=(..., "stsim.baselines.trajectory_kernel:compile_all"))``): stsim's
+    folder is read-only there and the work folder is emptied between jobs, so without it every
+    job that runs a default tracker compiles the kernels again."""
+    for kernel, signatures in compiled_signatures().items():
+        for sig in signatures:
+            kernel.compile(sig)

@@ -403,6 +403,11 @@ class _Drain(threading.Thread):
         return bytes(self.kept).decode("utf-8", "replace"), self.total > self.cap
 
 
+#: seconds a zygote may take to start (bubblewrap, the pre-imports and warm-ups such as
+#: compiling the trackers' kernels) before its first job counts it dead
+ZYGOTE_STARTUP_S = 300.0
+
+
 class _Worker:
     """One sandboxed interpreter, started ahead of its job (warm), used for exactly one run; or,
     with ``serve``, a *zygote* that forks one child per job (see :meth:`run_forked`)."""
@@ -411,6 +416,7 @@ class _Worker:
         self.sb = sb
         self.serve = serve
         self.dead = False
+        self.ready = False  # a zygote's "ready" line read (:meth:`_await_ready`)
         self.tmp = tempfile.mkdtemp(prefix=f"stsim-sandbox-{os.getpid()}-")
         self.cgroup: Path | None = None
         harness = sandbox_harness.__file__
@@ -552,6 +558,28 @@ class _Worker:
                              out_trunc, err_trunc, asdict(lim), self.sb.isolation_detail,
                              self.out.total, self.err.total)
 
+    def _await_ready(self) -> str | None:
+        """Wait (at most :data:`ZYGOTE_STARTUP_S`) for the zygote's ``ready`` line, sent once its
+        pre-imports and warm-ups are done, so that they do not count toward the first job's
+        wall time.  Returns None when it came, else why not (the zygote is then ``dead``)."""
+        self.sock.settimeout(ZYGOTE_STARTUP_S)
+        line, problem = b"", None
+        try:
+            while not line.endswith(b"\n"):
+                chunk = self.sock.recv(64)
+                if not chunk:
+                    raise EOFError
+                line += chunk
+        except TimeoutError:
+            problem = f"the sandbox was not ready within {ZYGOTE_STARTUP_S:g} s (its pre-imports: {self.sb.preimport})"
+        except (EOFError, OSError):
+            problem = f"the sandbox exited before its first job (its pre-imports: {self.sb.preimport})"
+        self.ready = problem is None and line == b"ready\n"
+        if not self.ready:
+            self.cleanup()
+            return problem or f"the sandbox answered {line[:64]!r} instead of ready"
+        return None
+
     def run_forked(self, job: dict[str, Any]) -> SandboxResult:
         """Run a job in a child forked by the zygote, with its own stdout/stderr pipes.
 
@@ -562,6 +590,11 @@ class _Worker:
         lim = self.sb.limits
         isolation = self.isolation + "+zygote"
         job = dict(job, workdir=self.workdir, limits=asdict(lim))
+        if not self.ready and not self.dead:
+            problem = self._await_ready()
+            if problem:
+                return SandboxResult("crashed", None, "", "", isolation, 0.0, problem, False, False, asdict(lim),
+                                     self.sb.isolation_detail, 0, 0)
         r_out, w_out = os.pipe()
         r_err, w_err = os.pipe()
         out = _Drain(os.fdopen(r_out, "rb"), lim.output_bytes)
@@ -686,7 +719,11 @@ class Sandbox:
             are started by the thread that calls :meth:`run` and die with it (bubblewrap's
             ``--die-with-parent`` follows the starting thread), so call ``run`` from
             long-lived threads.
-        preimport: modules each interpreter imports before its job (warm start).
+        preimport: modules each interpreter imports before its job (warm start); an entry
+            ``"module:function"`` also calls ``function()`` after the import, e.g.
+            ``"stsim.baselines.trajectory_kernel:compile_all"`` compiles the trackers' kernels
+            once per zygote instead of once per job.  It runs before any job, with the
+            sandbox's rights, and counts toward the first job's wall time.
         use_cgroup: cap processes with a pids cgroup when one is writable.
         reuse: (bubblewrap only; the default) keep ``max(1, warm)`` pre-imported *zygotes* that
             fork one child per job instead of starting a sandbox per job: about 10x faster
