@@ -809,3 +809,35 @@ def test_compile_all_covers_every_signature_the_default_trackers_use():
                    "stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
         default_track(generate_task(family, 0, suite="stark-tier1", suite_seed=11))
     assert {k.__name__: list(k.signatures) for k in K.compiled_signatures()} == before
+
+
+def test_search_above_searches_when_every_held_mode_misses_a_reading(monkeypatch):
+    """Temporal event tracking, suite seed 5, task 19 (session 20): without ``search_above`` the
+    refit held one mode 1.15-1.5 noise bounds outside its readings from step 6 on, its emission
+    times (the task's answers) 0.019-0.026 time units from the truth at steps 7-9.  With the default's ``(1.1, 4)`` the refinements at steps 5
+    and 7 are each followed by a search, and those steps' errors fall below half."""
+    import stsim.baselines.trajectory_refit as tr
+    from stsim.baselines.stark_tier1 import default_track
+    fam = "stark.temporal_tracking.event"
+    assert tr.REFIT_SETTINGS[fam]["search_above"] == (1.1, 4)
+    task = generate_task(fam, 19, suite="stark-tier1", suite_seed=5)
+    gold = np.array([st.answer for st in task.steps], float)
+    seen = []
+    real = tr._search_starts
+
+    def spy(res, lay_, draws_, out, t, *a, **k):
+        seen.append(t)
+        return real(res, lay_, draws_, out, t, *a, **k)
+    monkeypatch.setattr(tr, "_search_starts", spy)
+    errors = {}
+    for above in ((1.1, 4), None):
+        monkeypatch.setitem(tr.REFIT_SETTINGS, fam, {**tr.REFIT_SETTINGS[fam], "search_above": above})
+        seen.clear()
+        pos, emit = default_track(task)
+        errors[above] = np.abs(emit[:10] - gold[:10])
+        if above:
+            assert {5, 7} <= set(seen) and not {5, 7} & set(tr.REFIT_SETTINGS[fam]["search_steps"]), seen
+        else:
+            assert not {5, 7} & set(seen), seen
+    assert (errors[None][7:10] > 0.018).all(), errors[None]
+    assert (errors[(1.1, 4)][7:10] < 0.5 * errors[None][7:10]).all(), errors
