@@ -3,6 +3,8 @@ generator's own trajectory inside every reading's bound, the fit recovering a tr
 low-noise readings, a fit rejected when the readings leave the prior, lost fits rescued, the refit variant
 against the default filter on generated tasks of the tuning seed, and the analytic centre of a
 mode's region against an independent minimiser and against least squares."""
+import json
+
 import numpy as np
 import pytest
 
@@ -149,6 +151,23 @@ def test_search_on_loss_searches_at_the_step_the_modes_fail(monkeypatch):
     assert runs[False, 6] == [8, 9, 27, 32, 37, 42]
     assert runs[True, 6] == [8, 9, 26, 31, 36, 41]
     assert runs[True, 2] == [8, 9]
+
+
+def test_search_backoff_doubles_the_wait_after_each_search_that_holds_nothing(monkeypatch):
+    """The jumping target again (held modes fail at step 26; nothing of the prior fits after
+    it): with ``search_backoff`` the search at step 26 finds nothing, the next waits 2 x 5 steps
+    (step 36) and finds nothing either, and the one after would wait 4 x 5, past step 49.  A
+    search that holds a mode resets the wait: steps 8 and 9 are searched as without it."""
+    import stsim.baselines.trajectory_refit as tr
+    lay, u, mask, t_rel, truth, r, draws = _jumping_target()
+    searched = []
+    real = tr._search_starts
+    monkeypatch.setattr(tr, "_search_starts", lambda res, lay, draws, out, t, *a, **k: (
+        searched.append(t), real(res, lay, draws, out, t, *a, **k))[1])
+    pos, used, _ = refit_path(r, t_rel, draws, truth, start=8, search_on_loss=True, max_searches=12,
+                              search_backoff=True)
+    assert searched == [8, 9, 26, 36]
+    assert used[10:26].mean() > 0.8 and not used[26:].any()
 
 
 def _jumping_lm_calls(monkeypatch, variants: dict, **opts) -> dict:
@@ -638,8 +657,9 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     iterations per refinement, refined after ``settle`` from 1.2 bounds and held before it
     only within 1.2 bounds, centred from step 1, searches at 0, 3, 6 with a pool of 5 draws
     per structure cut to 40, 16 starts); temporal its own (the same search on loss, the lost
-    fits as starts of the next search, a second scheduled search at step 2, 5 in all, 2 LM
-    iterations per pool draw), x-y-t its own (searches at 0, 2, 4, 6, 9 in all, the same
+    fits as starts of the next search, a second scheduled search at step 2, 6 in all, 2 LM
+    iterations per pool draw, a search when every held mode misses a reading by 1.1 bounds from
+    step 4), x-y-t its own (searches at 0, 2, 4, 6, 9 in all, the same
     pool as event, 12 starts), the ToA base otherwise; a family without one (range) takes its
     modality's, and the default tracker gets what :func:`refit_settings` gives."""
     from stsim.baselines.stark_tier1 import default_track_settings
@@ -657,10 +677,11 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     assert {k: v for k, v in event.items() if k not in own} == \
         {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in own}
     temporal = refit_settings("stark.temporal_tracking.event", "toa")
-    assert temporal["search_on_loss"] and temporal["rescue_starts"] and temporal["max_searches"] == 5
+    assert temporal["search_on_loss"] and temporal["rescue_starts"] and temporal["max_searches"] == 6
+    assert temporal["search_above"] == (1.1, 4) and "search_above" not in REFIT_SETTINGS["toa"]
     assert temporal["search_steps"] == (0, 2) and temporal["iters_pool"] == 2 < REFIT_SETTINGS["toa"]["iters_pool"]
     assert not REFIT_SETTINGS["toa"].get("rescue_starts") and not event.get("rescue_starts")
-    t_own = ("search_on_loss", "rescue_starts", "max_searches", "search_steps", "iters_pool")
+    t_own = ("search_on_loss", "rescue_starts", "max_searches", "search_steps", "iters_pool", "search_above")
     assert {k: v for k, v in temporal.items() if k not in t_own} == \
         {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in t_own}
     xyt = refit_settings("stark.tracking.event_xyt", "toa")
@@ -797,18 +818,29 @@ def _signature_default(fn, name):
 
 def test_compile_all_covers_every_signature_the_default_trackers_use():
     """``compile_all`` (what a sandbox zygote runs before forking its jobs) compiles each kernel
-    for every argument type the refit passes: a default tracker on a task of each refit family
-    and modality adds no signature (one it did add would be compiled again in every sandboxed
-    job, 12-15 s each)."""
-    from stsim.baselines import trajectory_kernel as K
-    from stsim.baselines.stark_tier1 import default_track
-    K.compile_all()
-    before = {k.__name__: list(k.signatures) for k in K.compiled_signatures()}
-    assert [len(s) for s in before.values()] == [1, 4, 1]
-    for family in ("stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",
-                   "stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
-        default_track(generate_task(family, 0, suite="stark-tier1", suite_seed=11))
-    assert {k.__name__: list(k.signatures) for k in K.compiled_signatures()} == before
+    for every argument type the refit passes: in a fresh interpreter, a default tracker on a task
+    of each refit family and modality compiles nothing outside ``compiled_signatures`` (one it
+    did would be compiled again in every sandboxed job, 12-15 s each)."""
+    import subprocess
+    import sys
+    code = """
+import json
+from stsim.baselines import trajectory_kernel as K
+from stsim.baselines.stark_tier1 import default_track
+from stsim.registry import generate_task
+for family in ("stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",
+               "stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
+    default_track(generate_task(family, 0, suite="stark-tier1", suite_seed=11))
+used = {k.__name__: sorted(map(str, k.signatures)) for k in K.compiled_signatures()}
+declared = {k.__name__: sorted(str(tuple(s)) for s in sigs) for k, sigs in K.compiled_signatures().items()}
+print(json.dumps([used, declared]))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    used, declared = json.loads(out.stdout.strip().splitlines()[-1])
+    assert [len(v) for v in declared.values()] == [1, 4, 1]
+    for name, sigs in used.items():
+        assert sigs and set(sigs) <= set(declared[name]), (name, set(sigs) - set(declared[name]))
 
 
 def test_search_above_searches_when_every_held_mode_misses_a_reading(monkeypatch):

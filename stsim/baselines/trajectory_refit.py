@@ -120,9 +120,23 @@ REFIT_SETTINGS: dict = {
     # 0.99x (0.98-1.00); Stone Soup's particle filter 8.7x -> 6.0-6.2x slower (perf/vs_stonesoup.py
     # --n 30, three runs; one round of one run at 4.9x).  Not kept: the pool cut to 40 by pool_keep
     # with searches at 0, 2, 4, 6: 0.0668 / 0.0234, seed 7 draw 0 1.09x.
-    "range": {**_COMMON, "start": 0, "search_steps": (0, 3, 6), "search_every": 3, "max_searches": 6,
-              "pool_per_structure": 5, "n_starts": 16, "centre_from": 0, "rescue_iters": 4,
-              "rescue_starts": True},
+    # session 20: 12 searches in all instead of 6, spaced out.  A 50-step limit set (perf/bayes_floor.py --n 10
+    # --seed 5 --steps 50; 8 tasks measured) put the default at 1.83x over all 50 steps (draws 0
+    # and 1): 4 of the 8 tasks lost every mode between steps 6 and 15 and were answered by the
+    # filter from then on, the searches used up.  With 12: 1.56x at 1.27 of the time on those
+    # tasks; tuning seeds 11-23 (30 tasks, draw 0, geometric means first 10 / all steps) 0.0654 /
+    # 0.0224 -> 0.0654 / 0.0204 (the first 10 steps the same, all steps better on each seed) at
+    # the same time.  16 or 20: 0.0202 and 0.0201; a search every 2 steps while none is held,
+    # 0.0652 / 0.0203; the best 4 fits of a search with none consistent given 20 more LM
+    # iterations (search_rescue), 1.51x on the 50-step set but 0.0658 / 0.0201.  But 12 searches
+    # cost +12-17 % on 30 tasks of seed 7 (in-process medians of 5-7 alternating runs; Stone
+    # Soup's particle filter 5.3x slower, 4.6-5.6, in one run of perf/vs_stonesoup.py --n 30), so
+    # the wait between searches while none holds doubles after each one that holds nothing
+    # (search_backoff): 1.68x on the 50-step set, tuning seeds 0.0654 / 0.0215, at 0.99 of the
+    # time of 6 searches (20 in all: the same figures).
+    "range": {**_COMMON, "start": 0, "search_steps": (0, 3, 6), "search_every": 3, "max_searches": 12,
+              "search_backoff": True, "pool_per_structure": 5, "n_starts": 16, "centre_from": 0,
+              "rescue_iters": 4, "rescue_starts": True},
     # answer_from (session 9): steps before it keep the filter's (or smoother's) answers while
     # the modes are searched and refined; seeds 11 / 13, first 10 / all steps, from step 0 ->
     # 4: bearing 0.2142 / 0.1305, 0.2846 / 0.1376 -> 0.2070 / 0.1291, 0.2577 / 0.1337 (1:
@@ -956,7 +970,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                rescue_iters: int = 0, rescue_starts: bool = False, search_rescue: tuple[int, int] = (0, 0),
                refine_above: float | None = None, settle_accept: float | None = None,
                pool_keep: int | None = None, wide_search: tuple[int, int, int, int] | None = None,
-               search_above: tuple[float, int] | None = None, _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+               search_above: tuple[float, int] | None = None, search_backoff: bool = False, _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
     replaced from step ``start`` on by a posterior mean approximation of the parametric refit
     where one holds (module docstring).
@@ -1000,7 +1014,10 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     ``search_above = (bound, first)``: from step ``first`` on, a refinement after which every
     consistent mode still misses some reading by over ``bound`` noise bounds is followed at once
     by a search (within ``max_searches``; the modes join its starts): such a mode is outside
-    its readings' region, and the right one is often elsewhere (None: never).
+    its readings' region, and the right one is often elsewhere (None: never).  With
+    ``search_backoff`` the wait between searches while no mode is held doubles after each search
+    that held none (``search_every``, then 2, 4 ... times it; a held mode resets it): a track
+    lost for good stops spending searches, one lost for a while still gets them later.
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).
@@ -1020,7 +1037,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     u = mask = lam = pos = logz = du = cv = failed = None
     centred = False                                      # du holds a centre (or a start from one)
     last_search = -10 ** 9
-    searches, size = 0, 0
+    searches, size, misses = 0, 0, 0                   # misses: searches in a row that held no mode
     every = ReadingResiduals(r, n - 1, t_rel, emit)
     search_steps = set(search_steps)
     for t in range(start, n):
@@ -1029,7 +1046,8 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
             continue
         fresh, size = res.size > size, res.size
         acc = accept if settle_accept is None or t >= settle else settle_accept
-        search = searches < max_searches and (t in search_steps or (u is None and t - last_search >= search_every))
+        gap = search_every * (2 ** misses if search_backoff else 1)
+        search = searches < max_searches and (t in search_steps or (u is None and t - last_search >= gap))
         # the held modes' last centres in u (rows first in the next fit's, searched or refined)
         uc = _centres_in_u(u, cv, du) if centred and u is not None else None
         while True:
@@ -1073,6 +1091,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                 ok = np.flatnonzero(worst <= acc)
                 if not len(ok):
                     failed = (u, mask, lam) if rescue_starts else None
+                    misses = misses + 1 if search else 0
                     u = mask = lam = pos = logz = uc = None     # a search now has no held rows
                     centred = False
                     if not search and search_on_loss and searches < max_searches:
@@ -1093,6 +1112,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                                for j in chosen):
                         chosen.append(i)
                 sel = ok[chosen]
+                misses = 0
                 u, mask, lam, logz, pos, deriv = u[sel], mask[sel], lam[sel], logz[sel], pos[chosen], inf[4][sel]
                 cv = inf[1][sel], inf[2][sel]
                 du = _carried_centre(lay, uc, sel, u, cv) if centre_from is not None else None
