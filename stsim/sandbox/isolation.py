@@ -403,6 +403,19 @@ class _Drain(threading.Thread):
         return bytes(self.kept).decode("utf-8", "replace"), self.total > self.cap
 
 
+def _read_line(sock: socket.socket, timeout: float) -> bytes:
+    """One newline-ended message from a zygote's socket, waiting at most ``timeout`` seconds.
+    Raises ``TimeoutError``, or ``EOFError`` when the zygote closed it first."""
+    sock.settimeout(timeout)
+    line = b""
+    while not line.endswith(b"\n"):
+        chunk = sock.recv(256)
+        if not chunk:
+            raise EOFError
+        line += chunk
+    return line
+
+
 #: seconds a zygote may take to start (bubblewrap, the pre-imports and warm-ups such as
 #: compiling the trackers' kernels) before its first job counts it dead
 ZYGOTE_STARTUP_S = 300.0
@@ -562,14 +575,9 @@ class _Worker:
         """Wait (at most :data:`ZYGOTE_STARTUP_S`) for the zygote's ``ready`` line, sent once its
         pre-imports and warm-ups are done, so that they do not count toward the first job's
         wall time.  Returns None when it came, else why not (the zygote is then ``dead``)."""
-        self.sock.settimeout(ZYGOTE_STARTUP_S)
         line, problem = b"", None
         try:
-            while not line.endswith(b"\n"):
-                chunk = self.sock.recv(64)
-                if not chunk:
-                    raise EOFError
-                line += chunk
+            line = _read_line(self.sock, ZYGOTE_STARTUP_S)
         except TimeoutError:
             problem = f"the sandbox was not ready within {ZYGOTE_STARTUP_S:g} s (its pre-imports: {self.sb.preimport})"
         except (EOFError, OSError):
@@ -613,15 +621,8 @@ class _Worker:
             os.close(w_out)
             os.close(w_err)
         if not self.dead:
-            self.sock.settimeout(lim.wall_s)
-            reply = b""
             try:
-                while not reply.endswith(b"\n"):
-                    chunk = self.sock.recv(256)
-                    if not chunk:
-                        raise EOFError
-                    reply += chunk
-                rc = int(json.loads(reply)["rc"])
+                rc = int(json.loads(_read_line(self.sock, lim.wall_s))["rc"])
             except TimeoutError:
                 timed_out = True
                 self.cleanup()
