@@ -846,8 +846,9 @@ print(json.dumps([used, declared]))
 def test_search_above_searches_when_every_held_mode_misses_a_reading(monkeypatch):
     """Temporal event tracking, suite seed 5, task 19 (session 20): without ``search_above`` the
     refit held one mode 1.15-1.5 noise bounds outside its readings from step 6 on, its emission
-    times (the task's answers) 0.019-0.026 time units from the truth at steps 7-9.  With the default's ``(1.1, 4)`` the refinements at steps 5
-    and 7 are each followed by a search, and those steps' errors fall below half."""
+    times (the task's answers) 0.019-0.026 time units from the truth at steps 7-9.  With the
+    default's ``(1.1, 4)`` the refinements at steps 5 and 7 are each followed by a search, and
+    the errors at steps 7-9 fall below half."""
     import stsim.baselines.trajectory_refit as tr
     from stsim.baselines.stark_tier1 import default_track
     fam = "stark.temporal_tracking.event"

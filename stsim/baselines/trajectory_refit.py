@@ -120,20 +120,20 @@ REFIT_SETTINGS: dict = {
     # 0.99x (0.98-1.00); Stone Soup's particle filter 8.7x -> 6.0-6.2x slower (perf/vs_stonesoup.py
     # --n 30, three runs; one round of one run at 4.9x).  Not kept: the pool cut to 40 by pool_keep
     # with searches at 0, 2, 4, 6: 0.0668 / 0.0234, seed 7 draw 0 1.09x.
-    # session 20: 12 searches in all instead of 6, spaced out.  A 50-step limit set (perf/bayes_floor.py --n 10
-    # --seed 5 --steps 50; 8 tasks measured) put the default at 1.83x over all 50 steps (draws 0
-    # and 1): 4 of the 8 tasks lost every mode between steps 6 and 15 and were answered by the
-    # filter from then on, the searches used up.  With 12: 1.56x at 1.27 of the time on those
-    # tasks; tuning seeds 11-23 (30 tasks, draw 0, geometric means first 10 / all steps) 0.0654 /
-    # 0.0224 -> 0.0654 / 0.0204 (the first 10 steps the same, all steps better on each seed) at
-    # the same time.  16 or 20: 0.0202 and 0.0201; a search every 2 steps while none is held,
-    # 0.0652 / 0.0203; the best 4 fits of a search with none consistent given 20 more LM
+    # session 20: 12 searches in all instead of 6, spaced out.  A 50-step limit set
+    # (perf/bayes_floor.py --n 10 --seed 5 --steps 50; 8 tasks measured) put the default at 1.83x
+    # over all 50 steps (draws 0 and 1): 4 of the 8 tasks lost every mode between steps 6 and 15 and
+    # were answered by the filter from then on, the searches used up.  With 12: 1.56x at 1.27 of the
+    # time on those tasks; tuning seeds 11-23 (30 tasks, draw 0, geometric means first 10 / all
+    # steps) 0.0654 / 0.0224 -> 0.0654 / 0.0204 (the first 10 steps the same, all steps better on
+    # each seed) at the same time.  16 or 20: 0.0202 and 0.0201; a search every 2 steps while none
+    # is held, 0.0652 / 0.0203; the best 4 fits of a search with none consistent given 20 more LM
     # iterations (search_rescue), 1.51x on the 50-step set but 0.0658 / 0.0201.  But 12 searches
-    # cost +12-17 % on 30 tasks of seed 7 (in-process medians of 5-7 alternating runs; Stone
-    # Soup's particle filter 5.3x slower, 4.6-5.6, in one run of perf/vs_stonesoup.py --n 30), so
-    # the wait between searches while none holds doubles after each one that holds nothing
-    # (search_backoff): 1.68x on the 50-step set, tuning seeds 0.0654 / 0.0215, at 0.99 of the
-    # time of 6 searches (20 in all: the same figures).
+    # cost +12-17 % on 30 tasks of seed 7 (in-process medians of 5-7 alternating runs; Stone Soup's
+    # particle filter 5.3x slower, 4.6-5.6, in one run of perf/vs_stonesoup.py --n 30), so the wait
+    # between searches while none holds doubles after each one that holds nothing (search_backoff):
+    # 1.68x on the 50-step set, tuning seeds 0.0654 / 0.0215, at 0.99 of the time of 6 searches (20
+    # in all: the same figures).
     "range": {**_COMMON, "start": 0, "search_steps": (0, 3, 6), "search_every": 3, "max_searches": 12,
               "search_backoff": True, "pool_per_structure": 5, "n_starts": 16, "centre_from": 0,
               "rescue_iters": 4, "rescue_starts": True},
@@ -251,6 +251,11 @@ REFIT_SETTINGS: dict = {
     # each seed over both horizons.  Not kept: at 1, 3, 6, 9: 1.122 / 1.006 / 1.180; at 1, 3, 5, 8:
     # 1.118 / 1.016 / 1.158 (+12 %); at 1, 3, 6, 8, 10 (6 in all): 1.102 / 1.065 / 1.160 (+18 %); at
     # 1, 2, 3, 6: 1.119 / 1.022 / 1.172 (+25 %); 6 modes held: 1.117 / 1.003 / 1.181.
+    # Session 20, for the 50 steps: 10 searches in all, tuning seeds (draw 0) all steps 0.0263 ->
+    # 0.0206 (the first 10 0.0345 -> 0.0347, seed 5 against its limit 1.005 -> 1.063), at +20-28 %
+    # time (8: the same figures, +21 %); 5 more only from step 10 on (a scratch option) the first 10
+    # steps unchanged and all steps 0.0205, but +15-34 % (with range's backoff +19 %).  Not kept:
+    # the cost margin (5.3-6.8x) does not allow it.
     "range_bearing": {**_COMMON, "start": 1, "search_steps": (1, 3, 6, 8), "max_searches": 5,
                       "search_on_loss": True, "iters_pool": 2, "iters_init": 4, "centre_from": 0,
                       "search_rescue": (10, 2), "pool_per_structure": 10, "pool_keep": 40, "n_starts": 16,
@@ -356,17 +361,19 @@ REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_lo
 # (in-process medians of 5 alternating runs).  Not on event (0.1088 -> 0.1108) or x-y-t (seed
 # 17's first 10 steps 0.2546 -> 0.3309).
 # Session 20: a limit set of suite seed 5 (20 tasks) put temporal at 1.30x: task 19 held one mode
-# 1.15-1.5 bounds outside its readings from step 6 on, answers 0.02 units off where the posterior
-# sd was 0.006, while the filter's were right.  Now from step 4 a search whenever every held mode
-# misses a reading by over 1.1 bounds (search_above), 6 searches in all: draws 0 and 1, seeds 7 /
-# 5 against their limits 1.019 / 1.316 -> 0.913 / 1.086 at 1.03 of the time (in-process medians
-# of 3 alternating runs, 20 tasks of seed 7); tuning seeds 11-23 (30 tasks, draws 0-2, geometric
-# means first 10 / all steps) 0.0037242 / 0.0010732 -> 0.0036819 / 0.0010708.  Not kept: from step
-# 6, 0.979 / 1.073, 0.0036374 / 0.0010672; with 5 searches in all the tuning seeds' all steps worse
-# (0.0011127, the searches run out); over 1.05 bounds from step 4 (5 in all) 0.911 / 1.069 but
-# 0.0037095 / 0.0011718; from step 0, 0.923 / 1.259.  Not on range+bearing (seeds 7 / 5 / 9
-# 1.101 / 1.005 / 1.171 -> 1.094 / 1.079 / 1.165), event (1.087 / 1.027 -> 1.081 / 1.028 at +38 %)
-# or x-y-t (1.069 / 1.054 -> 1.053 / 1.052 at +23 %).
+# 1.15-1.5 bounds outside its readings from step 6 on, its emission times (the answers) 0.02 time
+# units off where the posterior sd was 0.006, while the filter's were right.  Now from step 4 a
+# search whenever every held mode misses a reading by over 1.1 bounds (search_above), 6 searches in
+# all: draws 0 and 1, seeds 7 / 5 against their limits 1.019 / 1.316 -> 0.913 / 1.086 at 1.03 of the
+# time (in-process medians of 3 alternating runs, 20 tasks of seed 7); tuning seeds 11-23 (30 tasks,
+# draws 0-2, geometric means first 10 / all steps) 0.0037242 / 0.0010732 -> 0.0036819 / 0.0010708.
+# Not kept: from step 6, 0.979 / 1.073, 0.0036374 / 0.0010672; with 5 searches in all the tuning
+# seeds' all steps worse (0.0011127, the searches run out); over 1.05 bounds from step 4 (5 in all)
+# 0.911 / 1.069 but 0.0037095 / 0.0011718; from step 0, 0.923 / 1.259.  Not on range+bearing (seeds
+# 7 / 5 / 9 1.101 / 1.005 / 1.171 -> 1.094 / 1.079 / 1.165), event (1.087 / 1.027 -> 1.081 / 1.028
+# at +38 %) or x-y-t (1.069 / 1.054 -> 1.053 / 1.052 at +23 %).  More searches for the 50 steps:
+# 12 in all, with range's backoff, tuning seeds (draw 0) all steps 0.00107 -> 0.00096, but +30 %
+# time (its extra searches follow losses at once, search_on_loss; 9 without the backoff: +21 %).
 REFIT_SETTINGS["stark.temporal_tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True,
                                                    "rescue_starts": True, "max_searches": 6,
                                                    "search_steps": (0, 2), "iters_pool": 2,
@@ -970,7 +977,8 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                rescue_iters: int = 0, rescue_starts: bool = False, search_rescue: tuple[int, int] = (0, 0),
                refine_above: float | None = None, settle_accept: float | None = None,
                pool_keep: int | None = None, wide_search: tuple[int, int, int, int] | None = None,
-               search_above: tuple[float, int] | None = None, search_backoff: bool = False, _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+               search_above: tuple[float, int] | None = None, search_backoff: bool = False,
+               _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
     replaced from step ``start`` on by a posterior mean approximation of the parametric refit
     where one holds (module docstring).

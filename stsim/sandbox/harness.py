@@ -586,8 +586,8 @@ def _empty(folder, keep=None):
 
 
 def serve(sock_fd):
-    """Zygote mode: say ``ready`` on the socket, then for each job received on it (8-byte length, JSON, and the job's
-    stdout and stderr pipe ends as SCM_RIGHTS), fork a child that runs it, wait for it, kill
+    """Zygote mode: say ``ready`` on the socket, then for each job received on it (8-byte
+    length, JSON, and the job's stdout and stderr pipe ends as SCM_RIGHTS), fork a child that runs it, wait for it, kill
     every other process in the sandbox (``kill(-1)`` spares only this process and PID 1), empty
     the work directory, and answer ``{"rc": exit status}``."""
     import shutil

@@ -724,7 +724,9 @@ class Sandbox:
             ``"module:function"`` also calls ``function()`` after the import, e.g.
             ``"stsim.baselines.trajectory_kernel:compile_all"`` compiles the trackers' kernels
             once per zygote instead of once per job.  It runs before any job, with the
-            sandbox's rights, and counts toward the first job's wall time.
+            sandbox's rights.  A zygote says ready only after it (:data:`ZYGOTE_STARTUP_S`), so
+            it is not timed; with ``reuse=False`` each interpreter runs it while warming, and a
+            job sent before it ends waits for it within its wall time.
         use_cgroup: cap processes with a pids cgroup when one is writable.
         reuse: (bubblewrap only; the default) keep ``max(1, warm)`` pre-imported *zygotes* that
             fork one child per job instead of starting a sandbox per job: about 10x faster
