@@ -659,7 +659,7 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     per structure cut to 40, 16 starts); temporal its own (the same search on loss, the lost
     fits as starts of the next search, a second scheduled search at step 2, 6 in all, 2 LM
     iterations per pool draw, a search when every held mode misses a reading by 1.1 bounds from
-    step 4), x-y-t its own (searches at 0, 2, 4, 6, 9 in all, the same
+    step 4, 3 LM iterations per refinement), x-y-t its own (searches at 0, 2, 4, 6, 9 in all, the same
     pool as event, 12 starts), the ToA base otherwise; a family without one (range) takes its
     modality's, and the default tracker gets what :func:`refit_settings` gives."""
     from stsim.baselines.stark_tier1 import default_track_settings
@@ -679,9 +679,10 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     temporal = refit_settings("stark.temporal_tracking.event", "toa")
     assert temporal["search_on_loss"] and temporal["rescue_starts"] and temporal["max_searches"] == 6
     assert temporal["search_above"] == (1.1, 4) and "search_above" not in REFIT_SETTINGS["toa"]
+    assert temporal["iters"] == 3 == event["iters"] > REFIT_SETTINGS["toa"]["iters"]
     assert temporal["search_steps"] == (0, 2) and temporal["iters_pool"] == 2 < REFIT_SETTINGS["toa"]["iters_pool"]
     assert not REFIT_SETTINGS["toa"].get("rescue_starts") and not event.get("rescue_starts")
-    t_own = ("search_on_loss", "rescue_starts", "max_searches", "search_steps", "iters_pool", "search_above")
+    t_own = ("search_on_loss", "rescue_starts", "max_searches", "search_steps", "iters_pool", "search_above", "iters")
     assert {k: v for k, v in temporal.items() if k not in t_own} == \
         {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in t_own}
     xyt = refit_settings("stark.tracking.event_xyt", "toa")

@@ -374,10 +374,15 @@ REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_lo
 # at +38 %) or x-y-t (1.069 / 1.054 -> 1.053 / 1.052 at +23 %).  More searches for the 50 steps:
 # 12 in all, with range's backoff, tuning seeds (draw 0) all steps 0.00107 -> 0.00096, but +30 %
 # time (its extra searches follow losses at once, search_on_loss; 9 without the backoff: +21 %).
+# Then 3 LM iterations per refinement instead of 2 (event's since session 10): seeds 7 / 5, draws
+# 0-1, 0.913 / 1.086 -> 0.911 / 1.018, draws 2-3 0.914 / 1.151 -> 0.924 / 1.106; tuning seeds
+# (draws 0-2) 0.0036819 / 0.0010708 -> 0.0036567 / 0.0010536; 1.02-1.10 of the time (in-process
+# medians of alternating runs, 5-30 tasks of seed 7).  Not kept: 6 modes held, 0.924 / 1.020 and
+# 0.0036741 / 0.0010613, at +16 %.
 REFIT_SETTINGS["stark.temporal_tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True,
                                                    "rescue_starts": True, "max_searches": 6,
                                                    "search_steps": (0, 2), "iters_pool": 2,
-                                                   "search_above": (1.1, 4)}
+                                                   "search_above": (1.1, 4), "iters": 3}
 # Session 15: x-y-t with 4 searches in all instead of 3 (the fourth 5 steps after the third
 # while no mode is held: the first 10 steps are unchanged).  Tuning seeds 11-23 as above,
 # geometric means first 10 / all steps 0.2257 / 0.1139 -> 0.2257 / 0.0997 at +6 % tracking time
