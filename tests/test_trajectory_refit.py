@@ -131,17 +131,27 @@ def test_fit_rejected_when_readings_leave_the_prior():
     assert np.abs(res(trajectories(lay, u[None], mask[None], t_rel))).max() > 10
 
 
+def _searched_steps(monkeypatch) -> list:
+    """The steps at which :func:`refit_path` searches from now on (a spy on ``_search_starts``
+    that calls the real one), appended to the returned list."""
+    import stsim.baselines.trajectory_refit as tr
+    steps = []
+    real = tr._search_starts
+
+    def spy(res, lay, draws, out, t, *a, **k):
+        steps.append(t)
+        return real(res, lay, draws, out, t, *a, **k)
+    monkeypatch.setattr(tr, "_search_starts", spy)
+    return steps
+
+
 def test_search_on_loss_searches_at_the_step_the_modes_fail(monkeypatch):
     """The readings of the test above (the target jumps 1.5 units after step 25): the held modes
     fail at step 26.  Without ``search_on_loss`` the next search waits for the next step
     (``search_every`` after the last search, at step 9); with it a search runs at step 26 itself,
     then every ``search_every`` steps while none holds; ``max_searches`` bounds both."""
-    import stsim.baselines.trajectory_refit as tr
     lay, u, mask, t_rel, truth, r, draws = _jumping_target()
-    searched = []
-    real = tr._search_starts
-    monkeypatch.setattr(tr, "_search_starts", lambda res, lay, draws, out, t, *a, **k: (
-        searched.append(t), real(res, lay, draws, out, t, *a, **k))[1])
+    searched = _searched_steps(monkeypatch)
     runs = {}
     for on, cap in ((False, 6), (True, 6), (True, 2)):
         searched.clear()
@@ -158,12 +168,8 @@ def test_search_backoff_doubles_the_wait_after_each_search_that_holds_nothing(mo
     it): with ``search_backoff`` the search at step 26 finds nothing, the next waits 2 x 5 steps
     (step 36) and finds nothing either, and the one after would wait 4 x 5, past step 49.  A
     search that holds a mode resets the wait: steps 8 and 9 are searched as without it."""
-    import stsim.baselines.trajectory_refit as tr
     lay, u, mask, t_rel, truth, r, draws = _jumping_target()
-    searched = []
-    real = tr._search_starts
-    monkeypatch.setattr(tr, "_search_starts", lambda res, lay, draws, out, t, *a, **k: (
-        searched.append(t), real(res, lay, draws, out, t, *a, **k))[1])
+    searched = _searched_steps(monkeypatch)
     pos, used, _ = refit_path(r, t_rel, draws, truth, start=8, search_on_loss=True, max_searches=12,
                               search_backoff=True)
     assert searched == [8, 9, 26, 36]
@@ -856,13 +862,7 @@ def test_search_above_searches_when_every_held_mode_misses_a_reading(monkeypatch
     assert tr.REFIT_SETTINGS[fam]["search_above"] == (1.1, 4)
     task = generate_task(fam, 19, suite="stark-tier1", suite_seed=5)
     gold = np.array([st.answer for st in task.steps], float)
-    seen = []
-    real = tr._search_starts
-
-    def spy(res, lay_, draws_, out, t, *a, **k):
-        seen.append(t)
-        return real(res, lay_, draws_, out, t, *a, **k)
-    monkeypatch.setattr(tr, "_search_starts", spy)
+    seen = _searched_steps(monkeypatch)
     errors = {}
     for above in ((1.1, 4), None):
         monkeypatch.setitem(tr.REFIT_SETTINGS, fam, {**tr.REFIT_SETTINGS[fam], "search_above": above})
