@@ -590,7 +590,6 @@ def serve(sock_fd):
     length, JSON, and the job's stdout and stderr pipe ends as SCM_RIGHTS), fork a child that runs it, wait for it, kill
     every other process in the sandbox (``kill(-1)`` spares only this process and PID 1), empty
     the work directory, and answer ``{"rc": exit status}``."""
-    import shutil
     import socket
     if os.getpid() != 2:  # kill(-1) below is only safe as the first process of a private PID namespace
         sys.exit("stsim sandbox: --serve needs a private PID namespace (bubblewrap)")
