@@ -217,6 +217,21 @@ def test_lost_fits_get_rescue_iterations_and_start_the_next_search(monkeypatch):
     assert fit27["starts"] == [(27, held + 6, 7)]
 
 
+def test_rescue_late_sets_the_rescue_iterations_from_its_step_on(monkeypatch):
+    """The jumping target (the held modes fail at step 26): ``rescue_late = (first, iters)``
+    gives the failed fits ``iters`` more LM iterations at steps from ``first`` on and
+    ``rescue_iters`` before it (0: none), so a loss at step 26 is rescued with 9 iterations
+    from ``first`` 20 or 26, with ``rescue_iters``' 5 from 27, and not at all from 30 without
+    ``rescue_iters``."""
+    variants = {"late20": {"rescue_late": (20, 9)}, "late26": {"rescue_iters": 5, "rescue_late": (26, 9)},
+                "late27": {"rescue_iters": 5, "rescue_late": (27, 9)}, "late30": {"rescue_late": (30, 9)}}
+    out = _jumping_lm_calls(monkeypatch, variants, start=8, max_searches=3, n_starts=6, iters_init=7, iters=3)
+    at26 = {k: [c[2] for c in v[1] if c[0] == 26] for k, v in out.items()}
+    assert at26 == {"late20": [3, 9], "late26": [3, 9], "late27": [3, 5], "late30": [3]}
+    for used, _ in out.values():
+        assert used[10:26].mean() > 0.8 and not used[26:].any()
+
+
 def test_a_search_whose_fits_all_fail_gives_its_best_fits_more_iterations(monkeypatch):
     """The jumping target again: the search at step 8 finds fits that hold, the one at step 27
     (after the jump) none.  With ``search_rescue = (9, 2)`` that failed search is followed, at
