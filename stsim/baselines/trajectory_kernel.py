@@ -398,8 +398,10 @@ def compiled_signatures() -> dict:
     :func:`positions_and_derivatives` and :func:`analytic_centre_rows`, four for
     :func:`residuals_and_jacobian` (its positions ``Pt`` and derivatives ``Dt`` arrive as
     contiguous arrays or as slices, ``C`` or ``A`` layout), and the particle filters' one for
-    :func:`~stsim.baselines.resampling.systematic_indices`."""
+    :func:`~stsim.baselines.resampling.systematic_indices` and for
+    :func:`~stsim.baselines.sensor_particle_tracking.propagate_rows`."""
     from .resampling import systematic_indices
+    from .sensor_particle_tracking import propagate_rows
     f8, i8, b1 = numba.types.float64, numba.types.int64, numba.types.boolean
     f1, i1 = _array(f8, 1), _array(i8, 1)
     return {
@@ -409,6 +411,7 @@ def compiled_signatures() -> dict:
                                   _array(b1, 2), f8, b1) for p, d in ("CC", "AA", "AC", "CA")],
         analytic_centre_rows: [(_array(f8, 2), _array(f8, 3), _array(b1, 2), i8, f8, _array(f8, 2), b1)],
         systematic_indices: [(f1, f8, i8)],
+        propagate_rows: [(_array(f8, 2), _array(f8, 2), i1, f1, f8, f8, f8)],
     }
 
 
