@@ -375,7 +375,8 @@ def propagate_rows(X, jerk, pick, scale, decay, lo, hi):
     then a position outside ``[lo, hi]`` reflected back (clipped) and its velocity's sign
     flipped (:func:`~stsim.baselines.prior_motion.reflect`).  Each element's operations are the
     whole-array numpy ones it replaced, in the same order (the same particles bit for bit),
-    without the dozen array passes per step (a tenth of the filter's time)."""
+    without the dozen array passes per step (a quarter of a range+bearing filter's time, 15 -> 11 ms
+    per task)."""
     n = X.shape[1]
     for i in range(n):
         for a in range(2):
