@@ -202,8 +202,7 @@ def test_compiled_motion_step_is_the_numpy_one(decay):
     whole-array numpy step it replaced bit for bit: jerks picked per particle and scaled,
     acceleration decayed, velocity and position integrated, positions outside the domain
     reflected back with their velocity's sign flipped (here a sixth of the coordinates leave it)."""
-    from stsim.baselines.prior_motion import reflect
-    from stsim.baselines.sensor_particle_tracking import propagate_rows
+    from stsim.baselines.prior_motion import propagate_rows, reflect
     rng = np.random.default_rng(3)
     N, M = 3000, 400
     X = np.vstack([rng.uniform(0, 10, (2, N)), rng.normal(0, 2, (2, N)), rng.normal(0, 0.5, (2, N))])

@@ -57,7 +57,7 @@ import numpy as np
 
 from .geometry import DOMAIN
 from .first_position import first_position_law_of, start_posterior
-from .prior_motion import (ROUNDING, MotionLibrary, adaptive_tolerance, grid_draw, in_domain,
+from .prior_motion import (ROUNDING, MotionLibrary, adaptive_tolerance, grid_draw, in_domain, propagate_rows,
                            library_cache, on_step_grid, reflect, start_graph,
                            start_grid, step_grid, task_schedule)
 from .resampling import systematic_resample
@@ -259,6 +259,7 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
     out_p = np.empty((n_steps, 2))
     out_t = np.empty(n_steps) if unknown_t else None
     velT, jerkT = cache["vel"], cache["jerk"]
+    jerk_rows = np.full(N, float(jerk_scale))               # every particle's jerk scale
     if motion == "knn":
         Q = np.empty((N, 4))                               # k-d tree query (p, vel_weight * v)
     for k in range(n_steps):
@@ -292,13 +293,9 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
                 V -= velT[kk - 1].take(pick, axis=1)
             P += V
             reflect(P, V, lo, hi)
-        elif k:
-            j = jerkT[min(k - 1, lib.jerk.shape[1] - 1)].take(rng.integers(0, M, size=N), axis=1)
-            j *= jerk_scale
-            A += j
-            V += A
-            P += V
-            reflect(P, V, lo, hi)
+        elif k:   # a += j, v += a, p += v, reflected (compiled; as the numpy steps bit for bit)
+            propagate_rows(X, jerkT[min(k - 1, lib.jerk.shape[1] - 1)], rng.integers(0, M, size=N), jerk_rows,
+                           1.0, float(lo), float(hi))
         p = P.T
         if extent > 0:
             if k:

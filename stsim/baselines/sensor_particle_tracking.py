@@ -22,13 +22,12 @@ is much tighter than the filter's; 10x the particles barely helps (model, not sa
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from .geometry import DOMAIN
 from .first_position import first_position_law_of, start_posterior
 from .prior_motion import (ROUNDING, adaptive_tolerance, grid_draw, in_domain, library_cache, on_step_grid,
-                           start_graph, start_grid)
+                           propagate_rows, start_graph, start_grid)
 from .resampling import systematic_resample
 
 
@@ -364,35 +363,6 @@ def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2
                 X += bank[o:o + 6 * N].reshape(6, N) * (jitter * sd)[:, None]
                 # positions pushed out of the domain come back at the next step's reflection
     return out
-
-
-@numba.njit(cache=True)
-def propagate_rows(X, jerk, pick, scale, decay, lo, hi):
-    """One step of :func:`sensor_track`'s motion, in place on the particles ``X`` (6, N) (rows
-    x, y, vx, vy, ax, ay; plane units per step^k): ``a = decay a + j``, ``v += a``, ``p += v``
-    with the jerk ``j = jerk[:, pick] * scale`` (``jerk`` (2, M) a library step's third
-    differences, ``pick`` (N,) int64 the trajectory each particle takes it from, ``scale`` (N,)),
-    then a position outside ``[lo, hi]`` reflected back (clipped) and its velocity's sign
-    flipped (:func:`~stsim.baselines.prior_motion.reflect`).  Each element's operations are the
-    whole-array numpy ones it replaced, in the same order (the same particles bit for bit),
-    without the dozen array passes per step (a quarter of a range+bearing filter's time, 15 -> 11 ms
-    per task)."""
-    n = X.shape[1]
-    for i in range(n):
-        for a in range(2):
-            acc = X[4 + a, i]
-            if decay != 1.0:
-                acc = acc * decay
-            acc = acc + jerk[a, pick[i]] * scale[i]
-            X[4 + a, i] = acc
-            vel = X[2 + a, i] + acc
-            p = X[a, i] + vel
-            if p < lo or p > hi:
-                p = 2 * lo - p if p < lo else 2 * hi - p
-                p = min(max(p, lo), hi)
-                vel = -vel
-            X[2 + a, i] = vel
-            X[a, i] = p
 
 
 _ROWS: dict = {}

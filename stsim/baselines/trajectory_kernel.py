@@ -399,9 +399,9 @@ def compiled_signatures() -> dict:
     :func:`residuals_and_jacobian` (its positions ``Pt`` and derivatives ``Dt`` arrive as
     contiguous arrays or as slices, ``C`` or ``A`` layout), and the particle filters' one for
     :func:`~stsim.baselines.resampling.systematic_indices` and for
-    :func:`~stsim.baselines.sensor_particle_tracking.propagate_rows`."""
+    :func:`~stsim.baselines.prior_motion.propagate_rows`."""
     from .resampling import systematic_indices
-    from .sensor_particle_tracking import propagate_rows
+    from .prior_motion import propagate_rows
     f8, i8, b1 = numba.types.float64, numba.types.int64, numba.types.boolean
     f1, i1 = _array(f8, 1), _array(i8, 1)
     return {
