@@ -267,8 +267,8 @@ REFIT_SETTINGS: dict = {
     # 0.0370; 16 iterations: 0.0252 at +3 %; 6 from step 8: 0.0257.  On 10 tasks of seed 5 against
     # their 50-step limit (perf/bayes_floor.py --n 10 --seed 5 --steps 50; 8 converged), four
     # draws: 2.13x -> 1.59x; on 10 of seed 9 (all converged) 2.56x -> 2.14x.  Not kept: searches
-    # beyond the 5 from step 10 on (a scratch option): the first 10 steps the same, all steps better on every seed: one more, tuning seeds 0.0253 ->
-    # 0.0235, seed 5's 50 steps 1.38x, at +4-6 % time; two, 0.0224, 1.35x, +8-10 %; four with
+    # beyond the 5 from step 10 on (a scratch option): the first 10 steps the same, all steps better
+    # on every seed: one more, tuning seeds 0.0253 -> 0.0235, seed 5's 50 steps 1.38x, at +4-6 % time; two, 0.0224, 1.35x, +8-10 %; four with
     # range's backoff, 0.0217, 1.18x, +11-13 %.  Stone Soup's particle filter over ours with one
     # more: 5.4x and 4.9x against 5.4x and 5.9x without (perf/vs_stonesoup.py --n 30 --rounds 5
     # --family stark.tracking.range_bearing, the two alternating), and after the filter's compiled
