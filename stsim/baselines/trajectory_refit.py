@@ -260,19 +260,20 @@ REFIT_SETTINGS: dict = {
     # modes held since the first steps fail at steps 7-16 and no search is left; from step 10 a
     # failed refinement gets 10 more LM iterations (rescue_late; before it none, as measured in
     # session 10): the first 10 steps the same answers, all steps on the tuning seeds (draw 0,
-    # geometric means) 0.0263 -> 0.0253 (better on 4 of 5 seeds; seed 17 0.0172 -> 0.0173), seeds
-    # 7 / 5 / 9 (draws 0 and 1) 0.0283 / 0.0284 / 0.0246 -> 0.0276 / 0.0244 / 0.0228, at +1-3 %
-    # time (in-process, each task's variants timed alternately).  From step 8: the same all steps,
-    # the first 10 moved (seed 19 0.0454 -> 0.0461); from step 0: seed 5's first 10 0.0343 ->
-    # 0.0370; 16 iterations: 0.0252 at +3 %; 6 from step 8: 0.0257.  On 10 tasks of seed 5 against
-    # their 50-step limit (perf/bayes_floor.py --n 10 --seed 5 --steps 50; 8 converged), four
-    # draws: 2.13x -> 1.59x; on 10 of seed 9 (all converged) 2.56x -> 2.14x.  Not kept: searches
-    # beyond the 5 from step 10 on (a scratch option): the first 10 steps the same, all steps better
-    # on every seed: one more, tuning seeds 0.0253 -> 0.0235, seed 5's 50 steps 1.38x, at +4-6 % time; two, 0.0224, 1.35x, +8-10 %; four with
-    # range's backoff, 0.0217, 1.18x, +11-13 %.  Stone Soup's particle filter over ours with one
-    # more: 5.4x and 4.9x against 5.4x and 5.9x without (perf/vs_stonesoup.py --n 30 --rounds 5
-    # --family stark.tracking.range_bearing, the two alternating), and after the filter's compiled
-    # motion step and resampling 5.1x and 5.2x against 6.1x and 5.5x: the cost margin does not allow it.
+    # geometric means) 0.0263 -> 0.0253 (better on 4 of 5 seeds; seed 17 0.0172 -> 0.0173), seeds 7
+    # / 5 / 9 (draws 0 and 1) 0.0283 / 0.0284 / 0.0246 -> 0.0276 / 0.0244 / 0.0228, at +1-3 % time
+    # (in-process, each task's variants timed alternately).  From step 8: the same all steps, the
+    # first 10 moved (seed 19 0.0454 -> 0.0461); from step 0: seed 5's first 10 0.0343 -> 0.0370; 16
+    # iterations: 0.0252 at +3 %; 6 from step 8: 0.0257.  On 10 tasks of seed 5 against their
+    # 50-step limit (perf/bayes_floor.py --n 10 --seed 5 --steps 50; 8 converged), four draws: 2.13x
+    # -> 1.59x; on 10 of seed 9 (all converged) 2.56x -> 2.14x.  Not kept: searches beyond the 5
+    # from step 10 on (a scratch option): the first 10 steps the same, all steps better on every
+    # seed: one more, tuning seeds 0.0253 -> 0.0235, seed 5's 50 steps 1.38x, at +4-6 % time; two,
+    # 0.0224, 1.35x, +8-10 %; four with range's backoff, 0.0217, 1.18x, +11-13 %.  Stone Soup's
+    # particle filter over ours with one more: 5.4x and 4.9x against 5.4x and 5.9x without
+    # (perf/vs_stonesoup.py --n 30 --rounds 5 --family stark.tracking.range_bearing, the two
+    # alternating), and after the filter's compiled motion step and resampling 5.1x and 5.2x against
+    # 6.1x and 5.5x: the cost margin does not allow it.
     "range_bearing": {**_COMMON, "start": 1, "search_steps": (1, 3, 6, 8), "max_searches": 5,
                       "search_on_loss": True, "iters_pool": 2, "iters_init": 4, "centre_from": 0,
                       "search_rescue": (10, 2), "pool_per_structure": 10, "pool_keep": 40, "n_starts": 16,
