@@ -215,7 +215,7 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
     if knn_query not in ("graph", "exact", "cell"):
         raise ValueError(f"knn_query must be 'graph' or 'exact', got {knn_query!r}")
     rng = np.random.default_rng(seed)
-    lo, hi = domain
+    lo, hi = float(domain[0]), float(domain[1])          # floats once: the compiled step's types
     N = n_particles
     # step 0: its exact posterior on a grid, then uniform within the chosen cell
     unknown_t = model.kind == "toa" and model.emit is None
@@ -295,7 +295,7 @@ def particle_track(model: _Model, lib: MotionLibrary, n_steps: int, *, n_particl
             reflect(P, V, lo, hi)
         elif k:   # a += j, v += a, p += v, reflected (compiled; as the numpy steps bit for bit)
             propagate_rows(X, jerkT[min(k - 1, lib.jerk.shape[1] - 1)], rng.integers(0, M, size=N), jerk_rows,
-                           1.0, float(lo), float(hi))
+                           1.0, lo, hi)
         p = P.T
         if extent > 0:
             if k:

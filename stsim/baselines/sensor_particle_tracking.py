@@ -270,7 +270,7 @@ def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2
     Returns: positions (n_steps, 2), the weighted particle mean after each step's update
         (the filtering posterior mean under the model)."""
     rng = np.random.default_rng(seed)
-    lo, hi = domain
+    lo, hi = float(domain[0]), float(domain[1])          # floats once: the compiled step's types
     N = n_particles
     g, grid = start_grid(lo, hi, cells)
     gridT = _grid_rows(lo, hi, cells)
@@ -319,10 +319,10 @@ def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2
     uniform = True                                         # logw constant (start, resampled)
     out = np.empty((n_steps, 2))
     shrink = np.sqrt(1.0 - jitter ** 2)
+    decay = float(decay)
     for k in range(n_steps):
         if k:
-            propagate_rows(X, jerkT[min(k - 1, n_jerk - 1)], rng.integers(0, M, size=N), scale, float(decay),
-                           float(lo), float(hi))
+            propagate_rows(X, jerkT[min(k - 1, n_jerk - 1)], rng.integers(0, M, size=N), scale, decay, lo, hi)
         viol, dens = model.fast(k, X[0:2])
         eps = 0.0
         if viol is not None:
