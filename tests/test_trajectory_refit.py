@@ -470,6 +470,50 @@ def test_residual_prefix_is_the_readings_cut_at_its_step(family):
     assert np.array_equal(cut(pos, t0), fresh(pos, t0))
 
 
+@pytest.mark.parametrize("family", ["stark.tracking.range_bearing", "stark.tracking.event_xyt"])
+def test_extra_columns_after_the_readings_are_zero_and_leave_them_unchanged(family):
+    """``extra`` columns (where the LM puts its prior's residuals) come after the readings'
+    residuals and derivatives, zero, and the readings' columns are bit for bit those without."""
+    task = generate_task(family, 2, suite="stark-tier1", suite_seed=11)
+    lay, u, mask, t = _truth(task)
+    res = ReadingResiduals(task_readings(task), 9, t)
+    U = np.clip(np.vstack([u, u + 0.01, u - 0.02]), 0.0, 1.0)
+    M = np.repeat(mask[None], 3, axis=0)
+    free = free_columns(lay)[0]
+    cols = np.repeat(np.flatnonzero(free)[None], 3, axis=0)
+    valid = np.ones(cols.shape, bool)
+    pos, D = trajectories_jacobian(lay, U, M, t, cols, valid, 9)
+    t0 = lay.physical(U)[:, -1] if lay.emit is not None else None
+    r0, J0 = res.jacobian(pos, D, t0)
+    r1, J1 = res.jacobian(pos, D, t0, extra=4)
+    assert r1.shape == (3, res.size + 4) and J1.shape == (3, cols.shape[1], res.size + 4)
+    assert np.array_equal(r1[:, :res.size], r0) and np.array_equal(J1[:, :, :res.size], J0)
+    assert not r1[:, res.size:].any() and not J1[:, :, res.size:].any()
+    assert np.array_equal(res(pos, t0, extra=2)[:, :res.size], res(pos, t0))
+
+
+def test_path_distance_sums_the_squares_over_evenly_spaced_steps():
+    """:meth:`PriorDraws.path_distance` (compiled, :func:`path_sq_distance`) against a sum
+    written out: 5 draws, a 30-step path, at most 12 steps (0, 3, 5, ..., 29: evenly spaced,
+    the last included); bit for bit the former numpy loop's order (x then y, step by step);
+    a 4-step path uses all 4 steps."""
+    draws = prior_draws(50, 10.0, 3, "stark_release", None, 5)
+    rng = np.random.default_rng(1)
+    path = rng.uniform(0.0, 10.0, (30, 2))
+    steps = np.unique(np.round(np.linspace(0, 29, 12)).astype(int))
+    assert steps[0] == 0 and steps[-1] == 29 and len(steps) == 12
+    want = np.zeros(len(draws.u))
+    for j in steps:
+        for c in (0, 1):
+            e = draws.pos[:, j, c] - path[j, c]
+            want += e * e
+    got = draws.path_distance(path)
+    assert np.array_equal(got, want)
+    assert np.allclose(got, ((draws.pos[:, steps] - path[steps]) ** 2).sum(axis=(1, 2)), rtol=1e-12, atol=0)
+    short = path[:4]
+    assert np.allclose(draws.path_distance(short), ((draws.pos[:, :4] - short) ** 2).sum(axis=(1, 2)), rtol=1e-12)
+
+
 def test_residuals_of_a_target_on_its_sensor_stay_finite():
     """A fit through a sensor (distance 0): the range residual is ``z / h`` (the rounding
     bound), the bearing's ``wrap(z - atan2(0, 0)) / b = z / b``, and the Jacobian, with the
@@ -860,7 +904,7 @@ print(json.dumps([used, declared]))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     used, declared = json.loads(out.stdout.strip().splitlines()[-1])
-    assert [len(v) for v in declared.values()] == [1, 4, 1, 1, 1]
+    assert [len(v) for v in declared.values()] == [1, 4, 1, 1, 1, 1]
     for name, sigs in used.items():
         assert sigs and set(sigs) <= set(declared[name]), (name, set(sigs) - set(declared[name]))
 

@@ -251,7 +251,7 @@ READING_KINDS = {"range": 0, "bearing": 1, "toa": 2}
 
 @numba.njit(cache=True, error_model="numpy")   # x / 0: inf or nan, as numpy
 def residuals_and_jacobian(Pt, Dt, kind, step, sx, sy, val, tk, t0, bounds, sigma, speed, emit_col, emit_scale,
-                           jacobian):
+                           jacobian, extra):
     """Each reading's signed residual in units of its noise bound and its derivatives by the
     fit's parameters through the chain rule, row by row
     (:meth:`stsim.baselines.trajectory_refit.ReadingResiduals.jacobian`, the same operations
@@ -264,18 +264,25 @@ def residuals_and_jacobian(Pt, Dt, kind, step, sx, sy, val, tk, t0, bounds, sigm
         time (zeros when none); bounds (3,) the range residual's rounding ``h``, the bearing's
         and the ToA's noise bounds ``b``; sigma the range noise's relative sigma; speed the
         ToA signal speed; emit_col (N, P) bool the emission time's column, ``emit_scale`` its
-        range in s; jacobian: False for the residuals alone, from the undamped distance.
-    Returns: ``(r (N, R), J (N, P, R))`` (``(0, 0, 0)``-shaped without ``jacobian``):
+        range in s; jacobian: False for the residuals alone, from the undamped distance;
+        extra: columns left after the readings' for the caller to fill (a prior's residuals).
+    Returns: ``(r (N, R + extra), J (N, P, R + extra))`` (``(0, 0, 0)``-shaped without
+        ``jacobian``), the extra columns 0:
         range ``r = (z - d) / (sigma d + h)``, ``dr/dd = -(sigma z + h) / (sigma d + h)^2``;
         bearing ``r = wrap(z - atan2(dy, dx)) / b``, ``dr/dp = (dy, -dx) / (d^2 b)``; ToA
         ``r = (z - t0 - t_k - d / v) / b``, ``dr/dp = -(dx, dy) / (d v b)`` and
         ``dr/du = -emit_scale / b`` in the emission column; ``d`` the distance floored at
         ``1e-12`` with ``jacobian``."""
     N, P, R = Pt.shape[1], Dt.shape[2], kind.shape[0]
-    out = np.empty((N, R))
-    jac = np.empty((N, P, R)) if jacobian else np.empty((0, 0, 0))
+    out = np.empty((N, R + extra))
+    jac = np.empty((N, P, R + extra)) if jacobian else np.empty((0, 0, 0))
     h, bb, tb = bounds[0], bounds[1], bounds[2]
     for i in range(N):
+        for r in range(R, R + extra):
+            out[i, r] = 0.0
+            if jacobian:
+                for p in range(P):
+                    jac[i, p, r] = 0.0
         for r in range(R):
             k, c = step[r], kind[r]
             dx, dy = Pt[0, i, k] - sx[r], Pt[1, i, k] - sy[r]
@@ -388,6 +395,25 @@ def analytic_centre_rows(s0, J, valid, iters, tol, du0, warm):
     return out
 
 
+@numba.njit(cache=True)
+def path_sq_distance(rows, path, steps):
+    """(M,) summed squared distance (plane units^2) of M trajectories to ``path`` over the
+    given steps: ``rows`` (n, 2, M) the trajectories' positions per step and axis, ``path``
+    (k, 2), ``steps`` (s,) int64 step indices below ``k``; per trajectory the squares added
+    step after step, x before y (the order, and so the floating-point result, of the numpy
+    loop it replaced)."""
+    M = rows.shape[2]
+    d = np.zeros(M)
+    for i in range(M):
+        acc = 0.0
+        for j in steps:
+            for c in range(2):
+                e = rows[j, c, i] - path[j, c]
+                acc += e * e
+        d[i] = acc
+    return d
+
+
 def _array(dtype, ndim: int, layout: str = "C"):
     return numba.types.Array(dtype, ndim, layout)
 
@@ -395,7 +421,8 @@ def _array(dtype, ndim: int, layout: str = "C"):
 def compiled_signatures() -> dict:
     """The argument types the default trackers pass each compiled kernel, as numba signatures:
     the refit's (:mod:`stsim.baselines.trajectory_refit`), one for
-    :func:`positions_and_derivatives` and :func:`analytic_centre_rows`, four for
+    :func:`positions_and_derivatives`, :func:`analytic_centre_rows` and
+    :func:`path_sq_distance`, four for
     :func:`residuals_and_jacobian` (its positions ``Pt`` and derivatives ``Dt`` arrive as
     contiguous arrays or as slices, ``C`` or ``A`` layout), and the particle filters' one for
     :func:`~stsim.baselines.resampling.systematic_indices` and for
@@ -408,8 +435,9 @@ def compiled_signatures() -> dict:
         positions_and_derivatives: [(_array(f8, 2), _array(b1, 2), f1, _array(i8, 2), _array(b1, 2), _array(f8, 2),
                                      i8, f8, f8, i1, _array(i8, 2), f1, f1, _array(b1, 1), b1)],
         residuals_and_jacobian: [(_array(f8, 3, p), _array(f8, 4, d), i1, i1, f1, f1, f1, f1, f1, f1, f8, f8,
-                                  _array(b1, 2), f8, b1) for p, d in ("CC", "AA", "AC", "CA")],
+                                  _array(b1, 2), f8, b1, i8) for p, d in ("CC", "AA", "AC", "CA")],
         analytic_centre_rows: [(_array(f8, 2), _array(f8, 3), _array(b1, 2), i8, f8, _array(f8, 2), b1)],
+        path_sq_distance: [(_array(f8, 3), _array(f8, 2), i1)],
         systematic_indices: [(f1, f8, i8)],
         propagate_rows: [(_array(f8, 2), _array(f8, 2), i1, f1, f8, f8, f8)],
     }

@@ -48,7 +48,7 @@ import numpy as np
 from ..sim.motion import MOTION_RANGES
 from .prior_motion import ROUNDING, prior_config, step_grid
 from .trajectory_kernel import (READING_KINDS, analytic_centre_rows, layout_tables, positions_and_derivatives,
-                               residuals_and_jacobian)
+                               path_sq_distance, residuals_and_jacobian)
 from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, trajectories
 
 
@@ -457,14 +457,8 @@ class PriorDraws:
         """(M,) summed squared distance (plane units^2) of each draw to ``path`` (k, 2) over at
         most ``at_most`` of the first ``k`` steps, evenly spaced (the last one included)."""
         k = len(path)
-        steps = np.unique(np.round(np.linspace(0, k - 1, min(k, at_most))).astype(int))
-        d = np.zeros(len(self.u))
-        for j in steps:
-            for c in (0, 1):
-                e = self.rows[j, c] - path[j, c]
-                e *= e
-                d += e
-        return d
+        steps = np.unique(np.round(np.linspace(0, k - 1, min(k, at_most))).astype(np.int64))
+        return path_sq_distance(self.rows, np.ascontiguousarray(path, float), steps)
 
 
 _FREE: dict = {}
@@ -591,9 +585,10 @@ class ReadingResiduals:
         return out
 
     def _kernel(self, pos: np.ndarray, D: np.ndarray | None, t_start: np.ndarray | None,
-                emit_col: np.ndarray | None, emit_scale: float) -> tuple[np.ndarray, np.ndarray]:
+                emit_col: np.ndarray | None, emit_scale: float, extra: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """:func:`residuals_and_jacobian` on positions ``pos`` (N, n, 2) and, unless None, their
-        derivatives ``D`` (N, P, m, 2), passed as axis-first views."""
+        derivatives ``D`` (N, P, m, 2), passed as axis-first views; ``extra`` zero columns
+        after the readings' (for a prior's residuals)."""
         N = len(pos)
         Pt = pos.transpose(2, 0, 1)                          # (2, N, n): the axes apart (views of
         jac = D is not None                                  # trajectories_jacobian's arrays)
@@ -601,24 +596,27 @@ class ReadingResiduals:
         t0 = np.zeros(N) if t_start is None else np.asarray(t_start, float)
         ec = np.zeros((N, Dt.shape[2]), bool) if emit_col is None else np.asarray(emit_col, bool)
         return residuals_and_jacobian(Pt, Dt, self.kind, self.step, self.sx, self.sy, self.val, self.tk, t0,
-                                      self._bounds, self._sigma, self._speed, ec, float(emit_scale), jac)
+                                      self._bounds, self._sigma, self._speed, ec, float(emit_scale), jac, int(extra))
 
-    def __call__(self, pos: np.ndarray, t_start: np.ndarray | None = None) -> np.ndarray:
+    def __call__(self, pos: np.ndarray, t_start: np.ndarray | None = None, extra: int = 0) -> np.ndarray:
         """Residuals (N, R) of trajectories ``pos`` (N, >= upto+1, 2) (plane units) with first
         emission times ``t_start`` (N,) (ToA; None: 0): range ``(z - d) / (sigma d + h)``,
         bearing ``wrap(z - atan2(dy, dx)) / b``, ToA ``(z - t_start - t_k - d / v) / b``
-        (:func:`~stsim.baselines.trajectory_kernel.residuals_and_jacobian`, compiled)."""
-        return self._kernel(pos, None, t_start, None, 0.0)[0]
+        (:func:`~stsim.baselines.trajectory_kernel.residuals_and_jacobian`, compiled); with
+        ``extra`` zero columns after them (N, R + extra), for the caller to fill."""
+        return self._kernel(pos, None, t_start, None, 0.0, extra)[0]
 
     def jacobian(self, pos: np.ndarray, D: np.ndarray, t_start: np.ndarray | None = None,
-                 emit_col: np.ndarray | None = None, emit_scale: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+                 emit_col: np.ndarray | None = None, emit_scale: float = 0.0,
+                 extra: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """Residuals (N, R) as :meth:`__call__` and their derivatives (N, P, R) by the chain rule
         from the positions' derivatives ``D`` (N, P, >= upto+1, 2) (:func:`trajectories_jacobian`):
         range ``dr/dd = -(sigma z + h) / (sigma d + h)^2``, bearing ``dr/dp = (dy, -dx) / (d^2 b)``,
         ToA ``dr/dp = -(dx, dy) / (d v b)``; ``emit_col`` (N, P) bool marks the first emission
         time's column, ``dr/du = -emit_scale / b`` (``emit_scale``: its range in s).  The
-        distance is floored at ``1e-12`` here (not in :meth:`__call__`)."""
-        return self._kernel(pos, D, t_start, emit_col, emit_scale)
+        distance is floored at ``1e-12`` here (not in :meth:`__call__`).  ``extra``: as
+        :meth:`__call__`, zero columns after the readings' in both."""
+        return self._kernel(pos, D, t_start, emit_col, emit_scale, extra)
 
 
 def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray,
@@ -739,25 +737,31 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         pos, D = trajectories_jacobian(lay, ua, mask[a], t_rel, ca, va, res.upto + ahead, derivatives=jac,
                                        col_scale=col_scale[a])
         if not jac:
-            return with_prior(a, ua, ca, pos, res(pos, _t_start(lay, ua)), None, None)
+            return with_prior(a, ua, ca, pos, res(pos, _t_start(lay, ua), extra), None, None)
         return with_prior(a, ua, ca, pos, *res.jacobian(pos, D, _t_start(lay, ua),
-                                                        None if emit_col is None else emit_col[a], emit_scale), D)
+                                                        None if emit_col is None else emit_col[a], emit_scale,
+                                                        extra), D)
+
+    extra = P if prior else 0                                # the prior's columns after the readings'
+    diag = np.arange(P)
 
     def with_prior(a, ua, ca, pos, ra, Ja, D):
+        """The prior's residuals and their derivatives (a diagonal block) in the last ``P``
+        columns the residuals' kernel left for them."""
         if not prior:
             return pos, ra, Ja, D
         ga = pw[a]
-        rp = ga * (ua[np.arange(len(ua))[:, None], ca] - 0.5)
-        if Ja is None:
-            return pos, np.concatenate([ra, rp], axis=1), None, D
-        Jp = np.zeros((len(ua), P, P))
-        _diagonal(Jp)[...] = ga
-        return pos, np.concatenate([ra, rp], axis=1), np.concatenate([Ja, Jp], axis=2), D
+        R = ra.shape[1] - P
+        ra[:, R:] = ga * (ua[np.arange(len(ua))[:, None], ca] - 0.5)
+        if Ja is not None:
+            Ja[:, diag, R + diag] = ga
+        return pos, ra, Ja, D
 
     every = slice(None)
     if init is not None and init[1].shape[2] > res.upto:     # the positions and derivatives known
         X, D0 = init[0].copy(order="K"), init[1][:, :P].copy(order="K")   # the caller's arrays kept
-        X, r0, J, Ds = with_prior(every, u, cols, X, *res.jacobian(X, D0, _t_start(lay, u), emit_col, emit_scale), D0)
+        X, r0, J, Ds = with_prior(every, u, cols, X, *res.jacobian(X, D0, _t_start(lay, u), emit_col, emit_scale,
+                                                                   extra), D0)
     else:
         X, r0, J, Ds = evaluate(every, u)
     cost = (r0 * r0).sum(axis=1)
@@ -967,7 +971,9 @@ def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws, p
     best_g = np.argpartition(g, k - 1, axis=1)[:, :k]
     pick = (best_g + draws.per_structure * np.arange(len(g))[:, None]).ravel()
     u0, m0 = draws.u[pick].copy(), draws.mask[pick]
-    p0 = draws.pos[pick]
+    # (N, m, 2) the steps the residuals read (m >= 2: one step would make the kernel's view
+    # Fortran-ordered, a layout compile_all does not compile)
+    p0 = draws.rows[:max(t + 1, 2), :, pick].transpose(2, 0, 1)
     _init_emission(lay, res, u0, p0)
     if pool_keep is not None and len(pick) > pool_keep:
         keep = np.argsort(pool_cost(res(p0, _t_start(lay, u0))), kind="stable")[:pool_keep]
