@@ -855,6 +855,34 @@ def test_wide_search_takes_its_pool_at_the_searches_up_to_its_step(monkeypatch):
     assert all(s[1:] == (2, None, 16, 16) for s in seen[2:])
 
 
+def test_late_search_adds_searches_with_their_own_pool_and_backoff_from_its_step(monkeypatch):
+    """The jumping target's searches with ``search_on_loss`` (steps 8, 9, 26, 31, 36, 41 with 6,
+    the test above).  With 3 in all they stop after step 26; with ``late_search = (20, 2, 3,
+    20, 12)`` two more are allowed from step 20 on, they take 3 prior draws per structure cut
+    to 20 by their residuals and 12 starts (steps 8 and 9 the search's own 2, no cut, 16), and
+    the wait doubles after each that holds nothing: 26, then 36 (2 x 5 steps later), and the
+    next would be 20 steps after that, past step 49.  Before step 20 nothing changes."""
+    import stsim.baselines.trajectory_refit as tr
+    lay, u, mask, t_rel, truth, r, draws = _jumping_target()
+    seen = []
+    real = tr._search_starts
+
+    def spy(res, lay_, draws_, out, t, *a, **k):
+        got = real(res, lay_, draws_, out, t, *a, **k)
+        seen.append((t, k["pool_per_structure"], k["pool_keep"], k["n_starts"], len(got[0])))
+        return got
+    monkeypatch.setattr(tr, "_search_starts", spy)
+    opts = dict(start=8, search_on_loss=True, max_searches=3, pool_per_structure=2, n_starts=16)
+    p0, used0, _ = refit_path(r, t_rel, draws, truth, **opts)
+    assert [s[0] for s in seen] == [8, 9, 26]
+    seen.clear()
+    p1, used1, _ = refit_path(r, t_rel, draws, truth, **opts, late_search=(20, 2, 3, 20, 12))
+    assert [s[0] for s in seen] == [8, 9, 26, 36]
+    assert seen[:2] == [(8, 2, None, 16, 16), (9, 2, None, 16, 16)]
+    assert seen[2:] == [(26, 3, 20, 12, 12), (36, 3, 20, 12, 12)]
+    assert np.array_equal(p0[:20], p1[:20]) and np.array_equal(used0[:20], used1[:20])
+
+
 def test_range_bearing_default_filter_settings_reach_the_filter(monkeypatch):
     """The default's range+bearing filter runs 1000 particles without redraws
     (:data:`~stsim.baselines.stark_tier1.DEFAULT_FILTER`); range keeps the filter's own settings

@@ -274,10 +274,24 @@ REFIT_SETTINGS: dict = {
     # (perf/vs_stonesoup.py --n 30 --rounds 5 --family stark.tracking.range_bearing, the two
     # alternating), and after the filter's compiled motion step and resampling 5.1x and 5.2x against
     # 6.1x and 5.5x: the cost margin does not allow it.
+    # Session 22: the searches made about 5 % cheaper with the same answers (pool residuals over
+    # the steps read, the compiled path distance, the prior's columns written by the residuals'
+    # kernel), then 2 more searches from step 10 on (late_search), from a small pool (3 prior
+    # draws per structure nearest the answers so far, cut to 16, 6 starts) with range's backoff:
+    # the first 10 steps the same answers; all steps on the tuning seeds (draw 0, geometric
+    # means) 0.0253 -> 0.0229 (better on each seed); over 50 steps against the limit sets above
+    # (four draws) seed 5 1.59x -> 1.17x, seed 9 2.14x -> 1.66x; +4-7 % time in-process, and
+    # Stone Soup's particle filter over ours 5.7x, 5.1x, 5.4x, 5.8x, 5.8x, 5.7x against 5.9x, 5.4x,
+    # 5.7x, 5.6x, 5.9x at the session's start (perf/vs_stonesoup.py --n 30 --rounds 5 --family
+    # stark.tracking.range_bearing, alternating).  Scratch, not kept: 4 more with that pool (the
+    # same on seed 5, 1.65x on seed 9, tuning 0.0226, +8 %); 2 more from the search's own pool
+    # (1.40x / 1.61x without backoff); each structure least-squares fitted to the answers so far
+    # as extra starts (a held mode of the wrong structure stays consistent for 10-20 steps, then
+    # fails where the right one is far from every prior draw): the same figures at +7-19 %.
     "range_bearing": {**_COMMON, "start": 1, "search_steps": (1, 3, 6, 8), "max_searches": 5,
                       "search_on_loss": True, "iters_pool": 2, "iters_init": 4, "centre_from": 0,
                       "search_rescue": (10, 2), "pool_per_structure": 10, "pool_keep": 40, "n_starts": 16,
-                      "wide_search": (3, 40, 160, 48), "rescue_late": (10, 10)},
+                      "wide_search": (3, 40, 160, 48), "rescue_late": (10, 10), "late_search": (10, 2, 3, 16, 6)},
     "toa": {**_COMMON, "search_steps": (0,), "max_searches": 3, "centre_from": 3},
 }
 # event tracking (known emission times; session 10): ToA's with a search at once whenever the
@@ -1008,6 +1022,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                refine_above: float | None = None, settle_accept: float | None = None,
                pool_keep: int | None = None, wide_search: tuple[int, int, int, int] | None = None,
                search_above: tuple[float, int] | None = None, search_backoff: bool = False,
+               late_search: tuple[int, int, int, int, int] | None = None,
                _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
     replaced from step ``start`` on by a posterior mean approximation of the parametric refit
@@ -1058,6 +1073,10 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     ``search_backoff`` the wait between searches while no mode is held doubles after each search
     that held none (``search_every``, then 2, 4 ... times it; a held mode resets it): a track
     lost for good stops spending searches, one lost for a while still gets them later.
+    ``late_search = (first, extra, pool_per_structure, pool_keep, n_starts)``: from step
+    ``first`` on, ``extra`` searches beyond ``max_searches``, taking these pool sizes (by then
+    the posterior is narrow and the answers so far rank the prior draws well: a small pool
+    does), with the wait between them doubling as ``search_backoff``'s (None: none).
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).
@@ -1086,8 +1105,10 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
             continue
         fresh, size = res.size > size, res.size
         acc = accept if settle_accept is None or t >= settle else settle_accept
-        gap = search_every * (2 ** misses if search_backoff else 1)
-        search = searches < max_searches and (t in search_steps or (u is None and t - last_search >= gap))
+        late = late_search is not None and t >= late_search[0]
+        cap = max_searches + (late_search[1] if late else 0)
+        gap = search_every * (2 ** misses if search_backoff or late else 1)
+        search = searches < cap and (t in search_steps or (u is None and t - last_search >= gap))
         # the held modes' last centres in u (rows first in the next fit's, searched or refined)
         uc = _centres_in_u(u, cv, du) if centred and u is not None else None
         while True:
@@ -1096,7 +1117,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                 last_search = t
                 searches += 1
                 pps, pk, ns = (wide_search[1:] if wide_search is not None and t <= wide_search[0]
-                               else (pool_per_structure, pool_keep, n_starts))
+                               else late_search[2:] if late else (pool_per_structure, pool_keep, n_starts))
                 us, ms, ls = _search_starts(res, lay, draws, out, t, t_rel, pool_per_structure=pps, n_starts=ns,
                                             iters_pool=iters_pool, prior=prior, pool_keep=pk)
                 if u is not None:
@@ -1135,11 +1156,11 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                     misses = misses + 1 if search else 0
                     u = mask = lam = pos = logz = uc = None     # a search now has no held rows
                     centred = False
-                    if not search and search_on_loss and searches < max_searches:
+                    if not search and search_on_loss and searches < cap:
                         search = True                    # the held modes failed: search at once
                         continue
                     break
-                if (not search and search_above is not None and searches < max_searches and t >= search_above[1]
+                if (not search and search_above is not None and searches < cap and t >= search_above[1]
                         and (worst[ok] > search_above[0]).all()):
                     search = True                        # every held mode misses a reading: search now
                     continue
