@@ -31,3 +31,52 @@ def test_mkdocs_build_strict(tmp_path):
     assert "Quick start" in home and 'src="img/show-stark.tracking.range.png"' in home
     api = (site / "api" / "index.html").read_text(encoding="utf-8")
     assert 'id="stsim.generators.chat_prompts.chat_plan"' in api and 'id="stsim.records.Task"' in api
+
+
+def _settings_table() -> dict:
+    """The refit's settings table of docs/stark-tier1.md: ``{family: {column: cell}}``."""
+    text = (ROOT / "docs" / "stark-tier1.md").read_text(encoding="utf-8")
+    lines = text[text.index("**The settings now**"):].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| family |"))
+    head = [c.strip() for c in lines[start].strip("|").split("|")]
+    rows = {}
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = dict(zip(head, cells))
+    return rows
+
+
+def test_the_docs_refit_settings_table_says_what_refit_settings_hold():
+    """docs/stark-tier1.md repeats the refit's settings (``REFIT_SETTINGS``) in a table for
+    readers; its numbers must be the code's: the first step answered, the scheduled searches,
+    the searches in all (and from ``late_search``'s step), the pool (draws per structure ->
+    kept -> starts, ``all`` for no cut), the LM iterations per refinement and the first
+    centred step, for each of the six refit families."""
+    from stsim.baselines.trajectory_refit import refit_settings
+    families = {"range": ("stark.tracking.range", "range"), "bearing": ("stark.tracking.bearing", "bearing"),
+                "range+bearing": ("stark.tracking.range_bearing", "range_bearing"),
+                "event": ("stark.tracking.event", "toa"), "temporal event": ("stark.temporal_tracking.event", "toa"),
+                "x-y-t event": ("stark.tracking.event_xyt", "toa")}
+    rows = _settings_table()
+    assert set(rows) == set(families)
+    for name, (family, modality) in families.items():
+        s, row = refit_settings(family, modality), rows[name]
+        assert row["refit answers from step"].split()[0] == str(max(s.get("start", 0), s.get("answer_from", 0))), name
+        assert row["searches at"] == ", ".join(map(str, s["search_steps"])), name
+        in_all = str(s["max_searches"])
+        if s.get("late_search"):
+            in_all += f"; {s['max_searches'] + s['late_search'][1]} from step {s['late_search'][0]}"
+        assert row["in all"] == in_all, name
+        pool = row["pool per search: draws per structure nearest the path -> kept by their residuals -> starts"]
+        keep = "all" if s.get("pool_keep") is None else str(s["pool_keep"])
+        assert pool.split(";")[0] == f"{s['pool_per_structure']} -> {keep} -> {s['n_starts']}", name
+        if s.get("late_search"):
+            first, _, pps, kept, starts = s["late_search"]
+            assert f"from step {first}: {pps} -> {kept} -> {starts}" in pool, name
+        if s.get("wide_search"):
+            last, pps, kept, starts = s["wide_search"]
+            assert f"to step {last}: {pps} -> {kept} -> {starts}" in pool, name
+        assert row["LM iterations per refinement"] == str(s["iters"]), name
+        assert row["centred from step"] == str(s["centre_from"]), name
