@@ -833,13 +833,10 @@ def test_pool_keep_fits_only_the_draws_whose_residuals_fit_best(family, monkeypa
     assert len(seen[0]) == 3 * len(d)
 
 
-def test_wide_search_takes_its_pool_at_the_searches_up_to_its_step(monkeypatch):
-    """The jumping target's searches with ``search_on_loss`` run at steps 8, 9, 26, 31, 36, 41
-    (the test above).  With ``wide_search = (9, 3, 20, 12)`` the two at steps 8 and 9 draw 3
-    prior draws per structure cut to 20 by their residuals and keep 12 starts; the later ones
-    the search's own 2 per structure, no cut and 16 starts; the steps searched are unchanged."""
+def _spy_search_pools(monkeypatch) -> list:
+    """Record each search of :func:`refit_path` as ``(step, pool_per_structure, pool_keep,
+    n_starts, starts returned)`` (the list returned, filled as the searches run)."""
     import stsim.baselines.trajectory_refit as tr
-    lay, u, mask, t_rel, truth, r, draws = _jumping_target()
     seen = []
     real = tr._search_starts
 
@@ -848,6 +845,16 @@ def test_wide_search_takes_its_pool_at_the_searches_up_to_its_step(monkeypatch):
         seen.append((t, k["pool_per_structure"], k["pool_keep"], k["n_starts"], len(got[0])))
         return got
     monkeypatch.setattr(tr, "_search_starts", spy)
+    return seen
+
+
+def test_wide_search_takes_its_pool_at_the_searches_up_to_its_step(monkeypatch):
+    """The jumping target's searches with ``search_on_loss`` run at steps 8, 9, 26, 31, 36, 41
+    (the test above).  With ``wide_search = (9, 3, 20, 12)`` the two at steps 8 and 9 draw 3
+    prior draws per structure cut to 20 by their residuals and keep 12 starts; the later ones
+    the search's own 2 per structure, no cut and 16 starts; the steps searched are unchanged."""
+    lay, u, mask, t_rel, truth, r, draws = _jumping_target()
+    seen = _spy_search_pools(monkeypatch)
     refit_path(r, t_rel, draws, truth, start=8, search_on_loss=True, max_searches=6, pool_per_structure=2,
                n_starts=16, wide_search=(9, 3, 20, 12))
     assert [s[0] for s in seen] == [8, 9, 26, 31, 36, 41]
@@ -862,16 +869,8 @@ def test_late_search_adds_searches_with_their_own_pool_and_backoff_from_its_step
     to 20 by their residuals and 12 starts (steps 8 and 9 the search's own 2, no cut, 16), and
     the wait doubles after each that holds nothing: 26, then 36 (2 x 5 steps later), and the
     next would be 20 steps after that, past step 49.  Before step 20 nothing changes."""
-    import stsim.baselines.trajectory_refit as tr
     lay, u, mask, t_rel, truth, r, draws = _jumping_target()
-    seen = []
-    real = tr._search_starts
-
-    def spy(res, lay_, draws_, out, t, *a, **k):
-        got = real(res, lay_, draws_, out, t, *a, **k)
-        seen.append((t, k["pool_per_structure"], k["pool_keep"], k["n_starts"], len(got[0])))
-        return got
-    monkeypatch.setattr(tr, "_search_starts", spy)
+    seen = _spy_search_pools(monkeypatch)
     opts = dict(start=8, search_on_loss=True, max_searches=3, pool_per_structure=2, n_starts=16)
     p0, used0, _ = refit_path(r, t_rel, draws, truth, **opts)
     assert [s[0] for s in seen] == [8, 9, 26]
