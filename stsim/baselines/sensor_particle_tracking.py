@@ -28,7 +28,7 @@ from .geometry import DOMAIN
 from .first_position import first_position_law_of, start_posterior
 from .prior_motion import (ROUNDING, adaptive_tolerance, grid_draw, in_domain, library_cache, on_step_grid,
                            propagate_rows, start_graph, start_grid)
-from .resampling import systematic_resample
+from .resampling import bank_normals, systematic_resample
 
 
 class _SensorModel:
@@ -217,18 +217,6 @@ def track_sensor_task(task, seed: int = 0, **kw) -> np.ndarray:
     return in_domain(task, path[index])
 
 
-_NORMALS: dict = {}
-
-
-def _normals(size: int = 1 << 18) -> np.ndarray:
-    """A fixed bank of ``size`` standard normal draws (seed 0; cached): the regularisation
-    noise of a step is a slice of it at a random offset (drawing 6 N fresh normals per step
-    was a fifth of the filter's cost)."""
-    if size not in _NORMALS:
-        _NORMALS[size] = np.random.default_rng(0).standard_normal(size)
-    return _NORMALS[size]
-
-
 def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2000,
                  min_ess: float = 20.0, jerk_scale: float = 4.0, scale_mix: float = 1.0,
                  jitter: float = 0.3, cells: int = 121, knn: int = 16, start_prior: float = 4.0,
@@ -238,7 +226,8 @@ def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2
     :func:`~stsim.baselines.particle_tracking.particle_track`, same model and sampling) written
     for range / bearing readings: the state as (6, N) rows, each step's readings checked in one
     pass per kind (:meth:`_SensorModel.fast`), the regularisation noise sliced from a fixed
-    bank (:func:`_normals`), and a lost track redrawn from the readings.
+    bank (:func:`~stsim.baselines.resampling.bank_normals`), and a lost track redrawn from the
+    readings.
 
     Args:
         model: the readings (:class:`_SensorModel`) on the trajectory's step grid.
@@ -277,7 +266,6 @@ def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2
     cell = g[1] - g[0]
     cache = library_cache(lib)
     law = first_position_law_of(lib, domain, cells, start_prior) if start_prior else None
-    bank = _normals()
     M = len(lib.pos)
     jerkT, vel0, acc0 = cache["jerk"], cache["vel"][0], cache["acc0"]
     n_jerk = jerkT.shape[0]
@@ -359,8 +347,7 @@ def sensor_track(model: _SensorModel, lib, n_steps: int, *, n_particles: int = 2
             if jitter > 0:  # regularised PF: shrink to the mean, add kernel noise (Liu & West 2001)
                 X *= shrink
                 X += ((1 - shrink) * mu)[:, None]
-                o = int(rng.integers(0, len(bank) - 6 * N))
-                X += bank[o:o + 6 * N].reshape(6, N) * (jitter * sd)[:, None]
+                X += bank_normals(rng, 6, N) * (jitter * sd)[:, None]
                 # positions pushed out of the domain come back at the next step's reflection
     return out
 
