@@ -196,6 +196,22 @@ def test_resample_takes_unnormalised_weights_and_refuses_an_empty_sum():
             systematic_resample(bad, rng)
 
 
+def test_bank_normals_slice_the_fixed_bank_at_a_drawn_offset():
+    """The filters' kernel noise: ``bank_normals(rng, 6, N)`` is the (6, N) slice of the seed-0
+    bank at the offset ``rng.integers(0, len(bank) - 6 N)`` (the same generator state, the same
+    draws; the bank itself standard normal: mean within 0.01 of 0, sd within 0.01 of 1 over its
+    2^18 draws), and a request larger than the bank raises ``ValueError``."""
+    from stsim.baselines.resampling import bank_normals, normal_bank
+    bank = normal_bank()
+    assert len(bank) == 1 << 18 and abs(bank.mean()) < 0.01 and abs(bank.std() - 1.0) < 0.01
+    assert np.array_equal(bank, np.random.default_rng(0).standard_normal(1 << 18))
+    got = bank_normals(np.random.default_rng(3), 6, 1000)
+    o = int(np.random.default_rng(3).integers(0, len(bank) - 6000))
+    assert got.shape == (6, 1000) and np.array_equal(got, bank[o:o + 6000].reshape(6, 1000))
+    with pytest.raises(ValueError, match="exceed the bank"):
+        bank_normals(np.random.default_rng(3), 6, 50_000)
+
+
 @pytest.mark.parametrize("decay", [1.0, 0.7])
 def test_compiled_motion_step_is_the_numpy_one(decay):
     """``propagate_rows`` (the filter's motion step, compiled) gives the particles of the
