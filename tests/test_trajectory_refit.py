@@ -494,9 +494,9 @@ def test_extra_columns_after_the_readings_are_zero_and_leave_them_unchanged(fami
 
 def test_path_distance_sums_the_squares_over_evenly_spaced_steps():
     """:meth:`PriorDraws.path_distance` (compiled, :func:`path_sq_distance`) against a sum
-    written out: 5 draws, a 30-step path, at most 12 steps (0, 3, 5, ..., 29: evenly spaced,
-    the last included); bit for bit the former numpy loop's order (x then y, step by step);
-    a 4-step path uses all 4 steps."""
+    written out: 5 draws of each structure, a 30-step path, at most 12 steps (0, 3, 5, ..., 29:
+    evenly spaced, the last included); bit for bit the former numpy loop's order (x then y,
+    step by step); a 4-step path uses all 4 steps."""
     draws = prior_draws(50, 10.0, 3, "stark_release", None, 5)
     rng = np.random.default_rng(1)
     path = rng.uniform(0.0, 10.0, (30, 2))
