@@ -521,6 +521,7 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
             kw.setdefault("cells", 121)
     refit = kw.pop("refit", None)
     smooth = kw.pop("smooth", None)
+    late = kw.pop("late", None)
     widened: list = []
     pos, t = particle_track(model, lib, len(full), seed=seed, _eps_log=widened, **kw)
     if t is not None and max(widened) > SCHEDULE_BREAK:
@@ -529,6 +530,15 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
         model.t_rel = None
         pos, t = particle_track(model, lib, len(full), seed=seed, **kw)
     bounded = ((inp.get("sensor_model") or {}).get("noise") or {}).get("kind") != "gaussian"
+    if late is not None and m == "proximity":
+        from dataclasses import replace
+
+        from .trajectory_posterior import task_readings
+        from .trajectory_smc import track_late
+        r = task_readings(task)
+        z_grid = np.full((len(full), *r.z.shape[1:]), np.nan)
+        z_grid[index] = r.z
+        pos = track_late(task, replace(r, z=z_grid), pos, seed=seed, **late)[0]
     if (refit is not None or smooth is not None) and m == "toa" and bounded:  # both need bounded noise
         from dataclasses import replace
 

@@ -246,7 +246,7 @@ def positions_and_derivatives(u, mask, t, cols, valid, scale, m, low, high, code
 
 
 #: reading kinds of :func:`residuals_and_jacobian` (``ReadingResiduals``' parts)
-READING_KINDS = {"range": 0, "bearing": 1, "toa": 2}
+READING_KINDS = {"range": 0, "bearing": 1, "toa": 2, "interval": 3}
 
 
 @numba.njit(cache=True, error_model="numpy")   # x / 0: inf or nan, as numpy
@@ -260,7 +260,8 @@ def residuals_and_jacobian(Pt, Dt, kind, step, sx, sy, val, tk, t0, bounds, sigm
     Args: Pt (2, N, n) positions, axis first; Dt (2, N, P, >= max(step) + 1) their
         derivatives; kind (R,) int64 :data:`READING_KINDS`; step (R,) int64 each reading's
         step; sx, sy (R,) its sensor's position; val (R,) its value (plane units; bearings in
-        radians; ToA in s); tk (R,) its step's time (ToA); t0 (N,) each fit's first emission
+        radians; ToA in s; an interval's centre, plane units); tk (R,) its step's time (ToA),
+        or an interval's half-width (plane units); t0 (N,) each fit's first emission
         time (zeros when none); bounds (3,) the range residual's rounding ``h``, the bearing's
         and the ToA's noise bounds ``b``; sigma the range noise's relative sigma; speed the
         ToA signal speed; emit_col (N, P) bool the emission time's column, ``emit_scale`` its
@@ -271,7 +272,10 @@ def residuals_and_jacobian(Pt, Dt, kind, step, sx, sy, val, tk, t0, bounds, sigm
         range ``r = (z - d) / (sigma d + h)``, ``dr/dd = -(sigma z + h) / (sigma d + h)^2``;
         bearing ``r = wrap(z - atan2(dy, dx)) / b``, ``dr/dp = (dy, -dx) / (d^2 b)``; ToA
         ``r = (z - t0 - t_k - d / v) / b``, ``dr/dp = -(dx, dy) / (d v b)`` and
-        ``dr/du = -emit_scale / b`` in the emission column; ``d`` the distance floored at
+        ``dr/du = -emit_scale / b`` in the emission column; interval (a proximity detection:
+        the distance within ``[0, radius]`` or beyond it) ``r = (c - d) / w`` with ``c`` the
+        interval's centre (``val``) and ``w`` its half-width (``tk``), ``dr/dp = -(dx, dy) /
+        (d w)``; ``d`` the distance floored at
         ``1e-12`` with ``jacobian``."""
     N, P, R = Pt.shape[1], Dt.shape[2], kind.shape[0]
     out = np.empty((N, R + extra))
@@ -293,6 +297,8 @@ def residuals_and_jacobian(Pt, Dt, kind, step, sx, sy, val, tk, t0, bounds, sigm
                 out[i, r] = -((-(val[r] - np.arctan2(dy, dx)) + np.pi) % (2 * np.pi) - np.pi) / bb
             elif c == 0:
                 out[i, r] = (val[r] - d) / (sigma * d + h)
+            elif c == 3:
+                out[i, r] = (val[r] - d) / tk[r]
             else:
                 out[i, r] = (val[r] - t0[i] - tk[r] - d / speed) / tb
             if not jacobian:
@@ -300,8 +306,12 @@ def residuals_and_jacobian(Pt, Dt, kind, step, sx, sy, val, tk, t0, bounds, sigm
             if c == 1:
                 gx, gy = dy / (d * d * bb), -dx / (d * d * bb)
             else:
-                f = -(sigma * val[r] + h) / ((sigma * d + h) * (sigma * d + h) * d) if c == 0 else \
-                    -1.0 / (speed * tb * d)
+                if c == 0:
+                    f = -(sigma * val[r] + h) / ((sigma * d + h) * (sigma * d + h) * d)
+                elif c == 3:
+                    f = -1.0 / (tk[r] * d)
+                else:
+                    f = -1.0 / (speed * tb * d)
                 gx, gy = f * dx, f * dy
             for p in range(P):
                 g = Dt[0, i, p, k] * gx + Dt[1, i, p, k] * gy

@@ -522,6 +522,27 @@ def prior_draws(n_steps: int, duration: float, max_components: int = 3,
     return PriorDraws(lay, u, mask, per_structure, np.ascontiguousarray(pos.transpose(1, 2, 0)))
 
 
+def proximity_intervals(sensors: np.ndarray, hit: np.ndarray, radius: float,
+                        domain: tuple[float, float] = (0.0, 10.0)) -> tuple[np.ndarray, np.ndarray]:
+    """Proximity detections as intervals of the sensor-target distance ``d`` (plane units):
+    a detection (STARK's exact closed disk, Table 7) holds ``d`` in ``[0, radius]``, a miss in
+    ``[radius, far]`` with ``far`` the distance from the sensor to the farthest corner of the
+    square ``domain`` (every trajectory of the prior lies in it, Appendix 7.3), so that the
+    refit treats a detection as a bounded-noise reading of ``d`` (residual ``(c - d) / w``,
+    :class:`ReadingResiduals`).
+
+    Args: sensors (R, 2) each reading's sensor position; hit (R,) bool detected; radius the
+        detection radius; domain ``(lo, hi)`` of both axes.
+    Returns: ``(c (R,), w (R,))`` the intervals' centres and half-widths (``w > 0``; a miss by a
+        sensor whose farthest corner is within ``radius`` gets ``w = 1e-9``: it cannot hold)."""
+    lo, hi = domain
+    corners = np.array([[lo, lo], [lo, hi], [hi, lo], [hi, hi]], float)
+    far = np.hypot(*(sensors[:, None, :] - corners[None]).transpose(2, 0, 1)).max(axis=1)
+    top = np.where(hit, radius, np.maximum(far, radius))
+    bottom = np.where(hit, 0.0, radius)
+    return 0.5 * (top + bottom), np.maximum(0.5 * (top - bottom), 1e-9)
+
+
 class ReadingResiduals:
     """The readings of steps ``0..upto`` of :class:`~stsim.baselines.trajectory_posterior.Readings`
     ``r`` as one flat list; :meth:`__call__` gives each one's signed residual in units of its
@@ -531,9 +552,14 @@ class ReadingResiduals:
     ``t_start + t_rel[k]``); ``emit`` (n,): known emission times instead (``t_start`` is then
     0).
 
-    Raises ``ValueError`` for proximity (or another modality)."""
+    Proximity detections are intervals of the distance (:func:`proximity_intervals`; the
+    square ``domain`` bounds a miss's), their residual ``(c - d) / w`` within ``[-1, 1]``
+    exactly when the detection holds.
 
-    def __init__(self, r: Readings, upto: int, t_rel: np.ndarray, emit: np.ndarray | None = None):
+    Raises ``ValueError`` for another modality."""
+
+    def __init__(self, r: Readings, upto: int, t_rel: np.ndarray, emit: np.ndarray | None = None,
+                 domain: tuple[float, float] = (0.0, 10.0)):
         z = r.z[:upto + 1]
         self.r, self.upto = r, upto
         if emit is not None:
@@ -543,19 +569,25 @@ class ReadingResiduals:
             parts.append(("range" if r.modality != "toa" else "toa", 0))
         if r.modality in ("bearing", "range_bearing"):
             parts.append(("bearing", z.shape[2] - 1))
-        if r.modality not in ("range", "bearing", "range_bearing", "toa"):
-            raise ValueError(f"the refit handles range, bearing, range_bearing and toa readings, not {r.modality!r}")
+        if r.modality == "proximity":
+            parts.append(("interval", 0))
+        if r.modality not in ("range", "bearing", "range_bearing", "toa", "proximity"):
+            raise ValueError("the refit handles range, bearing, range_bearing, toa and proximity readings, "
+                             f"not {r.modality!r}")
         kinds, steps, sens, vals, tks = [], [], [], [], []
         for kind, c in parts:
             k, s = np.nonzero(np.isfinite(z[:, :, c]))
             val = z[k, s, c]
+            tk = np.asarray(t_rel, float)[k]
             if kind == "bearing":
                 val = np.radians(val)
+            elif kind == "interval":
+                val, tk = proximity_intervals(r.sensors[s], val >= 0.5, r.radius, domain)
             kinds.append(np.full(len(k), READING_KINDS[kind], np.int64))
             steps.append(k)
             sens.append(r.sensors[s])
             vals.append(val)
-            tks.append(np.asarray(t_rel, float)[k])
+            tks.append(tk)
         # the readings as flat arrays, part after part (each ordered by step); ``_spans`` each
         # part's (start, stop) in them
         self._spans = [0, *np.cumsum([len(k) for k in steps]).tolist()]
