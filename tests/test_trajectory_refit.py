@@ -47,8 +47,37 @@ def test_residuals_hand_derived():
     assert res[0, 0] == pytest.approx(0.004 / (0.01 + ROUNDING))
     # known emission times replace t_start + t_rel
     assert ReadingResiduals(r, 0, np.array([9.0]), emit=np.array([2.5]))(pos)[0, 0] == pytest.approx(res[0, 0])
-    with pytest.raises(ValueError, match="proximity"):
-        ReadingResiduals(Readings("proximity", s, z), 0, np.zeros(1))
+    # proximity, radius 4, domain [0, 10]^2: a detection holds d in [0, 4] (centre 2, half-width
+    # 2): (2 - 5) / 2 = -1.5, outside; a miss holds d in [4, hypot(10, 10)]: centre 9.0711,
+    # half-width 5.0711, (9.0711 - 5) / 5.0711 = 0.8028, inside
+    far = np.hypot(10.0, 10.0)
+    res = ReadingResiduals(Readings("proximity", s, np.ones((1, 1, 1)), radius=4.0), 0, np.zeros(1))
+    assert res(pos)[0, 0] == pytest.approx(-1.5)
+    res = ReadingResiduals(Readings("proximity", s, np.zeros((1, 1, 1)), radius=4.0), 0, np.zeros(1))
+    assert res(pos)[0, 0] == pytest.approx((0.5 * (4 + far) - 5) / (0.5 * (far - 4)))
+    with pytest.raises(ValueError, match="sonar"):
+        ReadingResiduals(Readings("sonar", s, z), 0, np.zeros(1))
+
+
+def test_proximity_residual_within_its_bound_exactly_when_the_detection_holds():
+    """Every proximity reading's residual is within [-1, 1] exactly when the position meets the
+    detection (distance <= radius for a detection, > radius for a miss: computed directly from
+    the task's readings), at 400 random paths through the domain, and the generator's own
+    trajectory meets every reading."""
+    task = generate_task("stark.tracking.proximity", 2, suite="stark-tier1", suite_seed=11)
+    r = task_readings(task)
+    n = r.z.shape[0]
+    res = ReadingResiduals(r, n - 1, np.linspace(0.0, 10.0, n))
+    k, j = np.nonzero(np.isfinite(r.z[:, :, 0]))
+    hit = r.z[k, j, 0] >= 0.5
+    pos = np.random.default_rng(4).uniform(0.0, 10.0, (400, n, 2))
+    d = np.hypot(pos[:, k, 0] - r.sensors[j, 0], pos[:, k, 1] - r.sensors[j, 1])
+    meets = np.where(hit, d <= r.radius, d >= r.radius)
+    inside = np.abs(res(pos)) <= 1.0
+    assert inside.mean() > 0.3 and (~inside).mean() > 0.1
+    assert np.array_equal(inside, meets)
+    lay, u, mask, t_rel = _truth(task)
+    assert np.abs(res(trajectories(lay, u[None], mask[None], t_rel))).max() <= 1.0
 
 
 @pytest.mark.parametrize("family", ["stark.tracking.range", "stark.tracking.bearing",
@@ -530,9 +559,11 @@ def test_residuals_of_a_target_on_its_sensor_stay_finite():
     assert r0 == pytest.approx(res(pos), rel=1e-9) and np.isfinite(J).all()
 
 
-@pytest.mark.parametrize("family", ["stark.tracking.range_bearing", "stark.temporal_tracking.event"])
+@pytest.mark.parametrize("family", ["stark.tracking.range_bearing", "stark.temporal_tracking.event",
+                                    "stark.tracking.proximity"])
 def test_residual_jacobian_matches_central_differences(family):
-    """:meth:`ReadingResiduals.jacobian` (range and bearing; ToA with the first emission time)
+    """:meth:`ReadingResiduals.jacobian` (range and bearing; ToA with the first emission time;
+    proximity's distance intervals)
     agrees with central differences of the residuals at a task's own parameters."""
     task = generate_task(family, 1, suite="stark-tier1", suite_seed=11)
     lay, u, mask, t = _truth(task)

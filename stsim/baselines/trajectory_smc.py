@@ -178,8 +178,9 @@ def move(res: ReadingResiduals, lay, u: np.ndarray, mask: np.ndarray, t_rel: np.
     """``sweeps`` random-walk Metropolis sweeps of the population ``u`` (N, dim) (structures
     ``mask`` (N, kinds)) targeting the uniform prior restricted to the parameters that meet
     every reading of ``res`` (module docstring): per structure the proposal covariance is its
-    particles' covariance over its active columns times ``2.38^2 / d`` (a structure with at
-    most ``d + 2`` particles: 0.01^2 per column).  Returns the moved population (a new array)
+    particles' covariance over its active columns (plus ``1e-6``) times ``2.38^2 / d`` (a
+    structure with at most ``d + 2`` distinct particles, copies after a resampling: 0.01^2 per
+    column).  Returns the moved population (a new array)
     and the mean acceptance rate."""
     free, periodic = free_columns(lay)
     box = free & ~periodic
@@ -188,8 +189,9 @@ def move(res: ReadingResiduals, lay, u: np.ndarray, mask: np.ndarray, t_rel: np.
     for m in np.unique(mask, axis=0):
         idx = np.flatnonzero((mask == m).all(axis=1))
         c = _active(lay, m)
-        if len(idx) > len(c) + 2:
-            C = np.cov(u[np.ix_(idx, c)].T) + 1e-10 * np.eye(len(c))
+        X = u[np.ix_(idx, c)]
+        if len(np.unique(X, axis=0)) > len(c) + 2:                # distinct particles, not copies
+            C = np.cov(X.T) + 1e-6 * np.eye(len(c))
             try:
                 L = np.linalg.cholesky(C)
             except np.linalg.LinAlgError:
@@ -211,7 +213,7 @@ def move(res: ReadingResiduals, lay, u: np.ndarray, mask: np.ndarray, t_rel: np.
 
 
 def track_late(task, readings: Readings, path: np.ndarray, seed: int = 0, *, first: int = 10,
-               n_particles: int = 128, sweeps: int = 8, draws: int = 128, inflate: float = 3.0,
+               n_particles: int = 128, sweeps: int = 8, start_sweeps: int | None = None, draws: int = 128, inflate: float = 3.0,
                accept: float = 1.2, pool_per_structure: int = 5, pool_keep: int = 40, n_starts: int = 16,
                iters: int = 8, feasible_iters: int = 8, margin: float = 0.8, feasible_prior: float = 0.2,
                retry_every: int = 2, max_tries: int = 4, _log: list | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -223,7 +225,7 @@ def track_late(task, readings: Readings, path: np.ndarray, seed: int = 0, *, fir
     same grid (NaN rows for steps without readings); the prior is the task's
     (:func:`~stsim.baselines.trajectory_refit.task_prior`; no emission times: proximity and the
     other families with positions only).  ``seed``: the sampler's random draws.  The start's
-    settings (``draws`` per fit, ``inflate``, ``accept``, the search's pool and starts, ``iters``
+    settings (``start_sweeps``: the sweeps after a start, None: ``sweeps``; ``draws`` per fit, ``inflate``, ``accept``, the search's pool and starts, ``iters``
     LM iterations, ``feasible_iters`` beyond ``margin`` with prior weight ``feasible_prior``) are
     :func:`laplace_importance`'s.  ``_log`` collects ``(step, event, value)``: ``("start",
     effective sample size)``, ``("lost", 0)``.
@@ -258,17 +260,19 @@ def track_late(task, readings: Readings, path: np.ndarray, seed: int = 0, *, fir
                 u = mask = None
                 if _log is not None:
                     _log.append((t, "lost", 0.0))
+        started = False
         if u is None and t - last_try >= retry_every and tries < max_tries:
             last_try, tries = t, tries + 1
             got = laplace_importance(res, lay, prior, out, t, t_rel, rng, **start_kw)
             if got is not None:
                 keep = systematic_resample(got[2], rng, n_particles)
                 u, mask = got[0][keep], got[1][keep]
+                started = True
                 if _log is not None:
                     _log.append((t, "start", float(1.0 / (got[2] ** 2).sum())))
         if u is None:
             continue
-        u = move(res, lay, u, mask, t_rel, rng, sweeps)[0]
+        u = move(res, lay, u, mask, t_rel, rng, sweeps if start_sweeps is None or not started else start_sweeps)[0]
         out[t] = _positions(lay, u, mask, t_rel)[:, t].mean(axis=0)
         used[t] = True
     return out, used
