@@ -483,7 +483,11 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
     MAP smoother's under the prior's Gaussian approximation, before the refit), and ``refit``: None, or the settings of
     :func:`stsim.baselines.trajectory_refit.refit_task` (the answers replaced by the
     generator's parametric trajectory fitted to the readings so far where that fit holds;
-    bounded noise only: with Gaussian noise the filter's answers stay).  Returns positions (k, 2) and emission times (k,) or None.
+    bounded noise only: with Gaussian noise the filter's answers stay), and ``late``: None, or
+    the settings of :func:`stsim.baselines.trajectory_smc.track_late` (the answers from its
+    first step on replaced by the resample-move sampler over the trajectory's parameters;
+    proximity, and ToA with known emission times and bounded noise).  Returns positions (k, 2)
+    and emission times (k,) or None.
 
     Raises ``ValueError`` for another modality."""
     from ..sim.readings import readings_to_array
@@ -530,28 +534,24 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
         model.t_rel = None
         pos, t = particle_track(model, lib, len(full), seed=seed, **kw)
     bounded = ((inp.get("sensor_model") or {}).get("noise") or {}).get("kind") != "gaussian"
-    if late is not None and m == "proximity":
+    if (refit is not None or smooth is not None or late is not None) and (m == "proximity" or bounded):
         from dataclasses import replace
 
         from .trajectory_posterior import task_readings
-        from .trajectory_smc import track_late
         r = task_readings(task)
         z_grid = np.full((len(full), *r.z.shape[1:]), np.nan)
         z_grid[index] = r.z
-        pos = track_late(task, replace(r, z=z_grid), pos, seed=seed, **late)[0]
+        r = replace(r, z=z_grid)
     if (refit is not None or smooth is not None) and m == "toa" and bounded:  # both need bounded noise
-        from dataclasses import replace
-
-        from .trajectory_posterior import task_readings
         from .trajectory_smoother import smooth_then_refit
-        r = task_readings(task)
-        z_grid = np.full((len(full), *r.z.shape[1:]), np.nan)
-        z_grid[index] = r.z
         if model.emit is None and model.t_rel is None:
             smooth = None       # the shot schedule broke: each step's emission time is its own
-        pos, t0, _ = smooth_then_refit(task, replace(r, z=z_grid), pos, smooth, refit, emit=model.emit,
+        pos, t0, _ = smooth_then_refit(task, r, pos, smooth, refit, emit=model.emit,
                                        t_rel=None if model.emit is not None else t_rel,
                                        t_start=None if t is None else t - t_rel)
         if t is not None and t0 is not None:
             t = np.where(np.isfinite(t0), t0 + t_rel, t)
+    if late is not None and (m == "proximity" or (bounded and model.emit is not None)):
+        from .trajectory_smc import track_late
+        pos = track_late(task, r, pos, seed=seed, emit=model.emit if m == "toa" else None, **late)[0]
     return in_domain(task, pos[index]), None if t is None else t[index]

@@ -178,7 +178,8 @@ def solve_tracking(task: Task, solver: str = "baseline") -> list[Answer]:
     trajectories (:mod:`stsim.baselines.particle_tracking`,
     :mod:`stsim.baselines.sensor_particle_tracking`; issue 20, proximity on 30 tasks of suite
     seed 7: trimmed RMSE 1.292 / 1.292 over the first 10 / all 20 steps, ``perf/pf_accuracy.py``,
-    against 1.597 / 1.793 for the grid Bayes filter, now ``baseline:grid``); else, and for Gaussian noise (the filter needs
+    against 1.597 / 1.793 for the grid Bayes filter, now ``baseline:grid``; proximity's later
+    steps since session 23 by the resample-move sampler, :func:`default_track`); else, and for Gaussian noise (the filter needs
     bounded noise), the bank of SCAAT-style EKFs (:func:`solve_tracking_ekf`)."""
     m = task.inputs["modality"]
     if m in PF_TRACKING and _uniform_noise(task):
@@ -218,8 +219,10 @@ def solve_tracking_pf(task: Task, solver: str = "baseline:pf") -> list[Answer]:
 
 def default_track(task: Task, seed: int = 0) -> tuple[np.ndarray, np.ndarray | None]:
     """The particle-filter default tracker of a range, bearing, range+bearing, proximity or ToA
-    tracking task with bounded noise: for proximity the filter alone
-    (:func:`stsim.baselines.particle_tracking.track_task`); for ToA and for range, bearing and
+    tracking task with bounded noise: for proximity the filter
+    (:func:`stsim.baselines.particle_tracking.track_task`) with its answers from step 10 on
+    replaced by the resample-move sampler over the trajectory's parameters
+    (:mod:`stsim.baselines.trajectory_smc`) where it holds a population; for ToA and for range, bearing and
     range+bearing (:func:`stsim.baselines.sensor_particle_tracking.track_sensor_task`) the filter
     with the parametric refit (:data:`~stsim.baselines.trajectory_refit.REFIT_SETTINGS`) and,
     for the families of :data:`SMOOTHED_DEFAULTS`, the MAP smoother between the two (issue 20).
@@ -261,8 +264,9 @@ DEFAULT_FILTER: dict = {"stark.tracking.range_bearing": {"n_particles": 1000, "l
 
 
 def default_track_settings(task: Task) -> dict:
-    """The keyword arguments :func:`default_track` gives the filter of a tracking task: none for
-    proximity; else ``refit`` (:func:`~stsim.baselines.trajectory_refit.refit_settings`: the
+    """The keyword arguments :func:`default_track` gives the filter of a tracking task: for
+    proximity ``late``, the resample-move sampler's settings
+    (:data:`~stsim.baselines.trajectory_smc.SMC_SETTINGS`); else ``refit`` (:func:`~stsim.baselines.trajectory_refit.refit_settings`: the
     family's or its modality's, ToA's for the event families), ``smooth`` (the smoother's
     settings for the families of :data:`SMOOTHED_DEFAULTS`, else None) and the filter's own
     settings of :data:`DEFAULT_FILTER`.  One place for them, so that ``perf/pf_vs_limit.py``
@@ -270,7 +274,8 @@ def default_track_settings(task: Task) -> dict:
     from .trajectory_refit import refit_settings
     m = task.inputs["modality"]
     if m == "proximity":
-        return {}
+        from .trajectory_smc import SMC_SETTINGS
+        return {"late": SMC_SETTINGS}
     return {"refit": refit_settings(task.family, m), "smooth": _default_smoother(task),
             **DEFAULT_FILTER.get(task.family, {})}
 
@@ -348,6 +353,14 @@ def solve_tracking_filter(task: Task, solver: str = "baseline:filter") -> list[A
     Raises ``ValueError`` for Gaussian noise (the filter needs bounded noise)."""
     from .sensor_particle_tracking import track_sensor_task
     est = track_sensor_task(task)
+    return _per_step(task, [[float(a), float(b)] for a, b in est], solver)
+
+
+def solve_proximity_tracking_filter(task: Task, solver: str = "baseline:filter") -> list[Answer]:
+    """Proximity tracking by the particle filter alone (the default before the resample-move
+    sampler of its later steps, :mod:`stsim.baselines.trajectory_smc`)."""
+    from .particle_tracking import track_task
+    est = track_task(task)[0]
     return _per_step(task, [[float(a), float(b)] for a, b in est], solver)
 
 
@@ -439,6 +452,7 @@ BASELINES: dict[str, Callable[[Task], list[Answer]]] = {}
 ALTERNATIVES: dict[str, dict[str, Callable[[Task], list[Answer]]]] = {
     "stark.localization.proximity": {"grid": solve_proximity_grid},
     "stark.tracking.proximity": {"bayes": solve_proximity_tracking_bayes,
+                                 "filter": solve_proximity_tracking_filter,
                                  "grid": solve_proximity_tracking_grid,
                                  "zones": solve_proximity_tracking_zones},
 }

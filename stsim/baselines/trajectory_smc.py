@@ -48,9 +48,9 @@ from .prior_motion import step_grid
 
 #: :func:`track_late` settings of the proximity default (issue 20; measured in
 #: docs/stark-tier1.md, "Proximity: resample-move over the trajectory's parameters").
-SMC_SETTINGS = {"first": 10, "n_particles": 128, "sweeps": 8, "draws": 128, "inflate": 3.0,
-                "accept": 1.2, "pool_per_structure": 5, "pool_keep": 40, "n_starts": 16,
-                "iters": 8, "feasible_iters": 8, "margin": 0.8, "feasible_prior": 0.2,
+SMC_SETTINGS = {"first": 8, "n_particles": 128, "sweeps": 8, "draws": 128, "inflate": 3.0,
+                "accept": 1.2, "pool_per_structure": 5, "pool_keep": 40, "n_starts": 12,
+                "iters": 4, "feasible_iters": 8, "margin": 0.8, "feasible_prior": 0.2,
                 "retry_every": 2, "max_tries": 4}
 
 
@@ -216,17 +216,20 @@ def track_late(task, readings: Readings, path: np.ndarray, seed: int = 0, *, fir
                n_particles: int = 128, sweeps: int = 8, start_sweeps: int | None = None, draws: int = 128, inflate: float = 3.0,
                accept: float = 1.2, pool_per_structure: int = 5, pool_keep: int = 40, n_starts: int = 16,
                iters: int = 8, feasible_iters: int = 8, margin: float = 0.8, feasible_prior: float = 0.2,
-               retry_every: int = 2, max_tries: int = 4, _log: list | None = None) -> tuple[np.ndarray, np.ndarray]:
+               retry_every: int = 2, max_tries: int = 4, emit: np.ndarray | None = None,
+               _log: list | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A filter's answers ``path`` (n, 2) (plane units, on the trajectory's step grid,
     :func:`~stsim.baselines.prior_motion.on_step_grid`) replaced from step ``first`` on by the
     mean of the resample-move population (module docstring) wherever one is held.
 
     ``readings``: the task's :class:`~stsim.baselines.trajectory_posterior.Readings` on the
     same grid (NaN rows for steps without readings); the prior is the task's
-    (:func:`~stsim.baselines.trajectory_refit.task_prior`; no emission times: proximity and the
-    other families with positions only).  ``seed``: the sampler's random draws.  The start's
-    settings (``start_sweeps``: the sweeps after a start, None: ``sweeps``; ``draws`` per fit, ``inflate``, ``accept``, the search's pool and starts, ``iters``
-    LM iterations, ``feasible_iters`` beyond ``margin`` with prior weight ``feasible_prior``) are
+    (:func:`~stsim.baselines.trajectory_refit.task_prior`; without an emission-time parameter:
+    ``emit`` (n,) known ToA emission times, or None for readings without them).  ``seed``: the
+    sampler's random draws.  ``start_sweeps``: the sweeps right after a start (None:
+    ``sweeps``).  The start's settings (``draws`` per fit, ``inflate``, ``accept``, the search's
+    pool and starts, ``iters`` LM iterations, ``feasible_iters`` beyond ``margin`` with prior
+    weight ``feasible_prior``) are
     :func:`laplace_importance`'s.  ``_log`` collects ``(step, event, value)``: ``("start",
     effective sample size)``, ``("lost", 0)``.
 
@@ -240,7 +243,7 @@ def track_late(task, readings: Readings, path: np.ndarray, seed: int = 0, *, fir
     prior = prior_draws(n_lib, span, kmax, table, None, 120)
     lay = prior.layout
     t_rel = np.linspace(0.0, span, n_lib)
-    every = ReadingResiduals(readings, n - 1, t_rel)
+    every = ReadingResiduals(readings, n - 1, t_rel, emit)
     out = np.array(path, float, copy=True)
     used = np.zeros(n, bool)
     u = mask = None
