@@ -7,11 +7,10 @@ import pytest
 
 from stsim.baselines import particle_tracking as PT
 from stsim.baselines.prior_motion import on_step_grid
-from stsim.baselines.trajectory_posterior import PriorLayout, Readings, task_readings, trajectories
+from stsim.baselines.trajectory_posterior import Readings, task_readings, trajectories
 from stsim.baselines.trajectory_refit import ReadingResiduals, prior_draws, task_prior
 from stsim.baselines.trajectory_smc import SMC_SETTINGS, BeyondMargin, laplace_importance, move, track_late
 from stsim.registry import generate_task
-from stsim.sim.motion import MOTION_RANGES
 from stsim.sim.readings import readings_to_array
 
 FAMILY = "stark.tracking.proximity"
@@ -68,7 +67,6 @@ def test_importance_draws_meet_every_detection():
     and the draws' weighted mean position at step 12 is within 2 units of the generator's
     (the posterior's spread there is about 1 unit, docs/stark-tier1.md)."""
     task, res, lay, draws, t_rel, u, mask = _setup(3)
-    z = readings_to_array(task.inputs["readings"], pairs=False, stepped=True)
     path, _ = PT.track_task(task)
     got = laplace_importance(res, lay, draws, path, 12, t_rel, np.random.default_rng(0))
     assert got is not None
@@ -87,6 +85,7 @@ def test_track_late_keeps_the_filter_before_its_first_step_and_repeats_with_its_
     z = readings_to_array(task.inputs["readings"], pairs=False, stepped=True)
     index, full, _ = on_step_grid(task, z, 16000)
     path, _ = PT.track_task(task)
+    assert np.array_equal(index, np.arange(len(full))) and len(path) == len(full)   # the grid is the steps
     r = task_readings(task)
     a, used = track_late(task, r, path, seed=3, **SMC_SETTINGS)
     b, _ = track_late(task, r, path, seed=3, **SMC_SETTINGS)
