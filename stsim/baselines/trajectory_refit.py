@@ -36,7 +36,9 @@ the offsets left out: the normalisation cancels them) and with its forward model
 answer is the modes' mixture mean when a mode consistent with all readings so far is held, else
 the filter's own.  Failure modes: the Gaussian approximations (bounded noise as the Gaussian of
 equal variance; a mode's width from its curvature) misweigh modes; a mode no start reaches is
-missing from the mixture.  Proximity (binary detections) is not handled.
+missing from the mixture.  Proximity detections are read as intervals of the distance
+(:func:`proximity_intervals`), but the proximity default does not run this refit (its posterior
+is too broad for a mixture of Laplace modes): :mod:`stsim.baselines.trajectory_smc` samples it.
 """
 from __future__ import annotations
 
@@ -1118,7 +1120,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
 
     Returns: ``(pos (n, 2), used (n,) bool: the step's answer is the refit's, t_start (n,) the
     modes' mean first emission time at used steps (NaN elsewhere) or None without emission)``.
-    Raises ``ValueError`` for proximity readings (:class:`ReadingResiduals`)."""
+    Raises ``ValueError`` for readings of another modality (:class:`ReadingResiduals`)."""
     lay = draws.layout
     kmax = draws.max_components
     n = len(path)

@@ -46,8 +46,16 @@ from .trajectory_refit import (ReadingResiduals, _search_starts, free_columns, l
                                prior_draws, task_prior, trajectories_jacobian)
 from .prior_motion import step_grid
 
-#: :func:`track_late` settings of the proximity default (issue 20; measured in
-#: docs/stark-tier1.md, "Proximity: resample-move over the trajectory's parameters").
+#: :func:`track_late` settings of the proximity default (issue 20, session 23; docs/stark-tier1.md,
+#: "Proximity's later steps").  Against the limits over all 20 steps, four draws
+#: (``perf/pf_vs_limit.py --seeds 4``): suite seed 7 (20 tasks) 1.24x -> 1.12x, seed 5 (10 tasks)
+#: 1.31x -> 1.16x; first 10 steps 1.10x -> 1.04x and 1.06x -> 1.04x; Stone Soup's particle filter
+#: 5.7x slower (17.9x before; ``perf/pf_cost.py --n 20 --rounds 3``).  From step 8 rather than 10
+#: (all steps, seeds 5 / 7, two draws from step 10 and three from 8: 1.11x / 1.17x -> 1.15x /
+#: 1.12x; the first 10 steps 1.06x / 1.10x -> 1.04x / 1.04x), with 12 starts and 4 LM iterations
+#: rather than 16 and 8 (1.14x / 1.12x, about 8 % dearer in the same runs); 5 sweeps, 256 draws
+#: per fit, inflation 2 or a start from step 6: within the draws' spread (one setting's three
+#: draws 1.06x-1.21x on seed 5).
 SMC_SETTINGS = {"first": 8, "n_particles": 128, "sweeps": 8, "draws": 128, "inflate": 3.0,
                 "accept": 1.2, "pool_per_structure": 5, "pool_keep": 40, "n_starts": 12,
                 "iters": 4, "feasible_iters": 8, "margin": 0.8, "feasible_prior": 0.2,
