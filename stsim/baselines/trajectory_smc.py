@@ -18,9 +18,9 @@ detections) forgotten.  Here, from step ``first`` on, a population of parameter 
   :func:`~stsim.baselines.trajectory_refit.proximity_intervals`), then a feasibility phase on
   the residuals beyond a margin only (:class:`BeyondMargin`: least squares pulls each distance
   to its interval's centre and stops just outside some interval); every fit within ``accept``
-  bounds is a Gaussian component (its Laplace covariance ``(3 J^T J + 12 I)^-1``, as
-  :func:`~stsim.baselines.trajectory_refit.mode_log_evidence`, times ``inflate^2``) of a
-  mixture proposal; the draws are weighted by prior (structure probability, STARK Appendix 7.3,
+  bounds gives Gaussian components (its Laplace covariance ``(3 J^T J + 12 I)^-1``, as
+  :func:`~stsim.baselines.trajectory_refit.mode_log_evidence`, times each factor of ``inflate``
+  squared) of a mixture proposal; the draws are weighted by prior (structure probability, STARK Appendix 7.3,
   times the uniform density on ``[0, 1]``) times the indicator over the mixture's density
   (self-normalised importance sampling; Geweke 1989) and resampled;
 * **each later step** (resample-move; Gilks & Berzuini 2001): the particles that miss the
@@ -48,14 +48,19 @@ from .prior_motion import step_grid
 
 #: :func:`track_late` settings of the proximity default (issue 20, session 23; docs/stark-tier1.md,
 #: "Proximity's later steps").  Against the limits over all 20 steps, four draws
-#: (``perf/pf_vs_limit.py --seeds 4``): suite seed 7 (20 tasks) 1.24x -> 1.12x, seed 5 (10 tasks)
-#: 1.31x -> 1.16x; first 10 steps 1.10x -> 1.04x and 1.06x -> 1.04x; Stone Soup's particle filter
-#: 5.7x slower (17.9x before; ``perf/pf_cost.py --n 20 --rounds 3``).  From step 8 rather than 10
-#: (all steps, seeds 5 / 7, two draws from step 10 and three from 8: 1.11x / 1.17x -> 1.15x /
-#: 1.12x; the first 10 steps 1.06x / 1.10x -> 1.04x / 1.04x), with 12 starts and 4 LM iterations
-#: rather than 16 and 8 (1.14x / 1.12x, about 8 % dearer in the same runs); 5 sweeps, 256 draws
-#: per fit, inflation 2 or a start from step 6: within the draws' spread (one setting's three
-#: draws 1.06x-1.21x on seed 5).
+#: (``perf/pf_vs_limit.py --seeds 4``): suite seed 7 (20 tasks) 1.24x -> 1.10x, seed 5 (10 tasks)
+#: 1.31x -> 1.11x; first 10 steps 1.10x -> 1.06x and 1.06x -> 1.00x; Stone Soup's particle filter
+#: 6.8x slower (5.3-7.5; 17.9x before; ``perf/pf_cost.py --n 20 --rounds 3``).  Chosen over three
+#: draws per setting, all steps on seeds 5 / 7: one proposal scale (3) 1.15x / 1.12x; the second
+#: (0.5) with 128 particles and 8 sweeps 1.10x / 1.09x, but 4.4x below Stone Soup's particle
+#: filter; with 96 and 6 1.09x / 1.10x (1.12x / 1.09x once each sweep's moves were one matrix
+#: product, other random draws); from step 8 rather than 10 (two draws from step 10: 1.11x / 1.17x with
+#: one scale; the first 10 steps 1.06x / 1.10x -> 1.04x / 1.04x), with 12 starts and 4 LM
+#: iterations rather than 16 and 8 (1.14x / 1.12x, about 8 % dearer); not kept: 5 sweeps after a
+#: start's 8 (1.11x / 1.12x), 64 draws per component (1.11x / 1.10x), a heavier-tailed
+#: proposal (multivariate t, 4 degrees of freedom: 1.21x / 1.11x), flattened importance weights
+#: (1.16x / 1.13x), a wider search pool (10 per structure cut to 80: 1.18x / 1.18x), inflation
+#: 5 or 2, 256 draws, a start from step 6 (within the draws' spread, 1.06x-1.21x on seed 5).
 SMC_SETTINGS = {"first": 8, "n_particles": 96, "sweeps": 6, "draws": 128, "inflate": (3.0, 0.5),
                 "accept": 1.2, "pool_per_structure": 5, "pool_keep": 40, "n_starts": 12,
                 "iters": 4, "feasible_iters": 8, "margin": 0.8, "feasible_prior": 0.2,
@@ -119,16 +124,20 @@ def _active(lay, mask: np.ndarray) -> np.ndarray:
 
 
 def laplace_importance(res: ReadingResiduals, lay, draws, path: np.ndarray, t: int, t_rel: np.ndarray,
-                       rng: np.random.Generator, *, draws_per_fit: int = 128, inflate: float = 3.0,
-                       accept: float = 1.2, pool_per_structure: int = 5, pool_keep: int = 40,
-                       n_starts: int = 16, iters: int = 8, feasible_iters: int = 8, margin: float = 0.8,
+                       rng: np.random.Generator, *, draws_per_fit: int = 128,
+                       inflate: float | tuple = (3.0, 0.5), accept: float = 1.2, pool_per_structure: int = 5,
+                       pool_keep: int = 40, n_starts: int = 12, iters: int = 4, feasible_iters: int = 8, margin: float = 0.8,
                        feasible_prior: float = 0.2) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Importance draws of the posterior of trajectory parameters given the readings ``res`` of
     steps ``0..t`` (module docstring, "start").
 
     Args: lay the prior's layout and ``draws`` its prior draws
         (:func:`~stsim.baselines.trajectory_refit.prior_draws`); path (>= t+1, 2) a filter's
-        answers (plane units), which rank the prior draws; t_rel (n,) the steps' times.
+        answers (plane units), which rank the prior draws; t_rel (n,) the steps' times;
+        inflate: one Gaussian component per fit and factor, its Laplace covariance times the
+        factor squared (the default's 3 reaches across a fit's region, 0.5 stays inside it
+        where the region is thin: with 3 alone 38 of 52 starts on 20 seed-7 tasks drew nothing
+        inside it, and 7 tasks never started); ``draws_per_fit`` draws per component.
     Returns: ``(u (M, dim), mask (M, kinds), w (M,))`` the draws that meet every reading and
         their normalised weights, or None when no fit is within ``accept`` bounds or no draw
         meets the readings."""
@@ -234,10 +243,11 @@ def move(res: ReadingResiduals, lay, u: np.ndarray, mask: np.ndarray, t_rel: np.
     return u, rate / max(int(sweeps), 1)
 
 
-def track_late(task, readings: Readings, path: np.ndarray, seed: int = 0, *, first: int = 10,
-               n_particles: int = 128, sweeps: int = 8, start_sweeps: int | None = None, draws: int = 128, inflate: float = 3.0,
-               accept: float = 1.2, pool_per_structure: int = 5, pool_keep: int = 40, n_starts: int = 16,
-               iters: int = 8, feasible_iters: int = 8, margin: float = 0.8, feasible_prior: float = 0.2,
+def track_late(task, readings: Readings, path: np.ndarray, seed: int = 0, *, first: int = 8,
+               n_particles: int = 96, sweeps: int = 6, start_sweeps: int | None = None, draws: int = 128,
+               inflate: float | tuple = (3.0, 0.5), accept: float = 1.2, pool_per_structure: int = 5,
+               pool_keep: int = 40, n_starts: int = 12, iters: int = 4, feasible_iters: int = 8,
+               margin: float = 0.8, feasible_prior: float = 0.2,
                retry_every: int = 2, max_tries: int = 4, emit: np.ndarray | None = None,
                _log: list | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A filter's answers ``path`` (n, 2) (plane units, on the trajectory's step grid,
