@@ -943,7 +943,8 @@ def _signature_default(fn, name):
 def test_compile_all_covers_every_signature_the_default_trackers_use():
     """``compile_all`` (what a sandbox zygote runs before forking its jobs) compiles each kernel
     for every argument type the refit passes: in a fresh interpreter, a default tracker on a task
-    of each refit family and modality compiles nothing outside ``compiled_signatures`` (one it
+    of each refit family and modality (and proximity's, whose sampler calls the same kernels,
+    :mod:`stsim.baselines.trajectory_smc`) compiles nothing outside ``compiled_signatures`` (one it
     did would be compiled again in every sandboxed job, 12-15 s each)."""
     import subprocess
     import sys
@@ -953,7 +954,8 @@ from stsim.baselines import trajectory_kernel as K
 from stsim.baselines.stark_tier1 import default_track
 from stsim.registry import generate_task
 for family in ("stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",
-               "stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
+               "stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt",
+               "stark.tracking.proximity"):
     default_track(generate_task(family, 0, suite="stark-tier1", suite_seed=11))
 used = {k.__name__: sorted(map(str, k.signatures)) for k in K.compiled_signatures()}
 declared = {k.__name__: sorted(str(tuple(s)) for s in sigs) for k, sigs in K.compiled_signatures().items()}
