@@ -88,8 +88,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     lim, seed, steps = limits(args.limits, args.family, args.n)
     lost = sum(lv is None for _, lv in lim.values())
+    shown = min(steps, max(len(task.steps) for task, _ in lim.values()))     # proximity has 20
     print(f"{args.family}: {len(lim)} tasks of suite seed {seed} ({args.limits}), limit lost on {lost}; "
-          f"{args.seeds} filter seeds; trimmed RMSE first 10 / all {steps} steps")
+          f"{args.seeds} filter seeds; trimmed RMSE first 10 / all {shown} steps")
     rows = [("default", {})] + ([("against", json.loads(args.against))] if args.against else [])
     for name, kw in rows:
         r = score(lim, steps, args.seeds, kw)
