@@ -179,8 +179,9 @@ def solve_tracking(task: Task, solver: str = "baseline") -> list[Answer]:
     :mod:`stsim.baselines.sensor_particle_tracking`; issue 20, proximity on 30 tasks of suite
     seed 7: trimmed RMSE 1.292 / 1.292 over the first 10 / all 20 steps, ``perf/pf_accuracy.py``,
     against 1.597 / 1.793 for the grid Bayes filter, now ``baseline:grid``; proximity's later
-    steps since session 23 by the resample-move sampler, :func:`default_track`); else, and for Gaussian noise (the filter needs
-    bounded noise), the bank of SCAAT-style EKFs (:func:`solve_tracking_ekf`)."""
+    steps since session 23 by the resample-move sampler, :func:`default_track`); else, and for
+    Gaussian noise (the filter needs bounded noise), the bank of SCAAT-style EKFs
+    (:func:`solve_tracking_ekf`)."""
     m = task.inputs["modality"]
     if m in PF_TRACKING and _uniform_noise(task):
         return solve_tracking_pf(task, solver)
@@ -220,10 +221,10 @@ def solve_tracking_pf(task: Task, solver: str = "baseline:pf") -> list[Answer]:
 def default_track(task: Task, seed: int = 0) -> tuple[np.ndarray, np.ndarray | None]:
     """The particle-filter default tracker of a range, bearing, range+bearing, proximity or ToA
     tracking task with bounded noise: for proximity the filter
-    (:func:`stsim.baselines.particle_tracking.track_task`) with its answers from step 10 on
+    (:func:`stsim.baselines.particle_tracking.track_task`) with its answers from step 8 on
     replaced by the resample-move sampler over the trajectory's parameters
-    (:mod:`stsim.baselines.trajectory_smc`) where it holds a population; for ToA and for range, bearing and
-    range+bearing (:func:`stsim.baselines.sensor_particle_tracking.track_sensor_task`) the filter
+    (:mod:`stsim.baselines.trajectory_smc`) where it holds a population; for ToA and for range,
+    bearing and range+bearing (:func:`stsim.baselines.sensor_particle_tracking.track_sensor_task`) the filter
     with the parametric refit (:data:`~stsim.baselines.trajectory_refit.REFIT_SETTINGS`) and,
     for the families of :data:`SMOOTHED_DEFAULTS`, the MAP smoother between the two (issue 20).
     What :func:`solve_tracking_pf` and :func:`solve_event_tracking` answer, and what
@@ -266,8 +267,8 @@ DEFAULT_FILTER: dict = {"stark.tracking.range_bearing": {"n_particles": 1000, "l
 def default_track_settings(task: Task) -> dict:
     """The keyword arguments :func:`default_track` gives the filter of a tracking task: for
     proximity ``late``, the resample-move sampler's settings
-    (:data:`~stsim.baselines.trajectory_smc.SMC_SETTINGS`); else ``refit`` (:func:`~stsim.baselines.trajectory_refit.refit_settings`: the
-    family's or its modality's, ToA's for the event families), ``smooth`` (the smoother's
+    (:data:`~stsim.baselines.trajectory_smc.SMC_SETTINGS`); else ``refit``
+    (:func:`~stsim.baselines.trajectory_refit.refit_settings`: the family's or its modality's, ToA's for the event families), ``smooth`` (the smoother's
     settings for the families of :data:`SMOOTHED_DEFAULTS`, else None) and the filter's own
     settings of :data:`DEFAULT_FILTER`.  One place for them, so that ``perf/pf_vs_limit.py``
     scores the default itself."""

@@ -20,9 +20,9 @@ detections) forgotten.  Here, from step ``first`` on, a population of parameter 
   to its interval's centre and stops just outside some interval); every fit within ``accept``
   bounds gives Gaussian components (its Laplace covariance ``(3 J^T J + 12 I)^-1``, as
   :func:`~stsim.baselines.trajectory_refit.mode_log_evidence`, times each factor of ``inflate``
-  squared) of a mixture proposal; the draws are weighted by prior (structure probability, STARK Appendix 7.3,
-  times the uniform density on ``[0, 1]``) times the indicator over the mixture's density
-  (self-normalised importance sampling; Geweke 1989) and resampled;
+  squared) of a mixture proposal; the draws are weighted by prior (structure probability,
+  STARK Appendix 7.3, times the uniform density on ``[0, 1]``) times the indicator over the
+  mixture's density (self-normalised importance sampling; Geweke 1989) and resampled;
 * **each later step** (resample-move; Gilks & Berzuini 2001): the particles that miss the
   step's detections are dropped, the rest resampled (systematic), then ``sweeps`` random-walk
   Metropolis sweeps per structure with the structure's population covariance times
@@ -54,8 +54,8 @@ from .prior_motion import step_grid
 #: draws per setting, all steps on seeds 5 / 7: one proposal scale (3) 1.15x / 1.12x; the second
 #: (0.5) with 128 particles and 8 sweeps 1.10x / 1.09x, but 4.4x below Stone Soup's particle
 #: filter; with 96 and 6 1.09x / 1.10x (1.12x / 1.09x once each sweep's moves were one matrix
-#: product, other random draws); from step 8 rather than 10 (two draws from step 10: 1.11x / 1.17x with
-#: one scale; the first 10 steps 1.06x / 1.10x -> 1.04x / 1.04x), with 12 starts and 4 LM
+#: product, other random draws); from step 8 rather than 10 (two draws from step 10: 1.11x /
+#: 1.17x with one scale; the first 10 steps 1.06x / 1.10x -> 1.04x / 1.04x), with 12 starts and 4 LM
 #: iterations rather than 16 and 8 (1.14x / 1.12x, about 8 % dearer); not kept: 5 sweeps after a
 #: start's 8 (1.11x / 1.12x), 64 draws per component (1.11x / 1.10x), a heavier-tailed
 #: proposal (multivariate t, 4 degrees of freedom: 1.21x / 1.11x), flattened importance weights
@@ -125,9 +125,10 @@ def _active(lay, mask: np.ndarray) -> np.ndarray:
 
 def laplace_importance(res: ReadingResiduals, lay, draws, path: np.ndarray, t: int, t_rel: np.ndarray,
                        rng: np.random.Generator, *, draws_per_fit: int = 128,
-                       inflate: float | tuple = (3.0, 0.5), accept: float = 1.2, pool_per_structure: int = 5,
-                       pool_keep: int = 40, n_starts: int = 12, iters: int = 4, feasible_iters: int = 8, margin: float = 0.8,
-                       feasible_prior: float = 0.2) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+                       inflate: float | tuple = (3.0, 0.5), accept: float = 1.2,
+                       pool_per_structure: int = 5, pool_keep: int = 40, n_starts: int = 12, iters: int = 4,
+                       feasible_iters: int = 8, margin: float = 0.8, feasible_prior: float = 0.2
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Importance draws of the posterior of trajectory parameters given the readings ``res`` of
     steps ``0..t`` (module docstring, "start").
 
@@ -144,7 +145,7 @@ def laplace_importance(res: ReadingResiduals, lay, draws, path: np.ndarray, t: i
     free, periodic = free_columns(lay)
     us, ms, ls = _search_starts(res, lay, draws, path, t, t_rel, pool_per_structure=pool_per_structure,
                                 n_starts=n_starts, iters_pool=3, prior=2.0, pool_keep=pool_keep)
-    u, _, worst, lam = levenberg_marquardt(res, lay, us, ms, t_rel, iters, lam_per_start=ls, prior=2.0)
+    u, _, _, lam = levenberg_marquardt(res, lay, us, ms, t_rel, iters, lam_per_start=ls, prior=2.0)
     if feasible_iters:
         u = levenberg_marquardt(BeyondMargin(res, margin), lay, u, ms, t_rel, feasible_iters, lam_per_start=lam,
                                 prior=feasible_prior)[0]
