@@ -57,7 +57,7 @@ from .prior_motion import step_grid
 #: product, other random draws); from step 8 rather than 10 (two draws from step 10: 1.11x /
 #: 1.17x with one scale; the first 10 steps 1.06x / 1.10x -> 1.04x / 1.04x), with 12 starts and 4 LM
 #: iterations rather than 16 and 8 (1.14x / 1.12x, about 8 % dearer); not kept: 5 sweeps after a
-#: start's 8 (1.11x / 1.12x), 64 draws per component (1.11x / 1.10x), a heavier-tailed
+#: start's 8 (1.11x / 1.12x), 12 after a start and 6 later (1.10x / 1.11x), 64 draws per component (1.11x / 1.10x), a heavier-tailed
 #: proposal (multivariate t, 4 degrees of freedom: 1.21x / 1.11x), flattened importance weights
 #: (1.16x / 1.13x), a wider search pool (10 per structure cut to 80: 1.18x / 1.18x), inflation
 #: 5 or 2, 256 draws, a start from step 6 (within the draws' spread, 1.06x-1.21x on seed 5).
