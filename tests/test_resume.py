@@ -122,6 +122,12 @@ def test_resume_refuses_another_run(tmp_path, capsys):
     capsys.readouterr()
     assert main(["run", "quickstart", "--n", "2", "--resume", str(out), "--quiet"]) == 2
     assert "differs in n_per_family (1 there, 2 now)" in capsys.readouterr().err
+    # a run without --n (the suite's own count) says so, not "None"
+    own = tmp_path / "own"
+    assert main(["run", "cardinal", "--out", str(own), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["run", "cardinal", "--n", "3", "--resume", str(own), "--quiet"]) == 2
+    assert "differs in n_per_family (not given there, 3 now)" in capsys.readouterr().err
     assert main(["run", "stark-mini", "--resume", str(out), "--quiet"]) == 2
     assert "differs in suite" in capsys.readouterr().err
     assert main(["run", "quickstart", "--resume", str(tmp_path / "none"), "--quiet"]) == 2

@@ -263,9 +263,11 @@ def _check_resume(out: Path, identity: dict[str, Any]) -> None:
         raise RunError(f"--resume {out}: run.json is not valid JSON") from None
     diff = [k for k in RUN_IDENTITY if recorded.get(k, CONDITION_DEFAULTS.get(k)) != identity.get(k)]
     if diff:
+        def shown(v):
+            return "not given" if v is None else repr(v)        # e.g. --n left to the suite's own count
         raise RunError(f"--resume {out}: the run there differs in " + ", ".join(
-            f"{k} ({recorded.get(k, CONDITION_DEFAULTS.get(k))!r} there, {identity.get(k)!r} now)" for k in diff)
-            + "; nothing was changed")
+            f"{k} ({shown(recorded.get(k, CONDITION_DEFAULTS.get(k)))} there, {shown(identity.get(k))} now)"
+            for k in diff) + "; nothing was changed")
 
 
 def summary_so_far(out: Path) -> dict[str, Any]:
