@@ -486,7 +486,7 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
     bounded noise only: with Gaussian noise the filter's answers stay), and ``late``: None, or
     the settings of :func:`stsim.baselines.trajectory_smc.track_late` (the answers from its
     first step on replaced by the resample-move sampler over the trajectory's parameters;
-    proximity, and ToA with known emission times and bounded noise).  Returns positions (k, 2)
+    proximity only).  Returns positions (k, 2)
     and emission times (k,) or None.
 
     Raises ``ValueError`` for another modality."""
@@ -534,7 +534,9 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
         model.t_rel = None
         pos, t = particle_track(model, lib, len(full), seed=seed, **kw)
     bounded = ((inp.get("sensor_model") or {}).get("noise") or {}).get("kind") != "gaussian"
-    if (refit is not None or smooth is not None or late is not None) and (m == "proximity" or bounded):
+    refine = (refit is not None or smooth is not None) and m == "toa" and bounded   # both need bounded noise
+    sample = late is not None and m == "proximity"
+    if refine or sample:                                     # the readings on the step grid
         from dataclasses import replace
 
         from .trajectory_posterior import task_readings
@@ -542,7 +544,7 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
         z_grid = np.full((len(full), *r.z.shape[1:]), np.nan)
         z_grid[index] = r.z
         r = replace(r, z=z_grid)
-    if (refit is not None or smooth is not None) and m == "toa" and bounded:  # both need bounded noise
+    if refine:
         from .trajectory_smoother import smooth_then_refit
         if model.emit is None and model.t_rel is None:
             smooth = None       # the shot schedule broke: each step's emission time is its own
@@ -551,7 +553,7 @@ def track_task(task, seed: int = 0, **kw) -> tuple[np.ndarray, np.ndarray | None
                                        t_start=None if t is None else t - t_rel)
         if t is not None and t0 is not None:
             t = np.where(np.isfinite(t0), t0 + t_rel, t)
-    if late is not None and (m == "proximity" or (bounded and model.emit is not None)):
+    if sample:
         from .trajectory_smc import track_late
-        pos = track_late(task, r, pos, seed=seed, emit=model.emit if m == "toa" else None, **late)[0]
+        pos = track_late(task, r, pos, seed=seed, **late)[0]
     return in_domain(task, pos[index]), None if t is None else t[index]

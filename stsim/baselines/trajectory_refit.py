@@ -726,6 +726,20 @@ def _diagonal(A: np.ndarray) -> np.ndarray:
     return A.reshape(N, P * P)[:, ::P + 1]
 
 
+def active_columns(lay: PriorLayout, mask: np.ndarray) -> np.ndarray:
+    """(N, dim) bool: the columns of ``u`` each of ``N`` structures ``mask`` (N, kinds) fits:
+    its kinds' parameters and the first emission time (when the layout has one) that are free
+    (:func:`free_columns`)."""
+    free, _ = free_columns(lay)
+    active = np.zeros((len(mask), lay.dim), bool)
+    for j, kind in enumerate(lay.kinds):
+        sl = lay.slices[kind]
+        active[:, sl] = mask[:, j:j + 1]
+    if lay.emit is not None:
+        active[:, -1] = True
+    return active & free
+
+
 def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, mask: np.ndarray,
                         t_rel: np.ndarray, iters: int = 20, lam: float = 1e-2,
                         lam_per_start: np.ndarray | None = None, tol: float = 1e-4,
@@ -754,14 +768,8 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         fewer with ``init``, above)."""
     u = u.copy()
     N = len(u)
-    free, periodic = free_columns(lay)
-    active = np.zeros((N, lay.dim), bool)
-    for j, kind in enumerate(lay.kinds):
-        sl = lay.slices[kind]
-        active[:, sl] = mask[:, j:j + 1]
-    if lay.emit is not None:
-        active[:, -1] = True
-    active &= free
+    _, periodic = free_columns(lay)
+    active = active_columns(lay, mask)
     count = active.sum(axis=1)
     P = int(count.max()) if N else 0
     valid = np.arange(P) < count[:, None]                    # each start's active columns, in order,
@@ -879,6 +887,19 @@ def laplace_log_evidence(neg_log_joint: np.ndarray, H: np.ndarray, dim: np.ndarr
     return -neg_log_joint + 0.5 * dim * np.log(2 * np.pi) - 0.5 * logdet
 
 
+def laplace_hessian(lay: PriorLayout, cols: np.ndarray, valid: np.ndarray, JtJ: np.ndarray,
+                    prior: float) -> np.ndarray:
+    """(N, P, P) the Hessian of ``Phi`` at fits from :func:`levenberg_marquardt` (``info``'s
+    ``J^T J``, ``cols`` and ``valid``) under :func:`mode_log_evidence`'s Gaussian surrogate:
+    ``3 J^T J`` of the readings (the LM's prior residuals ``prior (u - 0.5)`` taken out) plus
+    the uniform prior's curvature 12 on every active column; unit rows and columns past each
+    fit's own (padding)."""
+    _, periodic = free_columns(lay)
+    nonper = valid & ~periodic[cols]
+    eye = np.eye(cols.shape[1])[None]
+    return 3.0 * (JtJ - prior ** 2 * eye * nonper[:, None, :]) + 12.0 * eye * valid[:, None, :] + eye * ~valid[:, None, :]
+
+
 def mode_log_evidence(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, cost: np.ndarray,
                       info: tuple, prior: float, max_components: int) -> np.ndarray:
     """Laplace log evidence (nats, up to a constant shared by all modes of the same readings) of
@@ -896,14 +917,13 @@ def mode_log_evidence(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, cost: n
     here.  Returns (N,)."""
     from .trajectory_posterior import _log_struct_prior
     JtJ, cols, valid = info[:3]
-    N, P = len(u), cols.shape[1]
+    N = len(u)
     _, periodic = free_columns(lay)
     per = valid & periodic[cols]
     nonper = valid & ~per
     pen = (((u[np.arange(N)[:, None], cols] - 0.5) ** 2) * nonper).sum(axis=1)
     rss = cost - prior ** 2 * pen
-    eye = np.eye(P)[None]
-    H = 3.0 * (JtJ - prior ** 2 * eye * nonper[:, None, :]) + 12.0 * eye * valid[:, None, :] + eye * ~valid[:, None, :]
+    H = laplace_hessian(lay, cols, valid, JtJ, prior)
     phi = 1.5 * rss + 6.0 * pen - _log_struct_prior(mask, max_components, len(lay.kinds)) \
         - 0.5 * nonper.sum(axis=1) * np.log(12.0 / (2 * np.pi))
     return laplace_log_evidence(phi, H, valid.sum(axis=1))

@@ -42,8 +42,8 @@ import numpy as np
 
 from .resampling import systematic_resample
 from .trajectory_posterior import Readings, _log_struct_prior
-from .trajectory_refit import (ReadingResiduals, _search_starts, free_columns, levenberg_marquardt,
-                               prior_draws, task_prior, trajectories_jacobian)
+from .trajectory_refit import (ReadingResiduals, _search_starts, active_columns, free_columns, laplace_hessian,
+                               levenberg_marquardt, prior_draws, task_prior, trajectories_jacobian)
 from .prior_motion import step_grid
 
 #: :func:`track_late` settings of the proximity default (issue 20, session 23; docs/stark-tier1.md,
@@ -113,16 +113,6 @@ def _meets(res: ReadingResiduals, pos: np.ndarray) -> np.ndarray:
     return np.abs(res(pos)).max(axis=1) <= 1.0
 
 
-def _active(lay, mask: np.ndarray) -> np.ndarray:
-    """The free columns of ``u`` a structure ``mask`` (kinds,) moves (its kinds' parameters)."""
-    free, _ = free_columns(lay)
-    on = np.zeros(lay.dim, bool)
-    for j, kind in enumerate(lay.kinds):
-        if mask[j]:
-            on[lay.slices[kind]] = True
-    return np.flatnonzero(on & free)
-
-
 def laplace_importance(res: ReadingResiduals, lay, draws, path: np.ndarray, t: int, t_rel: np.ndarray,
                        rng: np.random.Generator, *, draws_per_fit: int = 128,
                        inflate: float | tuple = (3.0, 0.5), accept: float = 1.2,
@@ -151,15 +141,12 @@ def laplace_importance(res: ReadingResiduals, lay, draws, path: np.ndarray, t: i
                                 prior=feasible_prior)[0]
     _, _, worst, _, info = levenberg_marquardt(res, lay, u, ms, t_rel, 0, prior=2.0, info=True)
     JtJ, cols, valid = info[:3]
+    H = laplace_hessian(lay, cols, valid, JtJ, 2.0)          # the Gaussian surrogate's, as the refit's
     comps = []
     for i in np.flatnonzero(worst <= accept):
         c = cols[i][valid[i]]
-        # the prior's residuals (weight 2 on the non-periodic columns) out of J^T J, as
-        # mode_log_evidence: the Gaussian surrogate's Hessian 3 J^T J + 12 I
-        H = 3.0 * (JtJ[i][np.ix_(valid[i], valid[i])] - 4.0 * np.diag((~periodic[c]).astype(float))) \
-            + 12.0 * np.eye(len(c))
         try:
-            L = np.linalg.cholesky(np.linalg.inv(H))
+            L = np.linalg.cholesky(np.linalg.inv(H[i][np.ix_(valid[i], valid[i])]))
         except np.linalg.LinAlgError:
             continue
         comps += [(u[i], ms[i], c, L * f) for f in np.atleast_1d(inflate)]
@@ -209,12 +196,13 @@ def move(res: ReadingResiduals, lay, u: np.ndarray, mask: np.ndarray, t_rel: np.
     code = mask.astype(np.int64) @ (1 << np.arange(mask.shape[1]))   # one integer per structure
     # per particle its structure's scaled Cholesky factor, padded to the widest structure, and
     # the (row, column) of u each of its entries moves: one matrix product per sweep
-    width = max(len(_active(lay, mask[i])) for i in np.unique(code, return_index=True)[1])
+    active = active_columns(lay, mask)
+    width = int(active.sum(axis=1).max())
     Lp = np.zeros((N, width, width))
     rows, cols, slots = [], [], []
     for g in np.unique(code):
         idx = np.flatnonzero(code == g)
-        c = _active(lay, mask[idx[0]])
+        c = np.flatnonzero(active[idx[0]])
         X = u[np.ix_(idx, c)]
         # distinct particles (copies after a resampling share one projection)
         distinct = len(np.unique(X @ np.linspace(1.0, 2.0, len(c))))
@@ -249,16 +237,15 @@ def track_late(task, readings: Readings, path: np.ndarray, seed: int = 0, *, fir
                inflate: float | tuple = (3.0, 0.5), accept: float = 1.2, pool_per_structure: int = 5,
                pool_keep: int = 40, n_starts: int = 12, iters: int = 4, feasible_iters: int = 8,
                margin: float = 0.8, feasible_prior: float = 0.2,
-               retry_every: int = 2, max_tries: int = 4, emit: np.ndarray | None = None,
-               _log: list | None = None) -> tuple[np.ndarray, np.ndarray]:
+               retry_every: int = 2, max_tries: int = 4, _log: list | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A filter's answers ``path`` (n, 2) (plane units, on the trajectory's step grid,
     :func:`~stsim.baselines.prior_motion.on_step_grid`) replaced from step ``first`` on by the
     mean of the resample-move population (module docstring) wherever one is held.
 
     ``readings``: the task's :class:`~stsim.baselines.trajectory_posterior.Readings` on the
     same grid (NaN rows for steps without readings); the prior is the task's
-    (:func:`~stsim.baselines.trajectory_refit.task_prior`; without an emission-time parameter:
-    ``emit`` (n,) known ToA emission times, or None for readings without them).  ``seed``: the
+    (:func:`~stsim.baselines.trajectory_refit.task_prior`; readings with positions only: no
+    emission-time parameter).  ``seed``: the
     sampler's random draws.  ``start_sweeps``: the sweeps right after a start (None:
     ``sweeps``).  The start's settings (``draws`` per fit, ``inflate``, ``accept``, the search's
     pool and starts, ``iters`` LM iterations, ``feasible_iters`` beyond ``margin`` with prior
@@ -276,7 +263,7 @@ def track_late(task, readings: Readings, path: np.ndarray, seed: int = 0, *, fir
     prior = prior_draws(n_lib, span, kmax, table, None, 120)
     lay = prior.layout
     t_rel = np.linspace(0.0, span, n_lib)
-    every = ReadingResiduals(readings, n - 1, t_rel, emit)
+    every = ReadingResiduals(readings, n - 1, t_rel)
     out = np.array(path, float, copy=True)
     used = np.zeros(n, bool)
     u = mask = None
