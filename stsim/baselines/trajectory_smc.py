@@ -199,7 +199,8 @@ def move(res: ReadingResiduals, lay, u: np.ndarray, mask: np.ndarray, t_rel: np.
     active = active_columns(lay, mask)
     width = int(active.sum(axis=1).max())
     Lp = np.zeros((N, width, width))
-    rows, cols, slots = [], [], []
+    rows, cols = np.nonzero(active)
+    slots = (np.cumsum(active, axis=1) - 1)[rows, cols]         # each column's place in its row
     for g in np.unique(code):
         idx = np.flatnonzero(code == g)
         c = np.flatnonzero(active[idx[0]])
@@ -215,10 +216,6 @@ def move(res: ReadingResiduals, lay, u: np.ndarray, mask: np.ndarray, t_rel: np.
         else:
             L = 0.01 * np.eye(len(c))
         Lp[idx[:, None], :len(c), :len(c)] = L * (2.38 / np.sqrt(max(len(c), 1)))
-        rows.append(np.repeat(idx, len(c)))
-        cols.append(np.tile(c, len(idx)))
-        slots.append(np.tile(np.arange(len(c)), len(idx)))
-    rows, cols, slots = np.concatenate(rows), np.concatenate(cols), np.concatenate(slots)
     rate = 0.0
     for _ in range(int(sweeps)):
         step = np.einsum("nij,nj->ni", Lp, rng.standard_normal((N, width)))
