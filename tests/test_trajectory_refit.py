@@ -964,9 +964,48 @@ print(json.dumps([used, declared]))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     used, declared = json.loads(out.stdout.strip().splitlines()[-1])
-    assert [len(v) for v in declared.values()] == [1, 4, 1, 1, 1, 1]
+    assert [len(v) for v in declared.values()] == [1, 4, 1, 1, 1, 1, 1]
     for name, sigs in used.items():
         assert sigs and set(sigs) <= set(declared[name]), (name, set(sigs) - set(declared[name]))
+
+
+def test_damped_steps_solve_the_damped_system_as_numpy_does():
+    """:func:`trajectory_kernel.damped_steps` (the LM's proposals, compiled: Cholesky) against
+    numpy's LU solve of the same damped systems, an independent second computation: the steps
+    agree to rounding in the active columns, the padding columns and the other columns of ``u``
+    stay, a periodic column wraps and every column is clipped to [0, 1]; a system that is not
+    positive definite (a NaN in ``J J^T``) leaves its row as it was."""
+    from stsim.baselines.trajectory_kernel import damped_steps
+    rng = np.random.default_rng(3)
+    n, P, R, dim = 6, 5, 12, 9
+    J = rng.standard_normal((n, P, R))
+    r = rng.standard_normal((n, R))
+    A = J @ J.transpose(0, 2, 1)
+    g = (J @ r[:, :, None])[:, :, 0]
+    lam = np.array([1e-3, 1e-2, 0.1, 1.0, 10.0, 1e-2])
+    valid = np.ones((n, P), bool)
+    valid[2, 3:] = False                                   # a row with two padding columns
+    cols = np.array([rng.permutation(dim)[:P] for _ in range(n)])
+    periodic = np.zeros(dim, bool)
+    periodic[cols[0, 0]] = True
+    u = np.full((n, dim), 0.5)
+    got = damped_steps(A, g, lam, valid, cols, u, periodic)
+    for i in range(n):
+        M = A[i].copy()
+        M[np.diag_indices(P)] += lam[i] * (np.diag(A[i]) + 1e-9) + (~valid[i]) * 1.0
+        d = -np.linalg.solve(M, g[i])
+        want = u[i].copy()
+        want[cols[i][valid[i]]] += d[valid[i]]
+        want[periodic] %= 1.0
+        want = np.clip(want, 0.0, 1.0)
+        np.testing.assert_allclose(got[i], want, rtol=0, atol=1e-12)
+    assert (got[2, cols[2, 3:]] == 0.5).all()            # padding columns untouched
+    assert ((got >= 0) & (got <= 1)).all() and (got != 0.5).any()
+    bad = A.copy()
+    bad[4, 1, 1] = np.nan
+    again = damped_steps(bad, g, lam, valid, cols, u, periodic)
+    assert (again[4] == u[4]).all()
+    np.testing.assert_array_equal(np.delete(again, 4, axis=0), np.delete(got, 4, axis=0))
 
 
 def test_search_above_searches_when_every_held_mode_misses_a_reading(monkeypatch):

@@ -49,7 +49,8 @@ import numpy as np
 
 from ..sim.motion import MOTION_RANGES
 from .prior_motion import ROUNDING, prior_config, step_grid
-from .trajectory_kernel import (READING_KINDS, analytic_centre_rows, layout_tables, positions_and_derivatives,
+from .trajectory_kernel import (READING_KINDS, analytic_centre_rows, damped_steps, layout_tables,
+                               positions_and_derivatives,
                                path_sq_distance, residuals_and_jacobian)
 from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, trajectories
 
@@ -829,16 +830,10 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         s = every if len(a) == N else a                       # the live starts (all: views, no copies)
         Ja, va, ca, cost_a, lam_a = J[s], valid[s], cols[s], cost[s], lam[s]
         A = Ja @ Ja.transpose(0, 2, 1)                        # (n, P, P), a new C-contiguous array
-        g = Ja @ r0[s][:, :, None]                            # (n, P, 1)
-        dg = _diagonal(A)                                     # (n, P) a view of its diagonals
-        dg += lam_a[:, None] * (dg + 1e-9) + (~va) * 1.0
-        d = -np.linalg.solve(A, g)[:, :, 0]
-        d[~va] = 0.0
-        un = u[a]
-        ri, ci = np.nonzero(va)
-        un[ri, ca[ri, ci]] += d[ri, ci]
-        un[:, periodic] %= 1.0
-        np.clip(un, 0.0, 1.0, out=un)
+        g = np.ascontiguousarray((Ja @ r0[s][:, :, None])[:, :, 0])   # (n, P)
+        # the damped system solved, the step taken, wrapped and clipped (compiled)
+        un = damped_steps(A, g, np.ascontiguousarray(lam_a), np.ascontiguousarray(va),
+                          np.ascontiguousarray(ca), u[a], periodic)
         # the candidate and its Jacobian (none after the last step unless ``info`` asks for it)
         need_j = info or it < iters - 1
         Xn, rn, Jn, Dn = evaluate(s, un, need_j)
