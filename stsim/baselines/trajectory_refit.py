@@ -50,8 +50,7 @@ import numpy as np
 from ..sim.motion import MOTION_RANGES
 from .prior_motion import ROUNDING, prior_config, step_grid
 from .trajectory_kernel import (READING_KINDS, analytic_centre_rows, damped_steps, layout_tables,
-                               positions_and_derivatives,
-                               path_sq_distance, residuals_and_jacobian)
+                               path_sq_distance, positions_and_derivatives, residuals_and_jacobian)
 from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, trajectories
 
 
