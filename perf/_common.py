@@ -23,6 +23,7 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 import numpy as np
 
 from stsim.answers import get_format
+from stsim.scoring.metrics import trimmed_rmse
 
 #: The seven STARK tier-1 tracking families (50 steps; proximity 20, ToA position 40).
 TRACKING = ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",
@@ -164,6 +165,28 @@ def ratio_to_limit(error: float, limit: float) -> float:
     when the limit's is 0 or less (a degenerate limits file: every limit answer exact), where no
     ratio is defined; a NaN ratio prints as ``nan`` and fails every ``<=`` target check."""
     return float(error) / float(limit) if limit > 0 else float("nan")
+
+
+def excess_by_task(ours: Sequence[np.ndarray], limit: np.ndarray, drop: int = 2) -> list[tuple[list[int], float]]:
+    """Where a tracker's excess over the limit sits, task by task (issue 20, session 24: on range
+    two of nine tasks held all of it).  ``ours``: one (T, k) array of per-item errors per draw
+    of the tracker, on the limit's T tasks and k steps; ``limit`` (T, k) the limit's.  Greedily,
+    ``drop`` times (at most T - 1), the task (row) whose removal lowers the mean over the draws
+    of :func:`ratio_to_limit` (trimmed RMSE against the limit's on the same rows) the most is
+    removed.  Returns ``[(rows removed so far, mean ratio without them), ...]``."""
+    limit = np.asarray(limit, float)
+    kept, removed, out = list(range(len(limit))), [], []
+
+    def mean_ratio(rows: list) -> float:
+        lt = trimmed_rmse(limit[rows].ravel())
+        return float(np.mean([ratio_to_limit(trimmed_rmse(np.asarray(E, float)[rows].ravel()), lt) for E in ours]))
+
+    for _ in range(min(int(drop), len(kept) - 1)):
+        best = min(kept, key=lambda i: mean_ratio([j for j in kept if j != i]))
+        kept.remove(best)
+        removed.append(best)
+        out.append((list(removed), mean_ratio(kept)))
+    return out
 
 
 def round_ratios(refs: Sequence[float], times: Sequence[float]) -> np.ndarray:

@@ -7,7 +7,8 @@ the first 10 steps and over all steps, CPU ms per task of each, and the share of
 refit answered; with ``--limits FILE`` (the JSON ``perf/bayes_floor.py --save`` writes) also
 both against the saved limit over its steps, on the tasks whose limit converged, with the
 limit's independent runs scored on their own (how far the reference itself moves with its
-Monte-Carlo error).  ``--filter-seeds 1 2 ...`` also scores the default with its filter's
+Monte-Carlo error), and where the default's excess is: its ratio without the one task, then the
+two, that hold most of it (``_common.excess_by_task``).  ``--filter-seeds 1 2 ...`` also scores the default with its filter's
 random draws from those seeds (``stark_tier1.default_track(task, seed)``; seed 0 is the
 default baseline's answers): the spread over seeds is how much of a figure on 20 tasks is the
 tracker's own luck (the refit's searches start from the filter's answers).
@@ -22,7 +23,8 @@ import sys
 
 import numpy as np
 from _common import REFIT_FAMILIES as FAMILIES
-from _common import answer_values, check_task_ids, item_errors, load_limits, ratio_to_limit, timed_each
+from _common import (answer_values, check_task_ids, excess_by_task, item_errors, load_limits, ratio_to_limit,
+                     timed_each)
 
 from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.baselines.stark_tier1 import default_track
@@ -100,6 +102,12 @@ def main(argv=None) -> int:
             if len(ratios) > 1:
                 print(f"{'':30s} default over {len(ratios)} filter draws: mean {np.mean(ratios):.2f}x "
                       f"(from {min(ratios):.2f}x to {max(ratios):.2f}x)")
+            ours = [E[[t["index"] for t in tl], :k] for name, E in rows.items() if name != "filter"]
+            steps = excess_by_task(ours, L)
+            if steps:
+                print(f"{'':30s} where the excess is (mean over draws): " + "; ".join(
+                    f"without task{'s' if len(rm) > 1 else ''} {', '.join(str(tl[i]['index']) for i in rm)} {r:.2f}x"
+                    for rm, r in steps))
     return 0
 
 

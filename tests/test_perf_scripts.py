@@ -337,3 +337,20 @@ def test_pf_vs_limit_default_row_is_the_default_baseline():
     want = pf._errors(task, [a.value for a in BASELINES[fam](task)], len(task.steps))
     assert got["ours"] == pytest.approx(trimmed_rmse(np.asarray(want)), rel=1e-12)
     assert got["lim"] == 0.0
+
+
+def test_excess_by_task_finds_the_tasks_that_hold_the_excess():
+    """Four tasks of ten items, the limit's error 1 everywhere; one draw equal to it except task 2
+    (error 3 on every item) and task 0 (error 1.5): 3 ** 2 is the largest share of the excess, so
+    task 2 goes first (without it the draw is 1.5x only on task 0), then task 0 (ratio 1)."""
+    common = _load("_common")
+    limit = np.ones((4, 10))
+    ours = limit.copy()
+    ours[2] = 3.0
+    ours[0] = 1.5
+    steps = common.excess_by_task([ours], limit, drop=2)
+    assert [rm for rm, _ in steps] == [[2], [2, 0]]
+    assert steps[0][1] > 1.0 and steps[1][1] == 1.0
+    # over two draws the mean of their ratios; never more than T - 1 removed
+    assert len(common.excess_by_task([ours, limit], limit, drop=9)) == 3
+    assert common.excess_by_task([ours], limit[:1], drop=2) == []
