@@ -992,11 +992,11 @@ def test_range_searches_from_step_8_when_every_held_mode_misses_a_reading(monkey
 
 
 def test_damped_steps_solve_the_damped_system_as_numpy_does():
-    """:func:`trajectory_kernel.damped_steps` (the LM's proposals, compiled: Cholesky) against
-    numpy's LU solve of the same damped systems, an independent second computation: the steps
+    """:func:`trajectory_kernel.damped_steps` (the LM's proposals, compiled) against
+    numpy's batched LU solve of the same damped systems, an independent second computation: the steps
     agree to rounding in the active columns, the padding columns and the other columns of ``u``
     stay, a periodic column wraps and every column is clipped to [0, 1]; a system that is not
-    positive definite (a NaN in ``J J^T``) leaves its row as it was."""
+    finite (a NaN in ``J J^T``) leaves its row as it was."""
     from stsim.baselines.trajectory_kernel import damped_steps
     rng = np.random.default_rng(3)
     n, P, R, dim = 6, 5, 12, 9

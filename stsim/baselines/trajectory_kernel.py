@@ -19,12 +19,12 @@ moved by rounding when it came in (session 17; their accuracy was measured again
 :func:`analytic_centre_rows` runs the analytic centre's damped Newton iterations
 (:func:`stsim.baselines.trajectory_refit.analytic_centre`) one fit at a time; its shifts agreed
 with those of the batched numpy version it replaced (session 17) to about 2e-11 (a different order
-of summation).  :func:`damped_steps` solves the Levenberg-Marquardt step's damped system by
-Cholesky, one fit at a time, and takes the step (session 24: numpy's batched LU solve and the
+of summation).  :func:`damped_steps` solves the Levenberg-Marquardt step's damped system one fit
+at a time and takes the step (session 24: numpy's batched LU solve and the
 step's scatter, wrap and clip were about a quarter of the LM's time; the default trackers of
-range, bearing, range+bearing and event about 10 % cheaper as whole processes; the steps agree
-with the LU solve's to rounding, and 45 of 48 default tracks of suite seed 7 to 1e-9, the other
-three to 2e-4).
+range, bearing, range+bearing and event about 10 % cheaper as whole processes; the same LAPACK
+LU solve, so the default tracks of 8 tasks each of suite seed 7's bearing, range+bearing, event,
+temporal and x-y-t families equal the numpy version's bit for bit).
 
 The motions (STARK Appendix 7.3; :mod:`stsim.sim.motion`), with ``a = omega t + phase``,
 ``(c, s) = (cos a, sin a)``, a heading ``theta`` with ``(ct, st)`` and ``perp(x, y) = (-y, x)``:
@@ -433,55 +433,31 @@ def path_sq_distance(rows, path, steps):
 def damped_steps(A, g, lam, valid, cols, u, periodic):
     """One Levenberg-Marquardt proposal per fit (:func:`stsim.baselines.trajectory_refit.
     levenberg_marquardt`; Marquardt 1963, Nocedal & Wright 2006, section 10.3): the damped
-    Gauss-Newton system ``(A + lam (diag A + 1e-9) + [not valid]) d = -g`` solved by Cholesky
-    (the damping makes it positive definite), ``d`` added to the active columns of ``u`` and
-    the result wrapped (``periodic`` columns, modulo 1) and clipped to ``[0, 1]``.
+    Gauss-Newton system ``(A + lam (diag A + 1e-9) + [not valid]) d = -g`` solved (numba's
+    ``np.linalg.solve``, LAPACK's LU as numpy's), ``d`` added to the active columns of ``u``
+    and the result wrapped (``periodic`` columns, modulo 1) and clipped to ``[0, 1]``.
 
     Args: A (n, P, P) ``J J^T`` (read only); g (n, P) ``J r``; lam (n,) the damping; valid
         (n, P) each fit's active columns, ``cols`` (n, P) their columns of ``u`` (n, dim);
         periodic (dim,) bool.
-    Returns: the proposals (n, dim), a new array.  A fit whose system is not numerically
-    positive definite (a pivot <= 0 or not finite) keeps its ``u`` (no step: the caller's
-    damping then grows).  Replaced numpy's batched LU solve (session 24): the steps agree to
-    rounding (about 1e-16), the answers downstream to their own rounding."""
+    Returns: the proposals (n, dim), a new array.  A fit whose system or step is not finite
+    keeps its ``u`` (no step: the caller's damping then grows)."""
     n, P = g.shape
     out = u.copy()
-    L = np.empty((P, P))
-    y = np.empty(P)
-    d = np.empty(P)
+    M = np.empty((P, P))
     for i in range(n):
+        finite = True
         for p in range(P):
-            for q in range(p + 1):
-                L[p, q] = A[i, p, q]
+            for q in range(P):
+                M[p, q] = A[i, p, q]
+                finite &= np.isfinite(A[i, p, q])
             dg = A[i, p, p]
-            L[p, p] = dg + (lam[i] * (dg + 1e-9) + (0.0 if valid[i, p] else 1.0))
-        ok = True
-        for j in range(P):                          # Cholesky, lower triangle in place
-            s = L[j, j]
-            for k in range(j):
-                s -= L[j, k] * L[j, k]
-            if not (s > 0.0) or not np.isfinite(s):
-                ok = False
-                break
-            s = np.sqrt(s)
-            L[j, j] = s
-            for r in range(j + 1, P):
-                t = L[r, j]
-                for k in range(j):
-                    t -= L[r, k] * L[j, k]
-                L[r, j] = t / s
-        if not ok:
+            M[p, p] = dg + (lam[i] * (dg + 1e-9) + (0.0 if valid[i, p] else 1.0))
+        if not finite:
             continue
-        for p in range(P):                          # L y = -g, then L^T d = y
-            t = -g[i, p]
-            for k in range(p):
-                t -= L[p, k] * y[k]
-            y[p] = t / L[p, p]
-        for p in range(P - 1, -1, -1):
-            t = y[p]
-            for k in range(p + 1, P):
-                t -= L[k, p] * d[k]
-            d[p] = t / L[p, p]
+        d = np.linalg.solve(M, -g[i])
+        if not np.isfinite(d).all():
+            continue
         for p in range(P):
             if valid[i, p]:
                 out[i, cols[i, p]] += d[p]
