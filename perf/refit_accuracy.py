@@ -103,11 +103,11 @@ def main(argv=None) -> int:
                 print(f"{'':30s} default over {len(ratios)} filter draws: mean {np.mean(ratios):.2f}x "
                       f"(from {min(ratios):.2f}x to {max(ratios):.2f}x)")
             ours = [E[[t["index"] for t in tl], :k] for name, E in rows.items() if name != "filter"]
-            steps = excess_by_task(ours, L)
-            if steps:
+            excess = excess_by_task(ours, L)
+            if excess:
                 print(f"{'':30s} where the excess is (mean over draws): " + "; ".join(
                     f"without task{'s' if len(rm) > 1 else ''} {', '.join(str(tl[i]['index']) for i in rm)} {r:.2f}x"
-                    for rm, r in steps))
+                    for rm, r in excess))
     return 0
 
 
