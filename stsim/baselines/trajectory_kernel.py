@@ -327,14 +327,18 @@ def residuals_and_jacobian(Pt, Dt, kind, step, sx, sy, val, tk, t0, bounds, sigm
 
 
 @numba.njit(cache=True, error_model="numpy")
-def analytic_centre_rows(s0, J, valid, iters, tol, du0, warm):
+def analytic_centre_rows(s0, J, valid, iters, tol, du0, warm, rounds):
     """The damped Newton iterations of
     :func:`stsim.baselines.trajectory_refit.analytic_centre`, one fit (row) at a time, each
-    until its own Newton decrement falls below ``tol`` or ``iters`` steps.
+    until its own Newton decrement falls below ``tol`` or ``iters`` steps; then, while the
+    widening ``c`` is above 1, up to ``rounds`` times: ``c`` shrunk to ``max(1, m + 0.1 (c -
+    m))``, ``m`` the largest ``|s|`` at the centre reached (which stays strictly inside), and
+    the iterations run again from there (Huard's method of centres; a round that shrinks ``c``
+    by less than 0.1 % ends the row's rounds).
 
     Args: s0 (N, R) constraint values (finite); J (N, P, R) their derivatives (finite); valid
-        (N, P) bool; iters, tol: as there; du0 (N, P) starts, used where ``warm`` and strictly
-        inside.
+        (N, P) bool; iters, tol, rounds: as there; du0 (N, P) starts, used where ``warm`` and
+        strictly inside.
     Returns: du (N, P), 0 in the columns not ``valid``."""
     N, P, R = J.shape
     out = np.zeros((N, P))
@@ -372,42 +376,70 @@ def analytic_centre_rows(s0, J, valid, iters, tol, du0, warm):
                 for p in range(P):
                     du[p] = du0[i, p]
                 x[:] = w
-        for _ in range(iters):
-            for r in range(R):
-                q = 1.0 / (1.0 - x[r] * x[r])
-                w[r] = (1.0 + x[r] * x[r]) * q * q            # the barrier's curvature
-                xq[r] = x[r] * q
-            for p in range(P):
-                v = 0.0
+        for rnd in range(rounds + 1):
+            if rnd:                                           # shrink the widening toward 1
+                big = 0.0
                 for r in range(R):
-                    v += Jc[p, r] * xq[r]
-                g[p] = v                                      # half the gradient
-            for p in range(P):
-                for p2 in range(p + 1):
-                    v = 0.0
-                    for r in range(R):
-                        v += Jc[p, r] * w[r] * Jc[p2, r]
-                    H[p, p2] = v
-                    H[p2, p] = v
-                H[p, p] += (0.0 if valid[i, p] else 1.0) + 1e-9 * (ss + 1.0)
-            step = np.linalg.solve(H, g)
-            dec = 0.0
-            for p in range(P):
-                dec += g[p] * step[p]
-            lam = np.sqrt(2.0 * max(dec, 0.0))
-            f = 1.0 if lam < 0.25 else 1.0 / (1.0 + lam)
-            for p in range(P):
-                du[p] -= step[p] * f
-            for r in range(R):
-                v = 0.0
+                    a = abs(x[r])
+                    if a > big:
+                        big = a
+                cn = max(1.0, big * c + 0.1 * (c - big * c))
+                if cn >= c * 0.999:
+                    break
+                f = c / cn
+                c = cn
+                ss = 0.0
+                for r in range(R):
+                    x[r] *= f
                 for p in range(P):
-                    v += step[p] * f * Jc[p, r]
-                x[r] -= v
-            if lam < tol:
-                break
+                    for r in range(R):
+                        Jc[p, r] *= f
+                        ss += Jc[p, r] * Jc[p, r]
+            _centre_newton(x, Jc, valid[i], du, w, xq, H, g, ss, iters, tol)
         for p in range(P):
             out[i, p] = du[p] if valid[i, p] else 0.0
     return out
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _centre_newton(x, Jc, valid, du, w, xq, H, g, ss, iters, tol):
+    """:func:`analytic_centre_rows`' damped Newton iterations on one row, in place: ``x`` (R,)
+    the constraint values over the widening, ``Jc`` (P, R) their derivatives, ``du`` (P,) the
+    shift; ``w``, ``xq``, ``H``, ``g`` work arrays."""
+    P, R = Jc.shape
+    for _ in range(iters):
+        for r in range(R):
+            q = 1.0 / (1.0 - x[r] * x[r])
+            w[r] = (1.0 + x[r] * x[r]) * q * q            # the barrier's curvature
+            xq[r] = x[r] * q
+        for p in range(P):
+            v = 0.0
+            for r in range(R):
+                v += Jc[p, r] * xq[r]
+            g[p] = v                                      # half the gradient
+        for p in range(P):
+            for p2 in range(p + 1):
+                v = 0.0
+                for r in range(R):
+                    v += Jc[p, r] * w[r] * Jc[p2, r]
+                H[p, p2] = v
+                H[p2, p] = v
+            H[p, p] += (0.0 if valid[p] else 1.0) + 1e-9 * (ss + 1.0)
+        step = np.linalg.solve(H, g)
+        dec = 0.0
+        for p in range(P):
+            dec += g[p] * step[p]
+        lam = np.sqrt(2.0 * max(dec, 0.0))
+        f = 1.0 if lam < 0.25 else 1.0 / (1.0 + lam)
+        for p in range(P):
+            du[p] -= step[p] * f
+        for r in range(R):
+            v = 0.0
+            for p in range(P):
+                v += step[p] * f * Jc[p, r]
+            x[r] -= v
+        if lam < tol:
+            break
 
 
 @numba.njit(cache=True)
@@ -491,7 +523,7 @@ def compiled_signatures() -> dict:
                                      i8, f8, f8, i1, _array(i8, 2), f1, f1, _array(b1, 1), b1)],
         residuals_and_jacobian: [(_array(f8, 3, p), _array(f8, 4, d), i1, i1, f1, f1, f1, f1, f1, f1, f8, f8,
                                   _array(b1, 2), f8, b1, i8) for p, d in ("CC", "AA", "AC", "CA")],
-        analytic_centre_rows: [(_array(f8, 2), _array(f8, 3), _array(b1, 2), i8, f8, _array(f8, 2), b1)],
+        analytic_centre_rows: [(_array(f8, 2), _array(f8, 3), _array(b1, 2), i8, f8, _array(f8, 2), b1, i8)],
         path_sq_distance: [(_array(f8, 3), _array(f8, 2), i1)],
         damped_steps: [(_array(f8, 3), _array(f8, 2), f1, _array(b1, 2), _array(i8, 2), _array(f8, 2),
                         _array(b1, 1))],
