@@ -1061,9 +1061,10 @@ def test_damped_steps_solve_the_damped_system_as_numpy_does():
 def test_search_above_searches_when_every_held_mode_misses_a_reading(monkeypatch):
     """Temporal event tracking, suite seed 5, task 19 (session 20): without ``search_above`` the
     refit held one mode 1.15-1.5 noise bounds outside its readings from step 6 on, its emission
-    times (the task's answers) 0.019-0.026 time units from the truth at steps 7-9.  With the
+    times (the task's answers) 0.019-0.026 time units from the truth at steps 7-9 (0.016-0.025
+    since session 25's centre shrinks the widened region back to the bounds).  With the
     default's ``(1.1, 4)`` the refinements at steps 5 and 7 are each followed by a search, and
-    the errors at steps 7-9 fall below half."""
+    the errors at steps 7-9 fall below half (0.007, 0.006, 0.009)."""
     import stsim.baselines.trajectory_refit as tr
     from stsim.baselines.stark_tier1 import default_track
     fam = "stark.temporal_tracking.event"
@@ -1081,5 +1082,5 @@ def test_search_above_searches_when_every_held_mode_misses_a_reading(monkeypatch
             assert {5, 7} <= set(seen) and not {5, 7} & set(tr.REFIT_SETTINGS[fam]["search_steps"]), seen
         else:
             assert not {5, 7} & set(seen), seen
-    assert (errors[None][7:10] > 0.018).all(), errors[None]
+    assert (errors[None][7:10] > 0.015).all(), errors[None]
     assert (errors[(1.1, 4)][7:10] < 0.5 * errors[None][7:10]).all(), errors
