@@ -1084,3 +1084,17 @@ def test_search_above_searches_when_every_held_mode_misses_a_reading(monkeypatch
             assert not {5, 7} & set(seen), seen
     assert (errors[None][7:10] > 0.015).all(), errors[None]
     assert (errors[(1.1, 4)][7:10] < 0.5 * errors[None][7:10]).all(), errors
+
+
+def test_a_mode_with_no_point_within_its_bounds_gets_no_weight_beside_one_within():
+    """Temporal event tracking, suite seed 5, task 8 (session 25): at steps 12-21 the refit holds
+    two modes, one whose linearised region has no point within the readings' bounds (its centre
+    1.06-1.10 bounds out) and one within them.  The Laplace evidence gave the first 0.99 and
+    the answers (emission times) were 0.004 from the truth at steps 15-21 (the limit's answers
+    about 0.0002).  With such a mode's weight 0 beside one within its bounds they are within
+    0.001 (0.0001-0.0008)."""
+    from stsim.baselines.stark_tier1 import default_track
+    task = generate_task("stark.temporal_tracking.event", 8, suite="stark-tier1", suite_seed=5)
+    gold = np.array([st.answer for st in task.steps], float)
+    _, emit = default_track(task)
+    assert np.abs(emit[15:22] - gold[15:22]).max() < 0.001
