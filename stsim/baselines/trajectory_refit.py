@@ -1012,7 +1012,8 @@ def _centre_positions(lay: PriorLayout, res: ReadingResiduals, u: np.ndarray, co
     at = pos[:, t] + np.einsum("np,npk->nk", du, D[:, :, t])
     if emit_col is not None:
         t0 = t0 + (du * emit_col).sum(axis=1) * emit_scale
-    inside = np.abs(s0 + np.einsum("np,npr->nr", du, J)).max(axis=1) < 1.0
+    with np.errstate(invalid="ignore", over="ignore"):      # a non-finite row: not inside
+        inside = np.abs(s0 + np.einsum("np,npr->nr", du, J)).max(axis=1) < 1.0
     return at, t0, du, inside
 
 
