@@ -1165,7 +1165,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     emission times (ToA; the draws' layout then has no emission column).
 
     The defaults are the slower, more accurate search measured in :data:`REFIT_SETTINGS`'
-    comment; ``_log`` collects ``(step, modes held, largest mixture weight)``.
+    comment; ``_log`` collects ``(step, modes held, largest weight in the step's answer)``.
 
     Returns: ``(pos (n, 2), used (n,) bool: the step's answer is the refit's, t_start (n,) the
     modes' mean first emission time at used steps (NaN elsewhere) or None without emission)``.
@@ -1266,8 +1266,6 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
             continue
         w = np.exp(logz - logz.max())
         w /= w.sum()
-        if _log is not None:
-            _log.append((t, len(u), float(w.max())))
         at, ts = pos[:, t].copy(), _t_start(lay, u)
         if centre_from is not None and t >= centre_from:
             if deriv.shape[2] <= t:                      # held past the derivatives kept: all steps
@@ -1283,6 +1281,8 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
             if inside.any() and not inside.all():        # modes with no point within the bounds
                 w[b[~inside]] = 0.0
                 w /= w.sum()
+        if _log is not None:
+            _log.append((t, len(u), float(w.max())))
         out[t] = w @ at
         used[t] = True
         if t_out is not None:
