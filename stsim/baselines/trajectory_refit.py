@@ -49,6 +49,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from ..sim.motion import MOTION_RANGES
+from .geometry import DOMAIN
 from .prior_motion import ROUNDING, prior_config, step_grid
 from .trajectory_kernel import (READING_KINDS, analytic_centre_rows, damped_steps, layout_tables,
                                path_sq_distance, positions_and_derivatives, residuals_and_jacobian)
@@ -1101,7 +1102,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                pool_keep: int | None = None, wide_search: tuple[int, int, int, int] | None = None,
                search_above: tuple[float, int] | None = None, search_backoff: bool = False,
                late_search: tuple[int, int, int, int, int] | None = None,
-               _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+               domain: tuple[float, float] = DOMAIN, _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
     replaced from step ``start`` on by a posterior mean approximation of the parametric refit
     where one holds (module docstring).
@@ -1162,7 +1163,11 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     does), with the wait between them doubling as ``search_backoff``'s (None: none).
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
-    emission times (ToA; the draws' layout then has no emission column).
+    emission times (ToA; the draws' layout then has no emission column).  ``domain``: the
+    square ``(lo, hi)`` (plane units, both axes) the draws' trajectories are normalised onto;
+    a centred mode's position is projected onto it (every trajectory of the prior lies in it,
+    so a mode's mean does; the linearised shift can leave it, and the answers so far rank the
+    next search's prior draws).
 
     The defaults are the slower, more accurate search measured in :data:`REFIT_SETTINGS`'
     comment; ``_log`` collects ``(step, modes held, largest weight in the step's answer)``.
@@ -1276,6 +1281,10 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
             at[b], t_b, du[b], inside = _centre_positions(lay, res, u[b], cv[0][b], cv[1][b], pos[b], deriv[b], t,
                                                           centre_iters, du[b] if centred else None)
             centred = True
+            # every trajectory of the prior lies in the domain, so a mode's mean does; a shift of the
+            # linearisation can leave it (range task 1 of suite seed 5: 63 units off at step 0, and the
+            # later searches, which rank prior draws by their distance to the answers, lost the track)
+            at[b] = np.clip(at[b], *domain)
             if ts is not None:
                 ts[b] = t_b
             if inside.any() and not inside.all():        # modes with no point within the bounds
