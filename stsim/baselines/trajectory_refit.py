@@ -31,7 +31,8 @@ the offsets left out: the normalisation cancels them) and with its forward model
   of the region its readings' bounds and the prior's box allow, linearised at the fit
   (:func:`analytic_centre`): under bounded noise the posterior is flat on that region, and its
   centre errs far less than the least-squares point once there are many readings; a mode whose
-  region holds no point within the bounds gets no weight while another's does.
+  region holds no point within the bounds gets no weight while another's does, and a centred
+  position is projected onto the domain (every trajectory of the prior lies in it).
 
 :func:`refit_path` runs it beside a filter's answers: from step ``start`` on, each step's
 answer is the modes' mixture mean when a mode consistent with all readings so far is held, else
@@ -1120,7 +1121,8 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                pool_keep: int | None = None, wide_search: tuple[int, int, int, int] | None = None,
                search_above: tuple[float, int] | None = None, search_backoff: bool = False,
                late_search: tuple[int, int, int, int, int] | None = None,
-               domain: tuple[float, float] = DOMAIN, _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+               domain: tuple[float, float] = DOMAIN,
+               _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
     replaced from step ``start`` on by a posterior mean approximation of the parametric refit
     where one holds (module docstring).
