@@ -560,7 +560,7 @@ def prior_draws(n_steps: int, duration: float, max_components: int = 3,
 
 
 def proximity_intervals(sensors: np.ndarray, hit: np.ndarray, radius: float,
-                        domain: tuple[float, float] = (0.0, 10.0)) -> tuple[np.ndarray, np.ndarray]:
+                        domain: tuple[float, float] = DOMAIN) -> tuple[np.ndarray, np.ndarray]:
     """Proximity detections as intervals of the sensor-target distance ``d`` (plane units):
     a detection (STARK's exact closed disk, Table 7) holds ``d`` in ``[0, radius]``, a miss in
     ``[radius, far]`` with ``far`` the distance from the sensor to the farthest corner of the
@@ -596,7 +596,7 @@ class ReadingResiduals:
     Raises ``ValueError`` for another modality."""
 
     def __init__(self, r: Readings, upto: int, t_rel: np.ndarray, emit: np.ndarray | None = None,
-                 domain: tuple[float, float] = (0.0, 10.0)):
+                 domain: tuple[float, float] = DOMAIN):
         z = r.z[:upto + 1]
         self.r, self.upto = r, upto
         if emit is not None:
@@ -704,7 +704,7 @@ class ReadingResiduals:
 
 def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray,
                           cols: np.ndarray, valid: np.ndarray, upto: int | None = None,
-                          domain=(0.0, 10.0), derivatives: bool = True,
+                          domain=DOMAIN, derivatives: bool = True,
                           col_scale: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """Normalised positions (N, n, 2) of :func:`~stsim.baselines.trajectory_posterior.trajectories`
     and their derivatives (N, P, n, 2) with respect to the ``u`` columns ``cols`` (N, P) (where
