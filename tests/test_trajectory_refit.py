@@ -1118,3 +1118,30 @@ def test_a_mode_centred_outside_the_domain_is_projected_onto_it():
     err = np.hypot(*(pos - gold).T)
     assert err[19:].max() < 0.006, err[19:].max()
     assert np.median(err[24:]) < 0.003
+
+
+def test_spd_solve_agrees_with_lapack_and_refuses_an_indefinite_matrix():
+    """:func:`trajectory_kernel.spd_solve` (the Cholesky solve of the LM's and the analytic
+    centre's systems) against numpy's LU solve, an independent second computation, on random
+    symmetric positive definite systems of the refit's sizes (1 to 20 columns), one of them
+    ill-conditioned (condition number about 1e10); an indefinite matrix (an eigenvalue -1)
+    is refused (False), so that its caller falls back to the LU solve."""
+    from stsim.baselines.trajectory_kernel import spd_solve
+    rng = np.random.default_rng(5)
+    for P in (1, 2, 5, 13, 20):
+        B = rng.standard_normal((P, 3 * P))
+        M = B @ B.T + 1e-3 * np.eye(P)
+        b = rng.standard_normal(P)
+        L, x = np.empty((P, P)), np.empty(P)
+        assert spd_solve(M, b, L, x)
+        np.testing.assert_allclose(x, np.linalg.solve(M, b), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(np.tril(L) @ np.tril(L).T, M, rtol=1e-12, atol=1e-12)
+    Q = np.linalg.qr(rng.standard_normal((8, 8)))[0]
+    ill = Q @ np.diag(np.logspace(0, -10, 8)) @ Q.T
+    b = rng.standard_normal(8)
+    L, x = np.empty((8, 8)), np.empty(8)
+    assert spd_solve(ill, b, L, x)
+    want = np.linalg.solve(ill, b)
+    assert np.linalg.norm(x - want) < 1e-4 * np.linalg.norm(want)
+    indefinite = Q @ np.diag([1.0, 2.0, -1.0, 3.0, 1.0, 1.0, 1.0, 1.0]) @ Q.T
+    assert not spd_solve(indefinite, b, L, x)

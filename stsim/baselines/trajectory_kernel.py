@@ -24,7 +24,11 @@ at a time and takes the step (session 24: numpy's batched LU solve and the
 step's scatter, wrap and clip were about a quarter of the LM's time; the default trackers of
 range, bearing, range+bearing and event about 10 % cheaper as whole processes; the same LAPACK
 LU solve, so the default tracks of 8 tasks each of suite seed 7's bearing, range+bearing, event,
-temporal and x-y-t families equal the numpy version's bit for bit).
+temporal and x-y-t families equal the numpy version's bit for bit).  Since session 27 both
+:func:`damped_steps` and :func:`analytic_centre_rows` solve their symmetric positive definite
+systems by :func:`spd_solve` (Cholesky; LAPACK's LU only where a pivot is not positive in
+floating point): the default trackers of range and x-y-t 6-8 % cheaper (20 tasks of suite seed
+7, four alternating whole-process rounds), their answers moved by rounding.
 
 The motions (STARK Appendix 7.3; :mod:`stsim.sim.motion`), with ``a = omega t + phase``,
 ``(c, s) = (cos a, sin a)``, a heading ``theta`` with ``(ct, st)`` and ``perp(x, y) = (-y, x)``:
@@ -345,8 +349,8 @@ def analytic_centre_rows(s0, J, valid, iters, tol, du0, warm, rounds):
     x = np.empty(R)
     Jc = np.empty((P, R))
     w, xq = np.empty(R), np.empty(R)
-    H = np.empty((P, P))
-    g = np.empty(P)
+    H, L = np.empty((P, P)), np.empty((P, P))
+    g, step = np.empty(P), np.empty(P)
     du = np.empty(P)
     for i in range(N):
         big = 0.0
@@ -395,17 +399,18 @@ def analytic_centre_rows(s0, J, valid, iters, tol, du0, warm, rounds):
                     for r in range(R):
                         Jc[p, r] *= f
                         ss += Jc[p, r] * Jc[p, r]
-            _centre_newton(x, Jc, valid[i], du, w, xq, H, g, ss, iters, tol)
+            _centre_newton(x, Jc, valid[i], du, w, xq, H, g, L, step, ss, iters, tol)
         for p in range(P):
             out[i, p] = du[p] if valid[i, p] else 0.0
     return out
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _centre_newton(x, Jc, valid, du, w, xq, H, g, ss, iters, tol):
+def _centre_newton(x, Jc, valid, du, w, xq, H, g, L, step, ss, iters, tol):
     """:func:`analytic_centre_rows`' damped Newton iterations on one row, in place: ``x`` (R,)
     the constraint values over the widening, ``Jc`` (P, R) their derivatives, ``du`` (P,) the
-    shift; ``w``, ``xq``, ``H``, ``g`` work arrays."""
+    shift; ``w``, ``xq``, ``H``, ``g``, ``L``, ``step`` work arrays (the Newton system by
+    :func:`spd_solve`, LAPACK's LU where its Cholesky factor fails)."""
     P, R = Jc.shape
     for _ in range(iters):
         for r in range(R):
@@ -425,7 +430,8 @@ def _centre_newton(x, Jc, valid, du, w, xq, H, g, ss, iters, tol):
                 H[p, p2] = v
                 H[p2, p] = v
             H[p, p] += (0.0 if valid[p] else 1.0) + 1e-9 * (ss + 1.0)
-        step = np.linalg.solve(H, g)
+        if not spd_solve(H, g, L, step):                 # not positive definite in floating point
+            step[:] = np.linalg.solve(H, g)
         dec = 0.0
         for p in range(P):
             dec += g[p] * step[p]
@@ -462,12 +468,49 @@ def path_sq_distance(rows, path, steps):
 
 
 @numba.njit(cache=True)
+def spd_solve(M, b, L, x):
+    """Solve ``M x = b`` for a symmetric positive definite ``M`` (P, P) by its Cholesky factor
+    ``M = L L^T`` (Golub & Van Loan 2013, algorithm 4.2.1), then forward and back substitution;
+    ``L`` (P, P) and ``x`` (P,) are work arrays written in place (``L``'s upper triangle not
+    touched).  Returns False, with ``x`` undefined, when a pivot is not positive (``M`` not
+    positive definite in floating point): the caller then solves another way.  About a third
+    of the time of numba's ``np.linalg.solve`` (LAPACK's LU, with its copies) on the refit's
+    13 x 13 systems."""
+    P = M.shape[0]
+    for j in range(P):
+        s = M[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        if not s > 0.0:
+            return False
+        d = np.sqrt(s)
+        L[j, j] = d
+        for i in range(j + 1, P):
+            s = M[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s / d
+    for i in range(P):
+        s = b[i]
+        for k in range(i):
+            s -= L[i, k] * x[k]
+        x[i] = s / L[i, i]
+    for i in range(P - 1, -1, -1):
+        s = x[i]
+        for k in range(i + 1, P):
+            s -= L[k, i] * x[k]
+        x[i] = s / L[i, i]
+    return True
+
+
+@numba.njit(cache=True)
 def damped_steps(A, g, lam, valid, cols, u, periodic):
     """One Levenberg-Marquardt proposal per fit (:func:`stsim.baselines.trajectory_refit.
     levenberg_marquardt`; Marquardt 1963, Nocedal & Wright 2006, section 10.3): the damped
-    Gauss-Newton system ``(A + lam (diag A + 1e-9) + [not valid]) d = -g`` solved (numba's
-    ``np.linalg.solve``, LAPACK's LU as numpy's), ``d`` added to the active columns of ``u``
-    and the result wrapped (``periodic`` columns, modulo 1) and clipped to ``[0, 1]``.
+    Gauss-Newton system ``(A + lam (diag A + 1e-9) + [not valid]) d = -g`` solved
+    (:func:`spd_solve`; numba's ``np.linalg.solve``, LAPACK's LU, where that fails), ``d``
+    added to the active columns of ``u`` and the result wrapped (``periodic`` columns, modulo
+    1) and clipped to ``[0, 1]``.
 
     Args: A (n, P, P) ``J J^T`` (read only); g (n, P) ``J r``; lam (n,) the damping; valid
         (n, P) each fit's active columns, ``cols`` (n, P) their columns of ``u`` (n, dim);
@@ -476,7 +519,8 @@ def damped_steps(A, g, lam, valid, cols, u, periodic):
     keeps its ``u`` (no step: the caller's damping then grows)."""
     n, P = g.shape
     out = u.copy()
-    M = np.empty((P, P))
+    M, L = np.empty((P, P)), np.empty((P, P))
+    d, b = np.empty(P), np.empty(P)
     for i in range(n):
         finite = True
         for p in range(P):
@@ -485,9 +529,11 @@ def damped_steps(A, g, lam, valid, cols, u, periodic):
                 finite &= np.isfinite(A[i, p, q])
             dg = A[i, p, p]
             M[p, p] = dg + (lam[i] * (dg + 1e-9) + (0.0 if valid[i, p] else 1.0))
+            b[p] = -g[i, p]
         if not finite:
             continue
-        d = np.linalg.solve(M, -g[i])
+        if not spd_solve(M, b, L, d):                      # not positive definite in floating point
+            d[:] = np.linalg.solve(M, b)
         if not np.isfinite(d).all():
             continue
         for p in range(P):
