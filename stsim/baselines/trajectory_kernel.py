@@ -28,7 +28,11 @@ temporal and x-y-t families equal the numpy version's bit for bit).  Since sessi
 :func:`damped_steps` and :func:`analytic_centre_rows` solve their symmetric positive definite
 systems by :func:`spd_solve` (Cholesky; LAPACK's LU only where a pivot is not positive in
 floating point): the default trackers of range and x-y-t 6-8 % cheaper (20 tasks of suite seed
-7, four alternating whole-process rounds), their answers moved by rounding.
+7, four alternating whole-process rounds), their answers moved by rounding.  And on a uniform
+time grid (every refit's) :func:`positions_and_derivatives` turns each kind's angle by a
+rotation per step instead of calling ``cos`` and ``sin`` (an exact value every :data:`RESEED`
+steps): its positions within 4e-14 of the direct evaluation's, range's default tracker another
+8 % cheaper (x-y-t's 1 %: its time is elsewhere).
 
 The motions (STARK Appendix 7.3; :mod:`stsim.sim.motion`), with ``a = omega t + phase``,
 ``(c, s) = (cos a, sin a)``, a heading ``theta`` with ``(ct, st)`` and ``perp(x, y) = (-y, x)``:
@@ -79,6 +83,12 @@ def layout_tables(lay) -> tuple[np.ndarray, np.ndarray]:
         _TABLES.clear()
     _TABLES[id(lay)] = (lay, (code, column))
     return code, column
+
+
+#: :func:`positions_and_derivatives` on a uniform time grid: each kind's angle by a rotation of
+#: the step before, from an exact ``cos`` / ``sin`` every ``RESEED`` steps (the rounding of the
+#: recurrence stays near 1e-15)
+RESEED = 16
 
 
 @numba.njit(cache=True)
@@ -161,6 +171,10 @@ def positions_and_derivatives(u, mask, t, cols, valid, scale, m, low, high, code
     flat = np.zeros(2, np.bool_)
     par = np.zeros(8)
     dlo, dspan = np.zeros(2), np.zeros(2)           # each axis' extreme steps' derivatives
+    dt = t[1] - t[0] if n > 1 else 0.0                # a uniform grid: the angles by rotation
+    uniform = n > 1
+    for k in range(n):
+        uniform &= abs(t[k] - (t[0] + k * dt)) <= 1e-12 * (1.0 + abs(t[k]))
     for i in range(N):
         XY[:] = 0.0
         for j in range(5):
@@ -182,12 +196,22 @@ def positions_and_derivatives(u, mask, t, cols, valid, scale, m, low, high, code
                     om, ph = par[1], 0.0
                 else:
                     om, ph = par[2], par[3]
-                for k in range(n):
-                    if on:
+                if not on:
+                    for k in range(n):
+                        CA[j, k], SA[j, k] = 0.0, 0.0
+                elif uniform:                          # a rotation by omega dt per step, from an
+                    cd, sd = np.cos(om * dt), np.sin(om * dt)   # exact value every RESEED steps
+                    for k in range(n):
+                        if k % RESEED == 0:
+                            a = om * t[k] + ph
+                            CA[j, k], SA[j, k] = np.cos(a), np.sin(a)
+                        else:
+                            c, s = CA[j, k - 1], SA[j, k - 1]
+                            CA[j, k], SA[j, k] = c * cd - s * sd, s * cd + c * sd
+                else:
+                    for k in range(n):
                         a = om * t[k] + ph
                         CA[j, k], SA[j, k] = np.cos(a), np.sin(a)
-                    else:
-                        CA[j, k], SA[j, k] = 0.0, 0.0
                 if j == 1 or j == 4:
                     for k in range(n):
                         r = par[0] if j == 1 else par[0] + par[1] * t[k]
