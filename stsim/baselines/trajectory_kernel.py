@@ -318,6 +318,7 @@ def residuals_and_jacobian(Pt, Dt, kind, step, sx, sy, val, tk, t0, bounds, sigm
     out = np.empty((N, R + extra))
     jac = np.empty((N, P, R + extra)) if jacobian else np.empty((0, 0, 0))
     h, bb, tb = bounds[0], bounds[1], bounds[2]
+    GX, GY = np.empty(R), np.empty(R)                 # a row's d r / d (x, y), per reading
     for i in range(N):
         for r in range(R, R + extra):
             out[i, r] = 0.0
@@ -350,9 +351,15 @@ def residuals_and_jacobian(Pt, Dt, kind, step, sx, sy, val, tk, t0, bounds, sigm
                 else:
                     f = -1.0 / (speed * tb * d)
                 gx, gy = f * dx, f * dy
-            for p in range(P):
-                g = Dt[0, i, p, k] * gx + Dt[1, i, p, k] * gy
-                if c == 2 and emit_col[i, p]:
+            GX[r], GY[r] = gx, gy
+        if not jacobian:
+            continue
+        for p in range(P):                            # then the chain rule, a parameter at a
+            e = emit_col[i, p]                         # time (J's rows contiguous)
+            for r in range(R):
+                k = step[r]
+                g = Dt[0, i, p, k] * GX[r] + Dt[1, i, p, k] * GY[r]
+                if e and kind[r] == 2:
                     g -= emit_scale / tb
                 jac[i, p, r] = g
     return out, jac
