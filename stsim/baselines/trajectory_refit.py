@@ -468,9 +468,21 @@ REFIT_SETTINGS["stark.temporal_tracking.event"] = {**REFIT_SETTINGS["toa"], "sea
 # all 0.1984 / 0.0760, 3 % cheaper); seed 7 against its limit, four draws, 1.19x (1.15-1.24) ->
 # 1.08x (1.06-1.11); seed 5 (20 tasks, its own limit) 1.12x (1.01-1.18) -> 1.07x (0.99-1.14)
 # (with 16 starts 1.12x, 0.98-1.18); Stone Soup's particle filter 8.3x -> 6.2x slower.
+# Session 27: 4 more searches at 12, 18, 26 and 36 (13 in all), each from a smaller pool (5 prior
+# draws per structure cut to 30, 6 starts; late_search), paid for by the compiled kernels made
+# cheaper (trajectory_kernel: x-y-t's default 15 % cheaper).  Suite seeds 11 / 13 / 17 / 19 / 23 /
+# 29 / 31 / 37 (20 tasks, draws 0 and 1), all steps 0.0798 / 0.0648 / 0.0870 / 0.0547 / 0.0789 /
+# 0.0644 / 0.0715 / 0.0603 (geometric mean 0.0694) -> 0.0721 / 0.0633 / 0.0874 / 0.0522 / 0.0789 /
+# 0.0617 / 0.0678 / 0.0599 (0.0671); the first 10 steps unchanged (0.1769); seed 5 against its
+# limit, four draws, 1.13x -> 1.00x (0.99-1.00); +16 % tracking time (in-process medians of 3
+# alternating rounds, 20 tasks of seed 7), Stone Soup's particle filter 5.4x slower (perf/pf_cost.py
+# --n 20 --rounds 3; 6.1x without them in the same session).  Not kept: the search's own pool (5 ->
+# 40 -> 12) 0.0642 and 1.00x but +32 %; 5 -> 40 -> 8 or 6: 0.0657 at +21 %; 5 -> 24 -> 8: 0.0674;
+# 2 -> 16 -> 6: seeds 17 and 19 worse than none; 3 late searches (12, 20, 30 or 14, 22, 32): seed
+# 17 0.100-0.103; with 500 filter particles (-6 % time) the first 10 steps 2 % worse.
 REFIT_SETTINGS["stark.tracking.event_xyt"] = {**REFIT_SETTINGS["toa"], "max_searches": 9,
-                                              "search_steps": (0, 2, 4, 6), "pool_per_structure": 5,
-                                              "pool_keep": 40, "n_starts": 12}
+                                              "search_steps": (0, 2, 4, 6, 12, 18, 26, 36), "pool_per_structure": 5,
+                                              "pool_keep": 40, "n_starts": 12, "late_search": (12, 4, 5, 30, 6)}
 
 
 def refit_settings(family: str, modality: str) -> dict:
