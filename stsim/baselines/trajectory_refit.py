@@ -401,9 +401,16 @@ REFIT_SETTINGS: dict = {
 # 1.09x (1.08-1.09); +15 % tracking time (in-process, as above), Stone Soup's particle filter
 # 7.0x -> 5.6-6.2x slower (perf/pf_cost.py --n 20, three runs).  Seed 7 draw 0: the pool of 10 draws per
 # structure 1.12x, searches at 0, 2, 4, 6, 8 1.11x.
-REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True, "max_searches": 12,
+# Session 27: searches also at 12, 18 and 26 (15 in all), paid for by the compiled kernels made
+# cheaper (trajectory_kernel: event's default about 12 % cheaper).  Suite seeds 11 / 13 / 17 / 19 /
+# 23 / 29 / 31 / 37 (20 tasks, draws 0 and 1), all steps, geometric mean 0.0596 -> 0.0586 (better
+# on 7 of 8), the first 10 steps unchanged; seed 5's limit set 1.43x -> 1.37x (four draws); +17 %
+# tracking time (in-process medians of 3 alternating rounds, 20 tasks of seed 7).  Also at 36
+# (16 in all): the same figures at +28 %; at 12, 20, 30: 1.40x; at 12, 18, 26, 36 from x-y-t's
+# smaller late pool (late_search 5 -> 30 -> 6): 1.42x.
+REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True, "max_searches": 15,
                                           "iters": 3, "refine_above": 1.2, "centre_from": 1,
-                                          "settle_accept": 1.2, "search_steps": (0, 3, 6),
+                                          "settle_accept": 1.2, "search_steps": (0, 3, 6, 12, 18, 26),
                                           "pool_per_structure": 5, "pool_keep": 40, "n_starts": 16}
 # Session 12: on temporal, a search at once whenever the held modes fail (search_on_loss, 3 in
 # all), the lost fits as starts of the next search (rescue_starts).  Measured over three draws
