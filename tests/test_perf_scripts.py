@@ -235,12 +235,12 @@ def test_refit_accuracy_filter_seeds_score_other_draws_of_the_default(tmp_path, 
     from stsim.baselines.stark_tier1 import default_track
     from stsim.registry import generate_task
     fam = "stark.tracking.event"
-    task = generate_task(fam, 2, suite="stark-tier1", suite_seed=7)   # task 0: the refit's at every step
+    task = generate_task(fam, 5, suite="stark-tier1", suite_seed=7)   # tasks 0-4: the refit's at every step
     own = default_track(task, 0)[0]                       # each draw run once (about 50 ms)
     np.testing.assert_allclose(own, [a.value for a in BASELINES[fam](task)])
     assert np.abs(default_track(task, 1)[0] - own).max() > 1e-6
     mod = _load("refit_accuracy")
-    assert mod.main(["--family", fam, "--n", "3", "--limits", str(_limits_file(tmp_path)),
+    assert mod.main(["--family", fam, "--n", "6", "--limits", str(_limits_file(tmp_path)),
                      "--filter-seeds", "0", "1"]) == 0
     out = capsys.readouterr().out
     assert "seed 0" not in out and out.count("seed 1 ") == 2      # its row, and in the limit line

@@ -800,25 +800,26 @@ def test_analytic_centre_keeps_a_row_with_a_non_finite_value_at_its_fit():
 
 
 def test_refit_settings_take_a_family_entry_before_its_modality():
-    """Event tracking has its own entry (a search whenever the held modes fail, 12 in all, 3 LM
+    """Event tracking has its own entry (a search whenever the held modes fail, 15 in all, 3 LM
     iterations per refinement, refined after ``settle`` from 1.2 bounds and held before it
-    only within 1.2 bounds, centred from step 1, searches at 0, 3, 6 with a pool of 5 draws
+    only within 1.2 bounds, centred from step 1, searches at 0, 3, 6, 12, 18, 26 with a pool of 5 draws
     per structure cut to 40, 16 starts); temporal its own (the same search on loss, the lost
     fits as starts of the next search, a second scheduled search at step 2, 6 in all, 2 LM
     iterations per pool draw, a search when every held mode misses a reading by 1.1 bounds from
     step 4, 3 LM iterations per refinement), x-y-t its own (searches at 0, 2, 4, 6, 9 in all, the same
-    pool as event, 12 starts), the ToA base otherwise; a family without one (range) takes its
+    pool as event, 12 starts; from step 12 searches at 12, 18, 26, 36, 13 in all, from 5 draws per
+    structure cut to 30, 6 starts), the ToA base otherwise; a family without one (range) takes its
     modality's, and the default tracker gets what :func:`refit_settings` gives."""
     from stsim.baselines.stark_tier1 import default_track_settings
     from stsim.baselines.trajectory_refit import REFIT_SETTINGS, refit_settings
     event = refit_settings("stark.tracking.event", "toa")
     pool = ("search_steps", "pool_per_structure", "pool_keep", "n_starts")
     own = ("search_on_loss", "max_searches", "iters", "refine_above", "centre_from", "settle_accept") + pool
-    assert event["search_on_loss"] and event["max_searches"] == 12 and event["iters"] == 3
+    assert event["search_on_loss"] and event["max_searches"] == 15 and event["iters"] == 3
     assert event["settle_accept"] == 1.2 < event.get("accept", 1.5) and "settle_accept" not in REFIT_SETTINGS["toa"]
     assert event["centre_from"] == 1 < REFIT_SETTINGS["toa"]["centre_from"]
     assert event["refine_above"] == 1.2 and "refine_above" not in REFIT_SETTINGS["toa"]
-    assert event["search_steps"] == (0, 3, 6) and REFIT_SETTINGS["toa"]["search_steps"] == (0,)
+    assert event["search_steps"] == (0, 3, 6, 12, 18, 26) and REFIT_SETTINGS["toa"]["search_steps"] == (0,)
     assert (event["pool_per_structure"], event["pool_keep"], event["n_starts"]) == (5, 40, 16)
     assert "pool_keep" not in REFIT_SETTINGS["toa"] and REFIT_SETTINGS["toa"]["pool_per_structure"] == 1
     assert {k: v for k, v in event.items() if k not in own} == \
@@ -834,9 +835,10 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
         {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in t_own}
     xyt = refit_settings("stark.tracking.event_xyt", "toa")
     assert xyt["max_searches"] == 9 > REFIT_SETTINGS["toa"]["max_searches"] == 3
-    assert xyt["search_steps"] == (0, 2, 4, 6) and all(xyt[k] == event[k] for k in pool[1:3])
+    assert xyt["search_steps"] == (0, 2, 4, 6, 12, 18, 26, 36) and all(xyt[k] == event[k] for k in pool[1:3])
     assert xyt["n_starts"] == 12 < event["n_starts"]
-    assert {k: v for k, v in xyt.items() if k not in ("max_searches",) + pool} == \
+    assert xyt["late_search"] == (12, 4, 5, 30, 6) and "late_search" not in REFIT_SETTINGS["toa"]
+    assert {k: v for k, v in xyt.items() if k not in ("max_searches", "late_search") + pool} == \
         {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in ("max_searches",) + pool}
     assert refit_settings("stark.tracking.range", "range") is REFIT_SETTINGS["range"]
     for fam in ("stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
