@@ -8,7 +8,8 @@ small array operations, and about a fifth of the event tracker's time.  Compiled
 (``cache=True``: compiled once, about 3 s, then loaded from numba's cache beside this module,
 or from its user-wide cache where this folder is read-only) it takes about 35.  Every
 floating-point operation is the one the numpy version did, in the same order, so the answers
-are the same bit for bit (checked on 10 tasks of each refit family when it was introduced).
+were the same bit for bit (checked on 10 tasks of each refit family when it was introduced;
+since session 27 the angles on a uniform grid are turned by rotation instead, below).
 
 :func:`residuals_and_jacobian` does the same for the readings' residuals and their chain rule
 (:meth:`stsim.baselines.trajectory_refit.ReadingResiduals.jacobian`; about 4 ms of an event

@@ -488,8 +488,8 @@ REFIT_SETTINGS["stark.temporal_tracking.event"] = {**REFIT_SETTINGS["toa"], "sea
 # 0.0644 / 0.0715 / 0.0603 (geometric mean 0.0694) -> 0.0721 / 0.0633 / 0.0874 / 0.0522 / 0.0789 /
 # 0.0617 / 0.0678 / 0.0599 (0.0671); the first 10 steps unchanged (0.1769); seed 5 against its
 # limit, four draws, 1.13x -> 1.00x (0.99-1.00); +16 % tracking time (in-process medians of 3
-# alternating rounds, 20 tasks of seed 7), Stone Soup's particle filter 5.4x slower (perf/pf_cost.py
-# --n 20 --rounds 3; 6.1x without them in the same session).  Not kept: the search's own pool (5 ->
+# alternating rounds, 20 tasks of seed 7), Stone Soup's particle filter 5.1-5.4x slower in three
+# runs of perf/pf_cost.py --n 20 --rounds 3 (6.1x without them in the same session).  Not kept: the search's own pool (5 ->
 # 40 -> 12) 0.0642 and 1.00x but +32 %; 5 -> 40 -> 8 or 6: 0.0657 at +21 %; 5 -> 24 -> 8: 0.0674;
 # 2 -> 16 -> 6: seeds 17 and 19 worse than none; 3 late searches (12, 20, 30 or 14, 22, 32): seed
 # 17 0.100-0.103; with 500 filter particles (-6 % time) the first 10 steps 2 % worse.

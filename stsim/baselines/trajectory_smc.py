@@ -61,11 +61,12 @@ from .prior_motion import step_grid
 #: proposal (multivariate t, 4 degrees of freedom: 1.21x / 1.11x), flattened importance weights
 #: (1.16x / 1.13x), a wider search pool (10 per structure cut to 80: 1.18x / 1.18x), inflation
 #: 5 or 2, 256 draws, a start from step 6 (within the draws' spread, 1.06x-1.21x on seed 5).
-#: Session 27: 128 particles and 8 sweeps (the setting measured above, then over the cost target),
-#: paid for by the compiled kernels made cheaper (:mod:`~stsim.baselines.trajectory_kernel`): all
-#: steps, four draws (``perf/pf_vs_limit.py``), seed 5 (10 tasks) 1.11x -> 1.09x, seed 7 (20 tasks)
-#: 1.10x -> 1.09x; the first 10 steps 1.00x -> 1.00x and 1.06x -> 1.05x; +18 % tracking time
-#: (in-process medians of 4 alternating rounds, 20 tasks of seed 7).
+#: Session 27: 128 particles and 8 sweeps (the setting measured above at 4.4x, before each sweep's
+#: moves were one matrix product): all steps, four draws (``perf/pf_vs_limit.py``), seed 5 (10
+#: tasks) 1.11x -> 1.09x, seed 7 (20 tasks) 1.10x -> 1.09x; the first 10 steps 1.00x -> 1.00x and
+#: 1.06x -> 1.05x; +18 % tracking time (in-process medians of 4 alternating rounds, 20 tasks of
+#: seed 7); Stone Soup's particle filter 6.3-6.4x -> 5.3x slower (5.0-5.5; ``perf/pf_cost.py --n
+#: 20 --rounds 3``).
 SMC_SETTINGS = {"first": 8, "n_particles": 128, "sweeps": 8, "draws": 128, "inflate": (3.0, 0.5),
                 "accept": 1.2, "pool_per_structure": 5, "pool_keep": 40, "n_starts": 12,
                 "iters": 4, "feasible_iters": 8, "margin": 0.8, "feasible_prior": 0.2,
