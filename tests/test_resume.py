@@ -116,6 +116,27 @@ def test_resume_keeps_the_runs_trim(tmp_path, capsys):
     assert (out / "summary.json").read_bytes() == before
 
 
+def test_resume_takes_an_n_that_makes_the_same_tasks(tmp_path, capsys):
+    """``--n`` equal to every family's own count is the same run as no ``--n`` (a newcomer
+    resuming quickstart with its documented ``--n 10`` was refused, "not given there, 10 now"):
+    the resume goes on and leaves the answers as they were; an ``--n`` that changes some
+    family's count is still refused, nothing changed."""
+    from stsim.benchmarks.suites import get_suite
+    counts = {k for _, k in get_suite("quickstart").family_counts(None, "stark.localization.*")}
+    assert len(counts) == 1                                  # every family of the filter: the same count
+    own = counts.pop()
+    out = tmp_path / "out"
+    assert main(["run", "quickstart", "--family", "stark.localization.*", "--out", str(out), "--quiet"]) == 0
+    answers = (out / "answers.jsonl").read_bytes()
+    capsys.readouterr()
+    assert main(["run", "quickstart", "--n", str(own), "--resume", str(out), "--quiet"]) == 0
+    assert (out / "answers.jsonl").read_bytes() == answers
+    assert main(["run", "quickstart", "--n", str(own + 1), "--resume", str(out), "--quiet"]) == 2
+    assert (f"differs in n_per_family (each family's own count there, {own + 1} now)"
+            in capsys.readouterr().err)
+    assert (out / "answers.jsonl").read_bytes() == answers
+
+
 def test_resume_refuses_another_run(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["run", "quickstart", "--n", "1", "--out", str(out), "--quiet"]) == 0
@@ -127,7 +148,7 @@ def test_resume_refuses_another_run(tmp_path, capsys):
     assert main(["run", "cardinal", "--out", str(own), "--quiet"]) == 0
     capsys.readouterr()
     assert main(["run", "cardinal", "--n", "3", "--resume", str(own), "--quiet"]) == 2
-    assert "differs in n_per_family (not given there, 3 now)" in capsys.readouterr().err
+    assert "differs in n_per_family (each family's own count there, 3 now)" in capsys.readouterr().err
     assert main(["run", "stark-mini", "--resume", str(out), "--quiet"]) == 2
     assert "differs in suite" in capsys.readouterr().err
     assert main(["run", "quickstart", "--resume", str(tmp_path / "none"), "--quiet"]) == 2

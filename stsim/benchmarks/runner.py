@@ -58,7 +58,7 @@ from ..solvers.random_guess import random_reference
 from ..scoring.score import run_analyses, score_answers, summarise, wants_analysis
 from ..scoring.stark_metric import stark_item, summarise_stark
 from ..solvers.base import ORACLE_PREFIXES, OracleSolver, Solver, SolverError, get_solver
-from .suites import SuiteError, get_suite
+from .suites import Suite, SuiteError, get_suite
 
 
 #: what summary.json and the report say when code ran without namespaces
@@ -244,8 +244,10 @@ def previous_answers(out: Path, tasks: Iterable[Task]) -> dict[str, list[Answer]
     return final
 
 
-def _check_resume(out: Path, identity: dict[str, Any]) -> None:
-    """Raise :class:`RunError` unless ``out`` holds a run with the same identity."""
+def _check_resume(out: Path, identity: dict[str, Any], suite: Suite | None = None) -> None:
+    """Raise :class:`RunError` unless ``out`` holds a run with the same identity.  For a
+    generated ``suite``, two ``n_per_family`` that give every family the same number of tasks
+    (``--n 10`` and none given, where each family's own count is 10) are the same run."""
     path = out / "run.json"
     if out.exists() and not out.is_dir():
         hint = (f"; give its folder: --resume {out.parent}"
@@ -262,11 +264,17 @@ def _check_resume(out: Path, identity: dict[str, Any]) -> None:
     except ValueError:
         raise RunError(f"--resume {out}: run.json is not valid JSON") from None
     diff = [k for k in RUN_IDENTITY if recorded.get(k, CONDITION_DEFAULTS.get(k)) != identity.get(k)]
+    if ("n_per_family" in diff and suite is not None and suite.loader is None
+            and suite.family_counts(recorded.get("n_per_family"), identity.get("families_filter"))
+            == suite.family_counts(identity.get("n_per_family"), identity.get("families_filter"))):
+        diff.remove("n_per_family")                            # the same tasks either way
     if diff:
-        def shown(v):
-            return "not given" if v is None else repr(v)        # e.g. --n left to the suite's own count
+        def shown(k, v):
+            if v is None:                                       # --n left to each family's own count
+                return "each family's own count" if k == "n_per_family" else "not given"
+            return repr(v)
         raise RunError(f"--resume {out}: the run there differs in " + ", ".join(
-            f"{k} ({shown(recorded.get(k, CONDITION_DEFAULTS.get(k)))} there, {shown(identity.get(k))} now)"
+            f"{k} ({shown(k, recorded.get(k, CONDITION_DEFAULTS.get(k)))} there, {shown(k, identity.get(k))} now)"
             for k in diff) + "; nothing was changed")
 
 
@@ -367,7 +375,7 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     identity.update(cond)
     before: dict[str, Any] = {}        # a resumed run's summary.json so far (its wall time, trim)
     if resume:
-        _check_resume(out, identity)
+        _check_resume(out, identity, suite)
         before = _summary_before(out, trim)
     options = {"out_dir": str(out), "max_steps": steps, **(solver_options or {})}
     solver = get_solver(solver_spec, options)  # fails fast on a bad spec

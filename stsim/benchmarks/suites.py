@@ -57,6 +57,11 @@ class Suite:
             size = family_size(get_family(f))
             yield f, count if size is None else min(count, size)
 
+    def family_counts(self, n: int | None = None, only: str | None = None) -> list[tuple[str, int]]:
+        """(family, number of its tasks) in suite order for ``n`` (None: each family's own count)
+        and ``only`` (a glob): two ``n`` with the same counts make the same tasks."""
+        return list(self._counts(n, only))
+
     def iter_task_keys(self, n: int | None = None, only: str | None = None) -> Iterator[tuple[str, int]]:
         """:meth:`task_keys` one at a time (no list: memory does not grow with ``n``)."""
         for f, count in self._counts(n, only):
