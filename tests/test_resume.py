@@ -121,8 +121,10 @@ def test_resume_takes_an_n_that_makes_the_same_tasks(tmp_path, capsys):
     resuming quickstart with its documented ``--n 10`` was refused, "not given there, 10 now"):
     the resume goes on and leaves the answers as they were; an ``--n`` that changes some
     family's count is still refused, nothing changed."""
+    from fnmatch import fnmatch
+
     from stsim.benchmarks.suites import get_suite
-    counts = {k for _, k in get_suite("quickstart").family_counts(None, "stark.localization.*")}
+    counts = {k for f, k in get_suite("quickstart").families.items() if fnmatch(f, "stark.localization.*")}
     assert len(counts) == 1                                  # every family of the filter: the same count
     own = counts.pop()
     out = tmp_path / "out"
@@ -134,6 +136,13 @@ def test_resume_takes_an_n_that_makes_the_same_tasks(tmp_path, capsys):
     assert main(["run", "quickstart", "--n", str(own + 1), "--resume", str(out), "--quiet"]) == 2
     assert (f"differs in n_per_family (each family's own count there, {own + 1} now)"
             in capsys.readouterr().err)
+    assert (out / "answers.jsonl").read_bytes() == answers
+    # the same rule for --out: the same tasks again are the same run, other tasks another one
+    assert main(["run", "quickstart", "--family", "stark.localization.*", "--n", str(own), "--out", str(out),
+                 "--quiet"]) == 0
+    assert main(["run", "quickstart", "--family", "stark.localization.*", "--n", str(own + 1), "--out",
+                 str(out), "--quiet"]) == 2
+    assert f"holds another run (--n {own} (now {own + 1}))" in capsys.readouterr().err   # run.json now says --n
     assert (out / "answers.jsonl").read_bytes() == answers
 
 

@@ -244,7 +244,7 @@ def previous_answers(out: Path, tasks: Iterable[Task]) -> dict[str, list[Answer]
     return final
 
 
-def _check_resume(out: Path, identity: dict[str, Any], suite: Suite | None = None) -> None:
+def _check_resume(out: Path, identity: dict[str, Any], suite: Suite) -> None:
     """Raise :class:`RunError` unless ``out`` holds a run with the same identity.  For a
     generated ``suite``, two ``n_per_family`` that give every family the same number of tasks
     (``--n 10`` and none given, where each family's own count is 10) are the same run."""
@@ -264,10 +264,9 @@ def _check_resume(out: Path, identity: dict[str, Any], suite: Suite | None = Non
     except ValueError:
         raise RunError(f"--resume {out}: run.json is not valid JSON") from None
     diff = [k for k in RUN_IDENTITY if recorded.get(k, CONDITION_DEFAULTS.get(k)) != identity.get(k)]
-    if ("n_per_family" in diff and suite is not None and suite.loader is None
-            and suite.family_counts(recorded.get("n_per_family"), identity.get("families_filter"))
-            == suite.family_counts(identity.get("n_per_family"), identity.get("families_filter"))):
-        diff.remove("n_per_family")                            # the same tasks either way
+    if "n_per_family" in diff and suite.same_tasks(recorded.get("n_per_family"), identity["n_per_family"],
+                                                   identity["families_filter"]):
+        diff.remove("n_per_family")
     if diff:
         def shown(k, v):
             if v is None:                                       # --n left to each family's own count

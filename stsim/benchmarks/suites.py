@@ -57,10 +57,14 @@ class Suite:
             size = family_size(get_family(f))
             yield f, count if size is None else min(count, size)
 
-    def family_counts(self, n: int | None = None, only: str | None = None) -> list[tuple[str, int]]:
-        """(family, number of its tasks) in suite order for ``n`` (None: each family's own count)
-        and ``only`` (a glob): two ``n`` with the same counts make the same tasks."""
-        return list(self._counts(n, only))
+    def same_tasks(self, n1: int | None, n2: int | None, only: str | None = None) -> bool:
+        """Whether ``n1`` and ``n2`` (None: each family's own count) give every family matching
+        ``only`` the same number of tasks, so the same tasks (``--n 10`` and no ``--n`` where every
+        family's own count is 10).  A data suite's loader reads ``n`` itself: only equal ``n`` are
+        the same there."""
+        if n1 == n2:
+            return True
+        return self.loader is None and list(self._counts(n1, only)) == list(self._counts(n2, only))
 
     def iter_task_keys(self, n: int | None = None, only: str | None = None) -> Iterator[tuple[str, int]]:
         """:meth:`task_keys` one at a time (no list: memory does not grow with ``n``)."""

@@ -252,13 +252,14 @@ def _shown(value) -> str:
 
 def _keep_other_run(out: Path, this: dict) -> None:
     """Refuse (exit 2) an ``--out`` folder that holds the run of another suite, solver, seed,
-    ``--n``, ``--family``, ``--data``, ``--context``, ``--language`` or ``--structured``: its
-    answers.jsonl, scores.jsonl and summary.json would be overwritten.  The folder's
+    ``--n`` (one that makes other tasks), ``--family``, ``--data``, ``--context``, ``--language`` or
+    ``--structured``: its answers.jsonl, scores.jsonl and summary.json would be overwritten.  The folder's
     summary.json is read, else (a run that was interrupted) its run.json.  The same run again (a
     live model resuming from its cache) is allowed.  A folder that is not a run's (no run.json,
     no summary.json naming a suite: e.g. `stsim score --out`) but holds a file of a name in
     :data:`stsim.records.RUN_FOLDER_FILES` is refused too."""
     from ..benchmarks.runner import CONDITION_DEFAULTS
+    from ..benchmarks.suites import get_suite
     old = None
     for name in ("summary.json", "run.json"):
         try:
@@ -277,6 +278,10 @@ def _keep_other_run(out: Path, this: dict) -> None:
         return
     old = {**CONDITION_DEFAULTS, **old}  # written before the conditions were recorded: the defaults
     differ = [k for k, v in this.items() if k in old and old[k] != v]
+    if ("n_per_family" in differ and old.get("suite") == this["suite"]
+            and get_suite(this["suite"]).same_tasks(old["n_per_family"], this["n_per_family"],
+                                                    this["families_filter"])):
+        differ.remove("n_per_family")                       # the same tasks: the same run
     if differ:
         what = ", ".join(f"{_OPTION_OF.get(k, '--' + k)} {_shown(old[k])} (now {_shown(this[k])})" for k in differ)
         raise CLIError(f"--out {out}: holds another run ({what}); running here would overwrite its "
