@@ -138,12 +138,16 @@ def test_resume_takes_an_n_that_makes_the_same_tasks(tmp_path, capsys):
             in capsys.readouterr().err)
     assert (out / "answers.jsonl").read_bytes() == answers
     # the same rule for --out: the same tasks again are the same run, other tasks another one
-    assert main(["run", "quickstart", "--family", "stark.localization.*", "--n", str(own), "--out", str(out),
+    again = tmp_path / "again"
+    assert main(["run", "quickstart", "--family", "stark.localization.*", "--out", str(again), "--quiet"]) == 0
+    assert json.loads((again / "run.json").read_text())["n_per_family"] is None
+    assert main(["run", "quickstart", "--family", "stark.localization.*", "--n", str(own), "--out", str(again),
                  "--quiet"]) == 0
+    assert (again / "answers.jsonl").read_bytes() == answers
     assert main(["run", "quickstart", "--family", "stark.localization.*", "--n", str(own + 1), "--out",
-                 str(out), "--quiet"]) == 2
+                 str(again), "--quiet"]) == 2
     assert f"holds another run (--n {own} (now {own + 1}))" in capsys.readouterr().err   # run.json now says --n
-    assert (out / "answers.jsonl").read_bytes() == answers
+    assert (again / "answers.jsonl").read_bytes() == answers
 
 
 def test_resume_refuses_another_run(tmp_path, capsys):
