@@ -329,7 +329,7 @@ def residuals_and_jacobian(Pt, Dt, kind, step, sx, sy, val, tk, t0, bounds, sigm
         for r in range(R):
             k, c = step[r], kind[r]
             dx, dy = Pt[0, i, k] - sx[r], Pt[1, i, k] - sy[r]
-            d = np.hypot(dx, dy)
+            d = np.sqrt(dx * dx + dy * dy)
             if jacobian and d < 1e-12:
                 d = 1e-12
             if c == 1:

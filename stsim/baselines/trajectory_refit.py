@@ -692,6 +692,18 @@ class ReadingResiduals:
         out._bounds, out._sigma, out._speed = self._bounds, self._sigma, self._speed
         return out
 
+    def at_steps(self, steps: np.ndarray) -> "ReadingResiduals":
+        """The same readings cut to those of ``steps`` (sorted step indices, within ``0..upto``)."""
+        keep = np.isin(self.step, steps)
+        out = object.__new__(ReadingResiduals)
+        out.r, out.upto = self.r, self.upto
+        out._spans = [0, *np.cumsum([int(keep[a:b].sum()) for a, b in zip(self._spans[:-1], self._spans[1:])]).tolist()]
+        for name in ("kind", "step", "sx", "sy", "val", "tk"):
+            setattr(out, name, getattr(self, name)[keep])
+        out.size = out._spans[-1]
+        out._bounds, out._sigma, out._speed = self._bounds, self._sigma, self._speed
+        return out
+
     def _kernel(self, pos: np.ndarray, D: np.ndarray | None, t_start: np.ndarray | None,
                 emit_col: np.ndarray | None, emit_scale: float, extra: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """:func:`residuals_and_jacobian` on positions ``pos`` (N, n, 2) and, unless None, their
@@ -1096,17 +1108,28 @@ def _carried_centre(lay: PriorLayout, uc: tuple | None, sel: np.ndarray, u: np.n
 
 def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws, path: np.ndarray, t: int,
                    t_rel: np.ndarray, *, pool_per_structure: int, n_starts: int, iters_pool: int,
-                   prior: float, pool_keep: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   prior: float, pool_keep: int | None = None,
+                   by_readings: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Starts of a search: the ``pool_per_structure`` prior draws of each structure nearest to
-    ``path[:t + 1]`` (:meth:`PriorDraws.path_distance`); with ``pool_keep`` (None: all) only
-    the ``pool_keep`` of them whose readings' residuals fit best (:func:`pool_cost`, no
-    fitting: the draws' positions are precomputed) go on; those are given ``iters_pool`` LM
-    iterations, and the ``n_starts`` best of them are the starts.  Returns ``(u, mask, lam)``."""
+    ``path[:t + 1]`` (:meth:`PriorDraws.path_distance`) and, with ``by_readings = (scan,
+    add)``, the ``add`` draws of each structure among its first ``scan`` that fit the readings
+    best (:func:`readings_fit`: a path far from the truth ranks the draws near the truth low);
+    with ``pool_keep`` (None: all) only the ``pool_keep`` of them whose readings' residuals fit
+    best (:func:`pool_cost`, no fitting: the draws' positions are precomputed) go on; those are
+    given ``iters_pool`` LM iterations, and the ``n_starts`` best of them are the starts.
+    Returns ``(u, mask, lam)``."""
     d = draws.path_distance(path[:t + 1])
     g = d.reshape(-1, draws.per_structure)
     k = min(pool_per_structure, g.shape[1])
     best_g = np.argpartition(g, k - 1, axis=1)[:, :k]
     pick = (best_g + draws.per_structure * np.arange(len(g))[:, None]).ravel()
+    if by_readings is not None:
+        scan = min(by_readings[0], draws.per_structure)
+        first = (np.arange(scan)[None, :] + draws.per_structure * np.arange(len(g))[:, None]).ravel()
+        c = readings_fit(res, lay, draws.rows[:t + 2, :, first], t).reshape(len(g), scan)
+        a = min(by_readings[1], scan)
+        best_r = np.argpartition(c, a - 1, axis=1)[:, :a]
+        pick = np.unique(np.concatenate([pick, (best_r + draws.per_structure * np.arange(len(g))[:, None]).ravel()]))
     u0, m0 = draws.u[pick].copy(), draws.mask[pick]
     # (N, m, 2) the steps the residuals read (m >= 2: one step would make the kernel's view
     # Fortran-ordered, a layout compile_all does not compile)
@@ -1118,6 +1141,22 @@ def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws, p
     u, cost, _, lam = levenberg_marquardt(res, lay, u0, m0, t_rel, iters_pool, prior=prior)
     best = np.argsort(cost)[:n_starts]
     return u[best], m0[best], lam[best]
+
+
+def readings_fit(res: ReadingResiduals, lay: PriorLayout, rows: np.ndarray, t: int, at_most: int = 12) -> np.ndarray:
+    """(M,) how badly each of M precomputed trajectories ``rows`` (n, 2, M; plane units, as
+    :attr:`PriorDraws.rows`) misses the readings of ``res`` (steps ``0..t``): :func:`pool_cost`
+    of their residuals at most ``at_most`` of those steps, evenly spaced (the last one
+    included; as :meth:`PriorDraws.path_distance`, so that a late search scans a large pool
+    cheaply).  With an unknown first emission time (ToA layouts with an emission column) each
+    trajectory's residuals are taken about their mean: the emission time that fits them best
+    in least squares (:func:`_init_emission` without the prior's clip)."""
+    steps = np.unique(np.round(np.linspace(0, t, min(t + 1, at_most))).astype(np.int64))
+    sub = res.at_steps(steps) if len(steps) < t + 1 else res
+    r = sub(np.ascontiguousarray(rows[:max(t + 1, 2)].transpose(2, 0, 1)))
+    if lay.emit is not None and lay.hi[-1] > lay.lo[-1] and r.shape[1]:
+        r = r - r.mean(axis=1, keepdims=True)
+    return pool_cost(r)
 
 
 def pool_cost(r: np.ndarray, cap: float = 5.0) -> np.ndarray:
@@ -1146,6 +1185,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                pool_keep: int | None = None, wide_search: tuple[int, int, int, int] | None = None,
                search_above: tuple[float, int] | None = None, search_backoff: bool = False,
                late_search: tuple[int, int, int, int, int] | None = None,
+               by_readings: tuple[int, int, int] | None = None,
                domain: tuple[float, float] = DOMAIN,
                _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
@@ -1206,6 +1246,10 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     ``first`` on, ``extra`` searches beyond ``max_searches``, taking these pool sizes (by then
     the posterior is narrow and the answers so far rank the prior draws well: a small pool
     does), with the wait between them doubling as ``search_backoff``'s (None: none).
+    ``by_readings = (last, scan, add)``: searches up to step ``last`` also take into their pool
+    the ``add`` prior draws of each structure, among its first ``scan``, whose residuals fit
+    the readings best (:func:`_search_starts`; where the filter's first answers are far off,
+    the draws nearest to them miss the posterior; None: none).
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).  ``domain``: the
@@ -1252,7 +1296,9 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                 pps, pk, ns = (wide_search[1:] if wide_search is not None and t <= wide_search[0]
                                else late_search[2:] if late else (pool_per_structure, pool_keep, n_starts))
                 us, ms, ls = _search_starts(res, lay, draws, out, t, t_rel, pool_per_structure=pps, n_starts=ns,
-                                            iters_pool=iters_pool, prior=prior, pool_keep=pk)
+                                            iters_pool=iters_pool, prior=prior, pool_keep=pk,
+                                            by_readings=(by_readings[1:] if by_readings is not None
+                                                         and t <= by_readings[0] else None))
                 if u is not None:
                     us, ms, ls = np.vstack([u, us]), np.vstack([mask, ms]), np.concatenate([lam, ls])
                 elif failed is not None:
