@@ -52,9 +52,12 @@ def test_the_docs_refit_settings_table_says_what_refit_settings_hold():
     """docs/stark-tier1.md repeats the refit's settings (``REFIT_SETTINGS``) in a table for
     readers; its numbers must be the code's: the first step answered, the scheduled searches,
     the searches in all (and from ``late_search``'s step), the pool (draws per structure ->
-    kept -> starts, ``all`` for no cut), the LM iterations per refinement and the first
-    centred step, for each of the six refit families."""
+    kept -> starts, ``all`` for no cut; ``by_readings``), the LM iterations per refinement, the
+    first centred step and whether the smoother answers the later steps no mode holds, for each
+    of the six refit families."""
+    from stsim.baselines.stark_tier1 import _default_smoother
     from stsim.baselines.trajectory_refit import refit_settings
+    from stsim.registry import generate_task
     families = {"range": ("stark.tracking.range", "range"), "bearing": ("stark.tracking.bearing", "bearing"),
                 "range+bearing": ("stark.tracking.range_bearing", "range_bearing"),
                 "event": ("stark.tracking.event", "toa"), "temporal event": ("stark.temporal_tracking.event", "toa"),
@@ -78,5 +81,13 @@ def test_the_docs_refit_settings_table_says_what_refit_settings_hold():
         if s.get("wide_search"):
             last, pps, kept, starts = s["wide_search"]
             assert f"to step {last}: {pps} -> {kept} -> {starts}" in pool, name
+        if s.get("by_readings"):
+            last, scan, add = s["by_readings"]
+            assert f"to step {last} the pool also takes {add} draw" in pool and f"among its first {scan}" in pool, name
+        else:
+            assert "by_readings" not in pool, name
         assert row["LM iterations per refinement"] == str(s["iters"]), name
+        smooth = _default_smoother(generate_task(family, 0, suite="stark-tier1", suite_seed=11))
+        late = smooth is not None and smooth.get("late", True)
+        assert ("later steps no mode holds" in row["smoother answers steps"]) == late, name
         assert row["centred from step"] == str(s["centre_from"]), name

@@ -838,7 +838,10 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     assert xyt["search_steps"] == (0, 2, 4, 6, 12, 18, 26, 36) and all(xyt[k] == event[k] for k in pool[1:3])
     assert xyt["n_starts"] == 12 < event["n_starts"]
     assert xyt["late_search"] == (12, 4, 5, 30, 6) and "late_search" not in REFIT_SETTINGS["toa"]
-    assert {k: v for k, v in xyt.items() if k not in ("max_searches", "late_search") + pool} == \
+    assert xyt["by_readings"] == (6, 200, 1) and not any("by_readings" in REFIT_SETTINGS[m] for m in
+                                                         ("range", "bearing", "range_bearing", "toa"))
+    assert "by_readings" not in event and "by_readings" not in temporal
+    assert {k: v for k, v in xyt.items() if k not in ("max_searches", "late_search", "by_readings") + pool} == \
         {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in ("max_searches",) + pool}
     assert refit_settings("stark.tracking.range", "range") is REFIT_SETTINGS["range"]
     for fam in ("stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
@@ -1170,3 +1173,50 @@ def test_spd_solve_agrees_with_lapack_and_refuses_an_indefinite_matrix():
     assert np.linalg.norm(x - want) < 1e-4 * np.linalg.norm(want)
     indefinite = Q @ np.diag([1.0, 2.0, -1.0, 3.0, 1.0, 1.0, 1.0, 1.0]) @ Q.T
     assert not spd_solve(indefinite, b, L, x)
+
+
+@pytest.mark.parametrize("family", ["stark.tracking.range", "stark.tracking.event_xyt"])
+def test_readings_fit_scores_draws_at_evenly_spaced_steps(family):
+    """:func:`readings_fit` is :func:`pool_cost` of the draws' residuals at the 12 evenly spaced
+    steps of ``0..t`` (recomputed here from all of them, the other steps' columns dropped), for
+    x-y-t about each draw's mean residual (its least-squares emission time); the generator's own
+    trajectory fits its readings better than any of 40 prior draws per structure."""
+    from stsim.baselines.trajectory_refit import readings_fit
+    task = generate_task(family, 2, suite="stark-tier1", suite_seed=11)
+    n, duration, kmax, table, emit = task_prior(task)
+    draws = prior_draws(n, duration, kmax, table, emit, 40)
+    t_grid = np.linspace(0.0, duration, n)
+    res = ReadingResiduals(task_readings(task), 30, t_grid)
+    got = readings_fit(res, draws.layout, draws.rows, 30)
+    steps = np.unique(np.round(np.linspace(0, 30, 12)).astype(int))
+    assert len(steps) == 12
+    r = res(draws.pos)[:, np.isin(res.step, steps)]
+    assert np.isin(res.step, steps).sum() < res.size
+    if draws.layout.emit is not None:
+        r = r - r.mean(axis=1, keepdims=True)
+    np.testing.assert_allclose(got, np.minimum(r * r, 25.0).sum(axis=1), rtol=1e-12)
+    # at_steps keeps exactly those readings
+    sub = res.at_steps(steps)
+    np.testing.assert_array_equal(sub(draws.pos[:3]), res(draws.pos[:3])[:, np.isin(res.step, steps)])
+    truth = np.array([s.answer for s in task.steps], float)[:, :2]
+    own = readings_fit(res, draws.layout, np.ascontiguousarray(truth[:, :, None]), 30)
+    assert own[0] < got.min()
+
+
+def test_search_by_readings_holds_the_posterior_the_filter_path_misses():
+    """x-y-t task 9 of suite seed 5 (one spiral): the filter's first answers are 1-3 units off, so
+    the prior draws nearest them miss the posterior, and without ``by_readings`` the default's
+    answers stayed 0.47-1.34 units off at steps 4-10 (the 50-step limit's were within 0.13 from
+    step 2, within 0.02 from step 6).  With the draws that fit the readings best in the early
+    searches' pools (session 28) the search at step 4 holds the posterior: 0.02-0.09 at steps
+    4-9."""
+    from stsim.baselines.particle_tracking import track_task
+    from stsim.baselines.stark_tier1 import default_track_settings
+    task = generate_task("stark.tracking.event_xyt", 9, suite="stark-tier1", suite_seed=5)
+    gold = np.array([s.answer for s in task.steps], float)[:10, :2]
+    kw = default_track_settings(task)
+    assert kw["refit"]["by_readings"] == (6, 200, 1)
+    pos, _ = track_task(task, **kw)
+    assert np.hypot(*(pos[:10] - gold).T)[4:10].max() < 0.15
+    without = track_task(task, **{**kw, "refit": {**kw["refit"], "by_readings": None}})[0]
+    assert np.hypot(*(without[:10] - gold).T)[4:10].min() > 0.4
