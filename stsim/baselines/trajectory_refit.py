@@ -501,7 +501,12 @@ REFIT_SETTINGS["stark.temporal_tracking.event"] = {**REFIT_SETTINGS["toa"], "sea
 # first 10 / all steps 0.1769 / 0.0671 -> 0.1686 / 0.0659 (the first 10 better on 7 of 8 seeds,
 # 19 0.1374 -> 0.1395); seed 5's 50-step limit set (draws 0 and 1) first 10 steps 1.32x ->
 # 1.06x, all steps 0.99x -> 0.96x; +4 % tracking time (in-process medians of 3 alternating
-# rounds, 20 tasks of seed 7).  Not kept: the best 1 of 100 (0.1708 / 0.0663, +1 %), of all 1000
+# rounds, 20 tasks of seed 7).  But seed 7's first 10 steps (20 tasks, its own limit, draws 0
+# and 1) 1.08x -> 1.18x: tasks whose posterior is broad over the first steps (task 14's
+# answers at steps 0-1 3.6 and 4.5 units off against 2.8 and 1.5, the limit's 2.1 and 1.9;
+# task 11 held a mode 1.6 off at steps 2-6, the limit's 1.3-1.6 off); from step 2 only (1.13x;
+# seed 5 1.16x; tuning seeds 0.1714 / 0.0661) or the filter's answers at steps 0-1
+# (answer_from 2: 1.13x; seed 5 1.16x) do not mend it.  Not kept: the best 1 of 100 (0.1708 / 0.0663, +1 %), of all 1000
 # (0.1720 / 0.0665), the best 2 of 200 (0.1700 / 0.0660), to step 4 (0.1692 / 0.0664), at every
 # search (0.1686 / 0.0669).  Not on the other families: seed 5's limit sets, first 10 / all
 # steps, event 1.03x / 1.38x -> 1.05x / 1.40x, bearing 1.10x / 1.18x the same, range+bearing
