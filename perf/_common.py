@@ -189,6 +189,30 @@ def excess_by_task(ours: Sequence[np.ndarray], limit: np.ndarray, drop: int = 2)
     return out
 
 
+def ratio_interval(ours: Sequence[np.ndarray], limit: np.ndarray, level: float = 0.9, resamples: int = 2000,
+                   seed: int = 0) -> tuple[float, float]:
+    """How far a ratio to the limit on T tasks moves with the tasks drawn (issue 20, session 28:
+    on 10-20 tasks one task with a broad posterior moves x-y-t's ratio by 0.1x): the central
+    ``level`` interval of the mean over the draws of :func:`ratio_to_limit` over ``resamples``
+    paired bootstrap resamples of the tasks (Efron & Tibshirani 1993, ch. 13: percentile
+    interval; each resample draws T rows with replacement, the same rows of every draw and of
+    the limit).  ``ours`` and ``limit`` as :func:`excess_by_task`.  Returns ``(low, high)``;
+    ``(nan, nan)`` for fewer than 2 tasks.  Deterministic for a given ``seed``."""
+    limit = np.asarray(limit, float)
+    ours = [np.asarray(E, float) for E in ours]
+    T = len(limit)
+    if T < 2:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    vals = np.empty(resamples)
+    for b in range(resamples):
+        rows = rng.integers(0, T, T)
+        lt = trimmed_rmse(limit[rows].ravel())
+        vals[b] = np.mean([ratio_to_limit(trimmed_rmse(E[rows].ravel()), lt) for E in ours])
+    lo, hi = np.nanpercentile(vals, [50 * (1 - level), 50 * (1 + level)])
+    return float(lo), float(hi)
+
+
 def round_ratios(refs: Sequence[float], times: Sequence[float]) -> np.ndarray:
     """Each round's speed ratio (R,) of a reference over a tracker timed between its
     measurements: ``refs`` (R + 1,) the reference's times before, between and after the rounds,

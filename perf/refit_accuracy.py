@@ -8,7 +8,8 @@ refit answered; with ``--limits FILE`` (the JSON ``perf/bayes_floor.py --save`` 
 both against the saved limit over its steps, on the tasks whose limit converged, with the
 limit's independent runs scored on their own (how far the reference itself moves with its
 Monte-Carlo error), and where the default's excess is: its ratio without the one task, then the
-two, that hold most of it (``_common.excess_by_task``).  ``--filter-seeds 1 2 ...`` also scores the default with its filter's
+two, that hold most of it (``_common.excess_by_task``), and how far the ratio moves with the
+tasks drawn (a paired bootstrap over them, ``_common.ratio_interval``).  ``--filter-seeds 1 2 ...`` also scores the default with its filter's
 random draws from those seeds (``stark_tier1.default_track(task, seed)``; seed 0 is the
 default baseline's answers): the spread over seeds is how much of a figure on 20 tasks is the
 tracker's own luck (the refit's searches start from the filter's answers).
@@ -23,8 +24,8 @@ import sys
 
 import numpy as np
 from _common import REFIT_FAMILIES as FAMILIES
-from _common import (answer_values, check_task_ids, excess_by_task, item_errors, load_limits, ratio_to_limit,
-                     timed_each)
+from _common import (answer_values, check_task_ids, excess_by_task, item_errors, load_limits, ratio_interval,
+                     ratio_to_limit, timed_each)
 
 from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.baselines.stark_tier1 import default_track
@@ -103,6 +104,9 @@ def main(argv=None) -> int:
                 print(f"{'':30s} default over {len(ratios)} filter draws: mean {np.mean(ratios):.2f}x "
                       f"(from {min(ratios):.2f}x to {max(ratios):.2f}x)")
             ours = [E[[t["index"] for t in tl], :k] for name, E in rows.items() if name != "filter"]
+            lo, hi = ratio_interval(ours, L)
+            print(f"{'':30s} with the tasks drawn again (paired bootstrap over the {len(tl)} tasks, 90 %): "
+                  f"{lo:.2f}x to {hi:.2f}x")
             excess = excess_by_task(ours, L)
             if excess:
                 print(f"{'':30s} where the excess is (mean over draws): " + "; ".join(

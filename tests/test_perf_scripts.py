@@ -339,6 +339,25 @@ def test_pf_vs_limit_default_row_is_the_default_baseline():
     assert got["lim"] == 0.0
 
 
+def test_ratio_interval_is_a_paired_bootstrap_over_tasks():
+    """Every task 2x its limit: every resample gives 2 (a degenerate interval).  One task of four
+    holding all the excess (error 3 against 1): (3/4)^4 = 32 % of resamples leave it out and give
+    exactly 1, so the 5th percentile is 1; the 95th is above the ratio on the tasks as drawn.
+    Fewer than 2 tasks: no interval."""
+    common = _load("_common")
+    limit = np.ones((4, 10))
+    lo, hi = common.ratio_interval([2 * limit, 2 * limit], limit)
+    assert lo == pytest.approx(2.0) and hi == pytest.approx(2.0)
+    ours = limit.copy()
+    ours[2] = 3.0
+    from stsim.scoring.metrics import trimmed_rmse
+    point = common.ratio_to_limit(trimmed_rmse(ours.ravel()), trimmed_rmse(limit.ravel()))
+    lo, hi = common.ratio_interval([ours], limit)
+    assert lo == 1.0 and hi > point > 1.0
+    assert common.ratio_interval([ours], limit) == (lo, hi)           # deterministic
+    assert all(np.isnan(common.ratio_interval([ours[:1]], limit[:1])))
+
+
 def test_excess_by_task_finds_the_tasks_that_hold_the_excess():
     """Four tasks of ten items, the limit's error 1 everywhere; one draw equal to it except task 2
     (error 3 on every item) and task 0 (error 1.5): 3 ** 2 is the largest share of the excess, so
