@@ -7,7 +7,8 @@ smoother where ``SMOOTHED_DEFAULTS`` has the family and the parametric refit; be
 without the smoother) and for ``--against`` settings (JSON keyword arguments of
 :func:`stsim.baselines.particle_tracking.track_task` over the default's; ``{"refit": null}``:
 the filter alone), the trimmed RMSE of the per-item error over the first 10 and over all of the
-limit's steps on the tasks whose limit converged, the ratio to the limit, and the per-step RMS of
+limit's steps on the tasks whose limit converged, the ratio to the limit, how far the ratio over
+all steps moves with the tasks drawn (``_common.ratio_interval``), and the per-step RMS of
 both.  The per-item error is the answer format's, as ``perf/bayes_floor.py`` scores it
 (``perf/_common.py``): Euclidean for positions, absolute for times, and for x-y-t the norm of
 ``(dx, dy, dt)`` (position and time together; before 2026-12-01 this script scored x-y-t by
@@ -26,7 +27,7 @@ import sys
 
 import numpy as np
 from _common import PF_FAMILIES as FAMILIES
-from _common import answer_values, check_task_ids, family_limits, item_errors, load_limits
+from _common import answer_values, check_task_ids, family_limits, item_errors, load_limits, ratio_interval
 
 from stsim.baselines.particle_tracking import track_task
 from stsim.baselines.stark_tier1 import default_track_settings
@@ -71,7 +72,9 @@ def score(lim: dict, steps: int, seeds: int, kw: dict) -> dict:
             ours.append(_errors(task, answer_values(task, pos, emit), m))
             ref.append(_errors(task, lv, m))
     o, r = np.array(ours), np.array(ref)
-    return {"tasks": len(o) // seeds, "ours10": trimmed_rmse(o[:, :10].ravel()),
+    per_draw = [o[s::seeds] for s in range(seeds)]               # (tasks, steps) for each filter seed
+    return {"tasks": len(o) // seeds, "interval": ratio_interval(per_draw, r[::seeds]),
+            "ours10": trimmed_rmse(o[:, :10].ravel()),
             "lim10": trimmed_rmse(r[:, :10].ravel()), "ours": trimmed_rmse(o.ravel()),
             "lim": trimmed_rmse(r.ravel()), "step_ours": np.sqrt((o ** 2).mean(0)),
             "step_lim": np.sqrt((r ** 2).mean(0))}
@@ -96,6 +99,9 @@ def main(argv=None) -> int:
         r = score(lim, steps, args.seeds, kw)
         print(f"{name:8s} {r['ours10']:.4f} ({r['ours10'] / r['lim10']:.2f}x limit {r['lim10']:.4f}) / "
               f"{r['ours']:.4f} ({r['ours'] / r['lim']:.2f}x limit {r['lim']:.4f})  {kw or ''}")
+        lo, hi = r["interval"]
+        print(f"{'':8s} all steps with the tasks drawn again (paired bootstrap over the {r['tasks']} tasks, "
+              f"90 %, mean over the draws' ratios): {lo:.2f}x to {hi:.2f}x")
         print(f"{'':8s} per step RMS ours  {np.round(r['step_ours'], 3).tolist()}")
         print(f"{'':8s} per step RMS limit {np.round(r['step_lim'], 3).tolist()}")
     return 0

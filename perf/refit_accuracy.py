@@ -105,8 +105,9 @@ def main(argv=None) -> int:
                       f"(from {min(ratios):.2f}x to {max(ratios):.2f}x)")
             ours = [E[[t["index"] for t in tl], :k] for name, E in rows.items() if name != "filter"]
             lo, hi = ratio_interval(ours, L)
-            print(f"{'':30s} with the tasks drawn again (paired bootstrap over the {len(tl)} tasks, 90 %): "
-                  f"{lo:.2f}x to {hi:.2f}x")
+            if len(tl) > 1:
+                print(f"{'':30s} with the tasks drawn again (paired bootstrap over the {len(tl)} tasks, 90 %): "
+                      f"{lo:.2f}x to {hi:.2f}x")
             excess = excess_by_task(ours, L)
             if excess:
                 print(f"{'':30s} where the excess is (mean over draws): " + "; ".join(

@@ -235,7 +235,7 @@ def test_refit_accuracy_filter_seeds_score_other_draws_of_the_default(tmp_path, 
     from stsim.baselines.stark_tier1 import default_track
     from stsim.registry import generate_task
     fam = "stark.tracking.event"
-    task = generate_task(fam, 5, suite="stark-tier1", suite_seed=7)   # tasks 0-4: the refit's at every step
+    task = generate_task(fam, 5, suite="stark-tier1", suite_seed=7)   # tasks 0-4: the same answers in both draws
     own = default_track(task, 0)[0]                       # each draw run once (about 50 ms)
     np.testing.assert_allclose(own, [a.value for a in BASELINES[fam](task)])
     assert np.abs(default_track(task, 1)[0] - own).max() > 1e-6
@@ -246,9 +246,12 @@ def test_refit_accuracy_filter_seeds_score_other_draws_of_the_default(tmp_path, 
     assert "seed 0" not in out and out.count("seed 1 ") == 2      # its row, and in the limit line
     m = re.search(r"default over 2 filter draws: mean ([\d.]+)x \(from ([\d.]+)x to ([\d.]+)x\)", out)
     assert m and float(m[2]) <= float(m[1]) <= float(m[3])
+    # both draws scored (since session 28 the smoother answers event's later steps the refit
+    # leaves, and the draws' errors agree to 4 decimals: their answers differ, asserted above)
     rows = dict(re.findall(r"(default|seed 1) +([\d.]+ / [\d.]+)", out))
-    assert set(rows) == {"default", "seed 1"} and rows["default"] != rows["seed 1"]
+    assert set(rows) == {"default", "seed 1"}
     assert "the limit's runs on their own" not in out
+    assert "with the tasks drawn again" not in out           # one task with a limit: no interval
     for bad, why in (("-1", "must be at least 0, got -1"), ("x", "expected an integer, got 'x'")):
         with pytest.raises(SystemExit) as e:      # numpy takes no negative seed: refused up front
             mod.main(["--family", fam, "--n", "1", "--filter-seeds", bad])
