@@ -104,8 +104,8 @@ def main(argv=None) -> int:
                 print(f"{'':30s} default over {len(ratios)} filter draws: mean {np.mean(ratios):.2f}x "
                       f"(from {min(ratios):.2f}x to {max(ratios):.2f}x)")
             ours = [E[[t["index"] for t in tl], :k] for name, E in rows.items() if name != "filter"]
-            lo, hi = ratio_interval(ours, L)
             if len(tl) > 1:
+                lo, hi = ratio_interval(ours, L)
                 print(f"{'':30s} with the tasks drawn again (paired bootstrap over the {len(tl)} tasks, 90 %): "
                       f"{lo:.2f}x to {hi:.2f}x")
             excess = excess_by_task(ours, L)

@@ -506,9 +506,9 @@ REFIT_SETTINGS["stark.temporal_tracking.event"] = {**REFIT_SETTINGS["toa"], "sea
 # answers at steps 0-1 3.6 and 4.5 units off against 2.8 and 1.5, the limit's 2.1 and 1.9;
 # task 11 held a mode 1.6 off at steps 2-6, the limit's 1.3-1.6 off); from step 2 only (1.13x;
 # seed 5 1.16x; tuning seeds 0.1714 / 0.0661) or the filter's answers at steps 0-1
-# (answer_from 2: 1.13x; seed 5 1.16x) do not mend it.  Not kept: the best 1 of 100 (0.1708 / 0.0663, +1 %), of all 1000
-# (0.1720 / 0.0665), the best 2 of 200 (0.1700 / 0.0660), to step 4 (0.1692 / 0.0664), at every
-# search (0.1686 / 0.0669).  Not on the other families: seed 5's limit sets, first 10 / all
+# (answer_from 2: 1.13x; seed 5 1.16x) do not mend it.  Not kept: the best 1 of 100 (0.1708 /
+# 0.0663, +1 %), of all 1000 (0.1720 / 0.0665), the best 2 of 200 (0.1700 / 0.0660), to step 4
+# (0.1692 / 0.0664), at every search (0.1686 / 0.0669).  Not on the other families: seed 5's limit sets, first 10 / all
 # steps, event 1.03x / 1.38x -> 1.05x / 1.40x, bearing 1.10x / 1.18x the same, range+bearing
 # 1.04x / 1.50x -> 1.08x / 1.55x, range 0.80x / 1.23x the same; temporal mixed (seed 5's first 10
 # steps 1.29x -> 0.70x, seed 7's 0.90x -> 1.01x, the tuning seeds level: 0.003950 -> 0.003937
@@ -697,28 +697,27 @@ class ReadingResiduals:
 
     def prefix(self, upto: int) -> "ReadingResiduals":
         """The same readings cut to steps ``0..upto`` (<= this one's)."""
-        out = object.__new__(ReadingResiduals)
-        out.r, out.upto = self.r, upto
         starts = self._spans[:-1]
         cut = [a + int(np.searchsorted(self.step[a:b], upto, side="right"))   # ordered by step
                for a, b in zip(starts, self._spans[1:])]
-        out._spans = [0, *np.cumsum([c - a for a, c in zip(starts, cut)]).tolist()]
         if len(cut) == 1:                                    # one kind of reading: views
             keep = slice(0, cut[0])
         else:
             keep = np.concatenate([np.arange(a, c) for a, c in zip(starts, cut)] or [np.zeros(0, np.int64)])
-        for name in ("kind", "step", "sx", "sy", "val", "tk"):
-            setattr(out, name, getattr(self, name)[keep])
-        out.size = out._spans[-1]
-        out._bounds, out._sigma, out._speed = self._bounds, self._sigma, self._speed
-        return out
+        return self._take(keep, [c - a for a, c in zip(starts, cut)], upto)
 
     def at_steps(self, steps: np.ndarray) -> "ReadingResiduals":
         """The same readings cut to those of ``steps`` (sorted step indices, within ``0..upto``)."""
         keep = np.isin(self.step, steps)
+        return self._take(keep, [int(keep[a:b].sum()) for a, b in zip(self._spans[:-1], self._spans[1:])],
+                          self.upto)
+
+    def _take(self, keep, counts: list, upto: int) -> "ReadingResiduals":
+        """The readings ``keep`` (a slice, indices or a mask of the flat arrays, each part's in
+        order) as a new set, ``counts`` of each part's kept; ``upto`` its last step."""
         out = object.__new__(ReadingResiduals)
-        out.r, out.upto = self.r, self.upto
-        out._spans = [0, *np.cumsum([int(keep[a:b].sum()) for a, b in zip(self._spans[:-1], self._spans[1:])]).tolist()]
+        out.r, out.upto = self.r, upto
+        out._spans = [0, *np.cumsum(counts).tolist()]
         for name in ("kind", "step", "sx", "sy", "val", "tk"):
             setattr(out, name, getattr(self, name)[keep])
         out.size = out._spans[-1]
