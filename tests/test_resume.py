@@ -133,8 +133,11 @@ def test_resume_takes_an_n_that_makes_the_same_tasks(tmp_path, capsys):
     capsys.readouterr()
     assert main(["run", "quickstart", "--n", str(own), "--resume", str(out), "--quiet"]) == 0
     assert (out / "answers.jsonl").read_bytes() == answers
+    # the resumed run keeps the n it was made with: summary.json says what run.json says
+    assert json.loads((out / "summary.json").read_text())["n_per_family"] is None
+    assert json.loads((out / "run.json").read_text())["n_per_family"] is None
     assert main(["run", "quickstart", "--n", str(own + 1), "--resume", str(out), "--quiet"]) == 2
-    assert (f"differs in n_per_family (each family's own count there, {own + 1} now)"
+    assert (f"differs in n_per_family (each family's own count, {own} there, {own + 1} now)"
             in capsys.readouterr().err)
     assert (out / "answers.jsonl").read_bytes() == answers
     # the same rule for --out: the same tasks again are the same run, other tasks another one
@@ -161,7 +164,14 @@ def test_resume_refuses_another_run(tmp_path, capsys):
     assert main(["run", "cardinal", "--out", str(own), "--quiet"]) == 0
     capsys.readouterr()
     assert main(["run", "cardinal", "--n", "3", "--resume", str(own), "--quiet"]) == 2
-    assert "differs in n_per_family (each family's own count there, 3 now)" in capsys.readouterr().err
+    from collections import Counter
+
+    from stsim.benchmarks.suites import get_suite
+    per_family = Counter(f for f, _ in get_suite("cardinal").task_keys())     # tasks a run without --n has
+    lo, hi = min(per_family.values()), max(per_family.values())
+    assert lo < hi
+    assert (f"differs in n_per_family (each family's own count, {lo} to {hi} there, 3 now)"
+            in capsys.readouterr().err)
     assert main(["run", "stark-mini", "--resume", str(out), "--quiet"]) == 2
     assert "differs in suite" in capsys.readouterr().err
     assert main(["run", "quickstart", "--resume", str(tmp_path / "none"), "--quiet"]) == 2

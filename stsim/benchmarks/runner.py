@@ -244,10 +244,12 @@ def previous_answers(out: Path, tasks: Iterable[Task]) -> dict[str, list[Answer]
     return final
 
 
-def _check_resume(out: Path, identity: dict[str, Any], suite: Suite) -> None:
+def _check_resume(out: Path, identity: dict[str, Any], suite: Suite) -> int | None:
     """Raise :class:`RunError` unless ``out`` holds a run with the same identity.  For a
     generated ``suite``, two ``n_per_family`` that give every family the same number of tasks
-    (``--n 10`` and none given, where each family's own count is 10) are the same run."""
+    (``--n 10`` and none given, where each family's own count is 10) are the same run.  Returns
+    the ``n_per_family`` recorded there (None: each family's own count), which the resumed run
+    keeps, so that its summary.json says what its run.json says."""
     path = out / "run.json"
     if out.exists() and not out.is_dir():
         hint = (f"; give its folder: --resume {out.parent}"
@@ -269,12 +271,17 @@ def _check_resume(out: Path, identity: dict[str, Any], suite: Suite) -> None:
         diff.remove("n_per_family")
     if diff:
         def shown(k, v):
-            if v is None:                                       # --n left to each family's own count
-                return "each family's own count" if k == "n_per_family" else "not given"
-            return repr(v)
+            if v is None and k == "n_per_family":               # --n left to each family's own count
+                counts = sorted({c for _, c in suite.family_counts(None, identity["families_filter"])})
+                if suite.loader is not None or not counts:
+                    return "each family's own count"
+                return "each family's own count, " + (f"{counts[0]}" if len(counts) == 1
+                                                      else f"{counts[0]} to {counts[-1]}")
+            return "not given" if v is None else repr(v)
         raise RunError(f"--resume {out}: the run there differs in " + ", ".join(
             f"{k} ({shown(k, recorded.get(k, CONDITION_DEFAULTS.get(k)))} there, {shown(k, identity.get(k))} now)"
             for k in diff) + "; nothing was changed")
+    return recorded.get("n_per_family")
 
 
 def summary_so_far(out: Path) -> dict[str, Any]:
@@ -374,7 +381,7 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     identity.update(cond)
     before: dict[str, Any] = {}        # a resumed run's summary.json so far (its wall time, trim)
     if resume:
-        _check_resume(out, identity, suite)
+        n = identity["n_per_family"] = _check_resume(out, identity, suite)   # the same tasks: its n kept
         before = _summary_before(out, trim)
     options = {"out_dir": str(out), "max_steps": steps, **(solver_options or {})}
     solver = get_solver(solver_spec, options)  # fails fast on a bad spec

@@ -57,6 +57,11 @@ class Suite:
             size = family_size(get_family(f))
             yield f, count if size is None else min(count, size)
 
+    def family_counts(self, n: int | None = None, only: str | None = None) -> list[tuple[str, int]]:
+        """(family, number of its tasks) in suite order for ``n`` (None: each family's own count;
+        capped at an exhaustive family's size) and the families matching ``only``."""
+        return list(self._counts(n, only))
+
     def same_tasks(self, n1: int | None, n2: int | None, only: str | None = None) -> bool:
         """Whether ``n1`` and ``n2`` (None: each family's own count) give every family matching
         ``only`` the same number of tasks, so the same tasks (``--n 10`` and no ``--n`` where every
