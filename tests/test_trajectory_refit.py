@@ -838,7 +838,7 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     assert xyt["search_steps"] == (0, 2, 4, 6, 12, 18, 26, 36) and all(xyt[k] == event[k] for k in pool[1:3])
     assert xyt["n_starts"] == 12 < event["n_starts"]
     assert xyt["late_search"] == (12, 4, 5, 30, 6) and "late_search" not in REFIT_SETTINGS["toa"]
-    assert xyt["by_readings"] == (6, 200, 1) and not any("by_readings" in REFIT_SETTINGS[m] for m in
+    assert xyt["by_readings"] == (6, 100, 1) and not any("by_readings" in REFIT_SETTINGS[m] for m in
                                                          ("range", "bearing", "range_bearing", "toa"))
     assert "by_readings" not in event and "by_readings" not in temporal
     assert {k: v for k, v in xyt.items() if k not in ("max_searches", "late_search", "by_readings") + pool} == \
@@ -1215,7 +1215,7 @@ def test_search_by_readings_holds_the_posterior_the_filter_path_misses():
     task = generate_task("stark.tracking.event_xyt", 9, suite="stark-tier1", suite_seed=5)
     gold = np.array([s.answer for s in task.steps], float)[:10, :2]
     kw = default_track_settings(task)
-    assert kw["refit"]["by_readings"] == (6, 200, 1)
+    assert kw["refit"]["by_readings"] == (6, 100, 1)
     pos, _ = track_task(task, **kw)
     assert np.hypot(*(pos[:10] - gold).T)[4:10].max() < 0.15
     without = track_task(task, **{**kw, "refit": {**kw["refit"], "by_readings": None}})[0]
