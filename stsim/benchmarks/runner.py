@@ -271,12 +271,8 @@ def _check_resume(out: Path, identity: dict[str, Any], suite: Suite) -> int | No
         diff.remove("n_per_family")
     if diff:
         def shown(k, v):
-            if v is None and k == "n_per_family":               # --n left to each family's own count
-                counts = sorted({c for _, c in suite.family_counts(None, identity["families_filter"])})
-                if suite.loader is not None or not counts:
-                    return "each family's own count"
-                return "each family's own count, " + (f"{counts[0]}" if len(counts) == 1
-                                                      else f"{counts[0]} to {counts[-1]}")
+            if k == "n_per_family":                             # None: each family's own count
+                return suite.describe_n(v, identity["families_filter"])
             return "not given" if v is None else repr(v)
         raise RunError(f"--resume {out}: the run there differs in " + ", ".join(
             f"{k} ({shown(k, recorded.get(k, CONDITION_DEFAULTS.get(k)))} there, {shown(k, identity.get(k))} now)"

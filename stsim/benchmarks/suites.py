@@ -57,10 +57,16 @@ class Suite:
             size = family_size(get_family(f))
             yield f, count if size is None else min(count, size)
 
-    def family_counts(self, n: int | None = None, only: str | None = None) -> list[tuple[str, int]]:
-        """(family, number of its tasks) in suite order for ``n`` (None: each family's own count;
-        capped at an exhaustive family's size) and the families matching ``only``."""
-        return list(self._counts(n, only))
+    def describe_n(self, n: int | None, only: str | None = None) -> str:
+        """An ``n_per_family`` as a message shows it: the number, or for None (no ``--n``) each
+        family's own count with its value (``each family's own count, 10``; ``16 to 96`` where
+        the families of ``only`` differ; a data suite's loader reads ``n`` itself: no value)."""
+        if n is not None:
+            return repr(n)
+        counts = sorted({c for _, c in self._counts(None, only)})
+        if self.loader is not None or not counts:
+            return "each family's own count"
+        return "each family's own count, " + (f"{counts[0]}" if len(counts) == 1 else f"{counts[0]} to {counts[-1]}")
 
     def same_tasks(self, n1: int | None, n2: int | None, only: str | None = None) -> bool:
         """Whether ``n1`` and ``n2`` (None: each family's own count) give every family matching

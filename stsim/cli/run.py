@@ -278,12 +278,17 @@ def _keep_other_run(out: Path, this: dict) -> None:
         return
     old = {**CONDITION_DEFAULTS, **old}  # written before the conditions were recorded: the defaults
     differ = [k for k, v in this.items() if k in old and old[k] != v]
-    if ("n_per_family" in differ and old.get("suite") == this["suite"]
-            and get_suite(this["suite"]).same_tasks(old["n_per_family"], this["n_per_family"],
-                                                    this["families_filter"])):
+    suite = get_suite(this["suite"]) if old.get("suite") == this["suite"] else None
+    if ("n_per_family" in differ and suite is not None
+            and suite.same_tasks(old["n_per_family"], this["n_per_family"], this["families_filter"])):
         differ.remove("n_per_family")                       # the same tasks: the same run
+
+    def shown(k, v):
+        if k == "n_per_family" and suite is not None:       # None: each family's own count, named
+            return suite.describe_n(v, this["families_filter"])
+        return _shown(v)
     if differ:
-        what = ", ".join(f"{_OPTION_OF.get(k, '--' + k)} {_shown(old[k])} (now {_shown(this[k])})" for k in differ)
+        what = ", ".join(f"{_OPTION_OF.get(k, '--' + k)} {shown(k, old[k])} (now {shown(k, this[k])})" for k in differ)
         raise CLIError(f"--out {out}: holds another run ({what}); running here would overwrite its "
                        "answers.jsonl, scores.jsonl and summary.json: give another --out, or remove the folder")
 
