@@ -53,8 +53,9 @@ def test_the_docs_refit_settings_table_says_what_refit_settings_hold():
     readers; its numbers must be the code's: the first step answered, the scheduled searches,
     the searches in all (and from ``late_search``'s step), the pool (draws per structure ->
     kept -> starts, ``all`` for no cut; ``by_readings``), the LM iterations per refinement, the
-    first centred step and whether the smoother answers the later steps no mode holds, for each
-    of the six refit families."""
+    first centred step, whether the smoother answers the later steps no mode holds and the pool's
+    LM iterations in a search while none is held (``lost_iters``), for each of the six refit
+    families."""
     from stsim.baselines.stark_tier1 import _default_smoother
     from stsim.baselines.trajectory_refit import refit_settings
     from stsim.registry import generate_task
@@ -87,6 +88,12 @@ def test_the_docs_refit_settings_table_says_what_refit_settings_hold():
         else:
             assert "by_readings" not in pool, name
         assert row["LM iterations per refinement"] == str(s["iters"]), name
+        lost = row["lost modes"].lower()
+        if s.get("lost_iters"):
+            first, iters = s["lost_iters"]
+            assert f"from step {first} a search made while no mode is held gives its pool {iters} lm iterations" in lost, name
+        else:
+            assert "lost_iters" not in lost, name
         smooth = _default_smoother(generate_task(family, 0, suite="stark-tier1", suite_seed=11))
         late = smooth is not None and smooth.get("late", True)
         assert ("later steps no mode holds" in row["smoother answers steps"]) == late, name

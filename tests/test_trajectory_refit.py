@@ -1220,3 +1220,25 @@ def test_search_by_readings_holds_the_posterior_the_filter_path_misses():
     assert np.hypot(*(pos[:10] - gold).T)[4:10].max() < 0.15
     without = track_task(task, **{**kw, "refit": {**kw["refit"], "by_readings": None}})[0]
     assert np.hypot(*(without[:10] - gold).T)[4:10].min() > 0.4
+
+
+def test_lost_searches_give_their_pool_more_iterations_and_hold_the_track_again():
+    """range task 16 of suite seed 53: the default holds no mode at step 9, so the search at
+    step 10 runs with none held.  With the pool's 3 LM iterations its fits stay off and steps
+    11-19 are answered 0.09 units from the truth (RMS; step 19 by the smoother's fallback, 0.25
+    off); with 12 (``lost_iters``, session 29) the search holds the track: 0.011, every step
+    held."""
+    from stsim.baselines.sensor_particle_tracking import track_sensor_task
+    from stsim.baselines.stark_tier1 import default_track_settings
+    task = generate_task("stark.tracking.range", 16, suite="stark-tier1", suite_seed=53)
+    gold = np.array([s.answer for s in task.steps], float)
+    kw = default_track_settings(task)
+    assert kw["refit"]["lost_iters"] == (10, 12)
+    rms = {}
+    for name, lost in (("with", (10, 12)), ("without", None)):
+        log = []
+        pos = track_sensor_task(task, **{**kw, "refit": {**kw["refit"], "lost_iters": lost, "_log": log}})
+        held = {t for t, _, _ in log}
+        rms[name] = float(np.sqrt(np.mean(np.sum((pos[11:20] - gold[11:20]) ** 2, axis=1))))
+        assert (19 in held) == (lost is not None)
+    assert rms["with"] < 0.02 < 0.05 < rms["without"]
