@@ -803,7 +803,8 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     """Event tracking has its own entry (a search whenever the held modes fail, 15 in all, 3 LM
     iterations per refinement, refined after ``settle`` from 1.2 bounds and held before it
     only within 1.2 bounds, centred from step 1, searches at 0, 3, 6, 12, 18, 26 with a pool of 5 draws
-    per structure cut to 40, 16 starts); temporal its own (the same search on loss, the lost
+    per structure cut to 40, 16 starts; from step 10 12 LM iterations per pool draw in a search
+    while no mode is held); temporal its own (the same search on loss, the lost
     fits as starts of the next search, a second scheduled search at step 2, 6 in all, 2 LM
     iterations per pool draw, a search when every held mode misses a reading by 1.1 bounds from
     step 4, 3 LM iterations per refinement), x-y-t its own (searches at 0, 2, 4, 6, 9 in all, the same
@@ -814,7 +815,9 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     from stsim.baselines.trajectory_refit import REFIT_SETTINGS, refit_settings
     event = refit_settings("stark.tracking.event", "toa")
     pool = ("search_steps", "pool_per_structure", "pool_keep", "n_starts")
-    own = ("search_on_loss", "max_searches", "iters", "refine_above", "centre_from", "settle_accept") + pool
+    own = ("search_on_loss", "max_searches", "iters", "refine_above", "centre_from", "settle_accept",
+           "lost_iters") + pool
+    assert event["lost_iters"] == (10, 12) and "lost_iters" not in REFIT_SETTINGS["toa"]
     assert event["search_on_loss"] and event["max_searches"] == 15 and event["iters"] == 3
     assert event["settle_accept"] == 1.2 < event.get("accept", 1.5) and "settle_accept" not in REFIT_SETTINGS["toa"]
     assert event["centre_from"] == 1 < REFIT_SETTINGS["toa"]["centre_from"]
