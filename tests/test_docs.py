@@ -91,7 +91,8 @@ def test_the_docs_refit_settings_table_says_what_refit_settings_hold():
         lost = row["lost modes"].lower()
         if s.get("lost_iters"):
             first, iters = s["lost_iters"]
-            assert f"from step {first} a search made while no mode is held gives its pool {iters} lm iterations" in lost, name
+            said = f"from step {first} a search made while no mode is held gives its pool {iters} lm iterations"
+            assert said in lost, name
         else:
             assert "lost_iters" not in lost, name
         smooth = _default_smoother(generate_task(family, 0, suite="stark-tier1", suite_seed=11))

@@ -251,6 +251,7 @@ REFIT_SETTINGS: dict = {
     # draws); +13 % tracking time (in-process medians of 3 alternating rounds, 20 tasks of seed
     # 7).  At 12, 18, 28 (13 in all): 0.1075, 1.19x, +5 %; with x-y-t's smaller late pool
     # (late_search, 3 per structure cut to 30, 8 starts): 0.1127, worse than none.
+    # lost_iters (session 29): range's comment above.
     "bearing": {**_COMMON, "search_steps": (0, 2, 4, 6, 8, 12, 18, 26, 36), "max_searches": 14, "iters": 3, "centre_from": 3,
                 "answer_from": 3, "rescue_iters": 4, "keep": 6, "pool_per_structure": 3, "pool_keep": 40,
                 "n_starts": 12, "wide_search": (2, 20, 80, 24), "lost_iters": (10, 12)},
@@ -353,6 +354,7 @@ REFIT_SETTINGS: dict = {
     # (1.40x / 1.61x without backoff); each structure least-squares fitted to the answers so far
     # as extra starts (a held mode of the wrong structure stays consistent for 10-20 steps, then
     # fails where the right one is far from every prior draw): the same figures at +7-19 %.
+    # lost_iters (session 29): range's comment above (its seed-5 limit set 1.50x -> 1.66x, one task).
     "range_bearing": {**_COMMON, "start": 1, "search_steps": (1, 3, 6, 8), "max_searches": 5,
                       "search_on_loss": True, "iters_pool": 2, "iters_init": 4, "centre_from": 0,
                       "search_rescue": (10, 2), "pool_per_structure": 10, "pool_keep": 40, "n_starts": 16,
@@ -431,6 +433,7 @@ REFIT_SETTINGS: dict = {
 # tracking time (in-process medians of 3 alternating rounds, 20 tasks of seed 7).  Also at 36
 # (16 in all): the same figures at +28 %; at 12, 20, 30: 1.40x; at 12, 18, 26, 36 from x-y-t's
 # smaller late pool (late_search 5 -> 30 -> 6): 1.42x.
+# lost_iters (session 29): the range entry's comment.
 REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True, "max_searches": 15,
                                           "iters": 3, "refine_above": 1.2, "centre_from": 1,
                                           "settle_accept": 1.2, "search_steps": (0, 3, 6, 12, 18, 26),
