@@ -324,4 +324,4 @@ def test_agentic_resume_keeps_step_budget(tmp_path, capsys):
         assert len(srv.requests) == n
         capsys.readouterr()
         code, err = _run_err([*argv, "--resume", str(out), "--step-budget", "3"], capsys)
-        assert code == 2 and "step_budget (2 there, 3 now)" in err, err
+        assert code == 2 and "another run is there (--step-budget: 2 there, 3 now)" in err, err

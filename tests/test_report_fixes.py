@@ -190,10 +190,13 @@ def test_run_into_the_folder_of_another_run_is_refused(tmp_path, capsys):
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     capsys.readouterr()
     base = ["run", "cardinal", "--out", str(out), "--quiet"]
-    for extra, said in ((["--n", "1", "--solver", "random"], "--solver 'baseline' (now 'random')"),
-                        (["--n", "1", "--seed", "1"], "--seed 0 (now 1)"),
-                        (["--n", "2"], "--n 1 (now 2)"),
-                        (["--n", "1", "--family", "cardinal.large"], "--family not given (now 'cardinal.large')")):
+    for extra, said in ((["--n", "1", "--solver", "random"], "--solver: 'baseline' there, 'random' now"),
+                        (["--n", "1", "--seed", "1"], "--seed: 0 there, 1 now"),
+                        (["--n", "2"], "--n: 1 there, 2 now"),
+                        (["--n", "1", "--family", "cardinal.large"], "--family: not given there, 'cardinal.large' now"),
+                        # outside the --out check until 2026-12-05 (the --resume check had it): overwritten
+                        (["--n", "1", "--max-steps", "3"], "--max-steps: 10 there, 3 now"),
+                        (["--n", "2", "--seed", "3"], "--seed: 0 there, 3 now; --n: 1 there, 2 now")):
         assert main(base + extra) == 2, extra
         err = capsys.readouterr().err
         assert f"stsim: error: --out {out}: holds another run ({said})" in err and "give another --out" in err

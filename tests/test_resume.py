@@ -137,7 +137,7 @@ def test_resume_takes_an_n_that_makes_the_same_tasks(tmp_path, capsys):
     assert json.loads((out / "summary.json").read_text())["n_per_family"] is None
     assert json.loads((out / "run.json").read_text())["n_per_family"] is None
     assert main(["run", "quickstart", "--n", str(own + 1), "--resume", str(out), "--quiet"]) == 2
-    assert (f"differs in n_per_family (each family's own count, {own} there, {own + 1} now)"
+    assert (f"another run is there (--n: each family's own count, {own} there, {own + 1} now)"
             in capsys.readouterr().err)
     assert (out / "answers.jsonl").read_bytes() == answers
     # the same rule for --out: the same tasks again are the same run, other tasks another one
@@ -149,7 +149,7 @@ def test_resume_takes_an_n_that_makes_the_same_tasks(tmp_path, capsys):
     assert (again / "answers.jsonl").read_bytes() == answers
     assert main(["run", "quickstart", "--family", "stark.localization.*", "--n", str(own + 1), "--out",
                  str(again), "--quiet"]) == 2
-    assert f"holds another run (--n {own} (now {own + 1}))" in capsys.readouterr().err   # run.json now says --n
+    assert f"holds another run (--n: {own} there, {own + 1} now)" in capsys.readouterr().err   # run.json now says --n
     assert (again / "answers.jsonl").read_bytes() == answers
 
 
@@ -158,7 +158,7 @@ def test_resume_refuses_another_run(tmp_path, capsys):
     assert main(["run", "quickstart", "--n", "1", "--out", str(out), "--quiet"]) == 0
     capsys.readouterr()
     assert main(["run", "quickstart", "--n", "2", "--resume", str(out), "--quiet"]) == 2
-    assert "differs in n_per_family (1 there, 2 now)" in capsys.readouterr().err
+    assert "another run is there (--n: 1 there, 2 now)" in capsys.readouterr().err
     # a run without --n (the suite's own count) says so, not "None"
     own = tmp_path / "own"
     assert main(["run", "cardinal", "--out", str(own), "--quiet"]) == 0
@@ -170,10 +170,10 @@ def test_resume_refuses_another_run(tmp_path, capsys):
     per_family = Counter(f for f, _ in get_suite("cardinal").task_keys())     # tasks a run without --n has
     lo, hi = min(per_family.values()), max(per_family.values())
     assert lo < hi
-    assert (f"differs in n_per_family (each family's own count, {lo} to {hi} there, 3 now)"
+    assert (f"another run is there (--n: each family's own count, {lo} to {hi} there, 3 now)"
             in capsys.readouterr().err)
     assert main(["run", "stark-mini", "--resume", str(out), "--quiet"]) == 2
-    assert "differs in suite" in capsys.readouterr().err
+    assert "another run is there (SUITE: 'quickstart' there, 'stark-mini' now)" in capsys.readouterr().err
     assert main(["run", "quickstart", "--resume", str(tmp_path / "none"), "--quiet"]) == 2
     assert "no such folder" in capsys.readouterr().err
     # a file (here the run's own summary.json) was "no such folder": it is a file, and which folder
@@ -259,3 +259,32 @@ def test_live_model_run_interrupted_and_resumed_equals_uninterrupted(tmp_path):
         resumed = len(srv.requests) - n_ref - first
     assert 0 < first < n_ref and resumed <= n_ref - first + 1  # at most the request in flight twice
     _same_run(ref, out)
+
+
+def test_one_identity_rule_for_resume_and_out():
+    """`--out` and `--resume` compared a run's identity by two rules (until 2026-12-05 `--out`
+    left out `--max-steps`, `--mode` and `--step-budget`): one rule now, each difference named
+    by its option."""
+    from stsim.benchmarks.runner import RUN_IDENTITY, RUN_OPTIONS, identity_differences, run_identity
+    from stsim.benchmarks.suites import get_suite
+    suite = get_suite("quickstart")
+    assert set(RUN_OPTIONS) == set(RUN_IDENTITY)
+    now = run_identity(suite, "baseline", seed=0, n=None, only=None, max_steps=-1, data=None,
+                       solver_options=None, condition=None)
+    assert set(now) == set(RUN_IDENTITY) and now["max_steps"] == suite.max_steps
+    # a run.json of an older stsim: no mode, step_budget or conditions recorded
+    older = {k: v for k, v in now.items() if k not in ("mode", "step_budget", "context", "language", "structured")}
+    assert identity_differences(older, now, suite) == []
+    # a condition not recorded counts as its default; one given now differs from it
+    other = run_identity(suite, "baseline", seed=0, n=None, only=None, max_steps=-1, data=None,
+                         solver_options=None, condition={"context": "distractors"})
+    assert identity_differences(older, other, suite) == ["--context: 'none' there, 'distractors' now"]
+    # --n giving each family the count it had is the same run; another count is not
+    own = {k for f, k in suite.families.items()}
+    assert len(own) == 1
+    same = {**now, "n_per_family": own.pop()}
+    assert identity_differences(now, same, suite) == []
+    more = {**now, "n_per_family": same["n_per_family"] + 1, "max_steps": 3}
+    assert identity_differences(now, more, suite) == [
+        f"--n: each family's own count, {same['n_per_family']} there, {more['n_per_family']} now",
+        f"--max-steps: {suite.max_steps} there, 3 now"]

@@ -43,9 +43,9 @@ def test_conditions_are_recorded(prose_run):
 
 
 @pytest.mark.parametrize("extra,said", [
-    (["--language", "de"], "--context 'triples-prose' (now 'none')"),
-    (["--context", "triples-prose"], "--language 'de' (now 'en')"),
-    (["--context", "triples-json", "--language", "de"], "--context 'triples-prose' (now 'triples-json')"),
+    (["--language", "de"], "--context: 'triples-prose' there, 'none' now"),
+    (["--context", "triples-prose"], "--language: 'de' there, 'en' now"),
+    (["--context", "triples-json", "--language", "de"], "--context: 'triples-prose' there, 'triples-json' now"),
 ])
 def test_out_refuses_another_condition(prose_run, capsys, extra, said):
     before = _snapshot(prose_run)
@@ -64,13 +64,13 @@ def test_out_of_an_interrupted_run_is_checked_by_its_run_json(prose_run, tmp_pat
         (cut / name).write_bytes((prose_run / name).read_bytes())
     before = _snapshot(cut)
     assert main(BASE + ["--language", "de", "--out", str(cut)]) == 2
-    assert "--context 'triples-prose' (now 'none')" in capsys.readouterr().err
+    assert "--context: 'triples-prose' there, 'none' now" in capsys.readouterr().err
     assert _snapshot(cut) == before
 
 
 @pytest.mark.parametrize("extra,said", [
-    (["--context", "triples-raw"], "context ('triples-prose' there, 'triples-raw' now)"),
-    (["--language", "es"], "language ('de' there, 'es' now)"),
+    (["--context", "triples-raw"], "--context: 'triples-prose' there, 'triples-raw' now"),
+    (["--language", "es"], "--language: 'de' there, 'es' now"),
 ])
 def test_resume_refuses_another_condition(prose_run, capsys, extra, said):
     before = _snapshot(prose_run)
@@ -101,9 +101,9 @@ def test_structured_output_is_part_of_the_run(tmp_path, capsys):
         before = _snapshot(out)
         capsys.readouterr()
         assert main(cmd + ["--structured", "--out", str(out)]) == 2
-        assert "--structured False (now True)" in capsys.readouterr().err
+        assert "--structured: False there, True now" in capsys.readouterr().err
         assert main(cmd + ["--structured", "--resume", str(out)]) == 2
-        assert "structured (False there, True now)" in capsys.readouterr().err
+        assert "--structured: False there, True now" in capsys.readouterr().err
         assert _snapshot(out) == before
         assert len(srv.requests) == 1  # the refused runs asked nothing
 
@@ -119,4 +119,4 @@ def test_run_json_without_conditions_counts_as_the_defaults(tmp_path, capsys):
     (out / "run.json").write_text(json.dumps(rec))
     assert main(["run", "geoqa-mini", "--quiet", "--resume", str(out)]) == 0
     assert main(["run", "geoqa-mini", "--quiet", "--resume", str(out), "--context", "triples-json"]) == 2
-    assert "context ('none' there, 'triples-json' now)" in capsys.readouterr().err
+    assert "--context: 'none' there, 'triples-json' now" in capsys.readouterr().err

@@ -244,12 +244,59 @@ def previous_answers(out: Path, tasks: Iterable[Task]) -> dict[str, list[Answer]
     return final
 
 
+#: each key of :data:`RUN_IDENTITY` as a user gives it to ``stsim run`` (the refusals name these)
+RUN_OPTIONS = {"suite": "SUITE", "solver": "--solver", "seed": "--seed", "n_per_family": "--n",
+               "families_filter": "--family", "max_steps": "--max-steps", "data": "--data", "mode": "--mode",
+               "step_budget": "--step-budget", "context": "--context", "language": "--language",
+               "structured": "--structured"}
+
+
+def run_identity(suite: Suite, solver_spec: str, *, seed: int, n: int | None, only: str | None,
+                 max_steps: int | None, data: str | Path | None, solver_options: dict[str, Any] | None,
+                 condition: dict[str, Any] | None) -> dict[str, Any]:
+    """What makes a run the run it is (:data:`RUN_IDENTITY`, written to its run.json), from
+    :func:`run`'s arguments of the same names (``max_steps`` -1: the suite's own; ``condition``
+    the ``context`` / ``language`` given, the others their :data:`CONDITION_DEFAULTS`).  Raises
+    :class:`RunError` for an unknown ``condition`` key."""
+    openai = solver_spec.startswith("openai")
+    unknown = sorted(set(condition or {}) - {"context", "language"})
+    if unknown:
+        raise RunError(f"unknown run condition(s) {', '.join(unknown)}; known: context, language")
+    return {"suite": suite.name, "solver": solver_spec, "seed": seed, "n_per_family": n, "families_filter": only,
+            "max_steps": suite.max_steps if max_steps == -1 else max_steps,
+            "data": None if data is None else str(data),
+            "mode": (solver_options or {}).get("mode") if openai else None,
+            "step_budget": (solver_options or {}).get("step_budget") if openai else None,
+            **CONDITION_DEFAULTS, **(condition or {}),
+            "structured": bool((solver_options or {}).get("structured", False))}
+
+
+def identity_differences(recorded: dict[str, Any], identity: dict[str, Any], suite: Suite) -> list[str]:
+    """How the run ``recorded`` (a run folder's run.json, or the summary.json of a run made
+    before run.json) differs from the run ``identity`` (:func:`run_identity`) of ``suite``: one
+    ``"--n: 10 there, 3 now"`` per option of :data:`RUN_OPTIONS` (``[]``: the same run).  The
+    one rule of ``--resume`` and of ``--out`` onto a folder that holds a run: a key the record
+    lacks is not compared (an older stsim did not record it), except the conditions, which
+    count as their :data:`CONDITION_DEFAULTS`; two ``n_per_family`` that give every family the
+    same number of tasks (``--n 10`` and none given, where each family's own count is 10;
+    :meth:`Suite.same_tasks`) are the same run."""
+    def shown(k, v):
+        if k == "n_per_family":                                   # None: each family's own count, named
+            return suite.describe_n(v, identity["families_filter"])
+        return "not given" if v is None else repr(v)
+    old = {**CONDITION_DEFAULTS, **recorded}
+    diff = [k for k in RUN_IDENTITY if k in old and old[k] != identity.get(k)]
+    if "n_per_family" in diff and suite.same_tasks(old["n_per_family"], identity["n_per_family"],
+                                                   identity["families_filter"]):
+        diff.remove("n_per_family")
+    return [f"{RUN_OPTIONS[k]}: {shown(k, old[k])} there, {shown(k, identity.get(k))} now" for k in diff]
+
+
 def _check_resume(out: Path, identity: dict[str, Any], suite: Suite) -> int | None:
-    """Raise :class:`RunError` unless ``out`` holds a run with the same identity.  For a
-    generated ``suite``, two ``n_per_family`` that give every family the same number of tasks
-    (``--n 10`` and none given, where each family's own count is 10) are the same run.  Returns
-    the ``n_per_family`` recorded there (None: each family's own count), which the resumed run
-    keeps, so that its summary.json says what its run.json says."""
+    """Raise :class:`RunError` unless ``out`` holds a run with the same identity
+    (:func:`identity_differences`).  Returns the ``n_per_family`` recorded there (None: each
+    family's own count), which the resumed run keeps, so that its summary.json says what its
+    run.json says."""
     path = out / "run.json"
     if out.exists() and not out.is_dir():
         hint = (f"; give its folder: --resume {out.parent}"
@@ -265,18 +312,11 @@ def _check_resume(out: Path, identity: dict[str, Any], suite: Suite) -> int | No
         recorded = json.loads(path.read_text(encoding="utf-8"))
     except ValueError:
         raise RunError(f"--resume {out}: run.json is not valid JSON") from None
-    diff = [k for k in RUN_IDENTITY if recorded.get(k, CONDITION_DEFAULTS.get(k)) != identity.get(k)]
-    if "n_per_family" in diff and suite.same_tasks(recorded.get("n_per_family"), identity["n_per_family"],
-                                                   identity["families_filter"]):
-        diff.remove("n_per_family")
+    if not isinstance(recorded, dict):
+        raise RunError(f"--resume {out}: run.json holds no run (a JSON object)")
+    diff = identity_differences(recorded, identity, suite)
     if diff:
-        def shown(k, v):
-            if k == "n_per_family":                             # None: each family's own count
-                return suite.describe_n(v, identity["families_filter"])
-            return "not given" if v is None else repr(v)
-        raise RunError(f"--resume {out}: the run there differs in " + ", ".join(
-            f"{k} ({shown(k, recorded.get(k, CONDITION_DEFAULTS.get(k)))} there, {shown(k, identity.get(k))} now)"
-            for k in diff) + "; nothing was changed")
+        raise RunError(f"--resume {out}: another run is there ({'; '.join(diff)}); nothing was changed")
     return recorded.get("n_per_family")
 
 
@@ -365,16 +405,9 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     if resume and out_dir is None:
         raise RunError("--resume needs the folder of the interrupted run")
     out = Path(out_dir) if out_dir is not None else default_out_dir(suite_name)
-    identity = {"suite": suite_name, "solver": solver_spec, "seed": seed, "n_per_family": n,
-                "families_filter": only, "max_steps": steps, "data": None if data is None else str(data),
-                "mode": (solver_options or {}).get("mode") if solver_spec.startswith("openai") else None,
-                "step_budget": (solver_options or {}).get("step_budget") if solver_spec.startswith("openai") else None}
-    unknown = sorted(set(condition or {}) - {"context", "language"})
-    if unknown:
-        raise RunError(f"unknown run condition(s) {', '.join(unknown)}; known: context, language")
-    cond = {**CONDITION_DEFAULTS, **(condition or {}),
-            "structured": bool((solver_options or {}).get("structured", False))}
-    identity.update(cond)
+    identity = run_identity(suite, solver_spec, seed=seed, n=n, only=only, max_steps=max_steps, data=data,
+                            solver_options=solver_options, condition=condition)
+    cond = {k: identity[k] for k in CONDITION_DEFAULTS}
     before: dict[str, Any] = {}        # a resumed run's summary.json so far (its wall time, trim)
     if resume:
         n = identity["n_per_family"] = _check_resume(out, identity, suite)   # the same tasks: its n kept

@@ -108,12 +108,14 @@ def cmd_run(args) -> int:
         options["sandbox_reuse"] = args.sandbox == "zygote"
         options["isolation"] = args.isolation
         options["concurrency"] = max(1, args.workers)
+    condition = {"context": args.context, "language": args.language}
     if args.out is not None and args.resume is None:  # a resume checks DIR/run.json instead
-        _keep_other_run(args.out, {"suite": args.suite, "solver": args.solver, "seed": args.seed,
-                                   "n_per_family": args.n, "families_filter": args.family,
-                                   "data": None if args.data is None else str(args.data),
-                                   "context": args.context, "language": args.language,
-                                   "structured": bool(args.structured) and args.solver.startswith("openai")})
+        from ..benchmarks.runner import run_identity
+        from ..benchmarks.suites import get_suite
+        suite = get_suite(args.suite)
+        _keep_other_run(args.out, run_identity(suite, args.solver, seed=args.seed, n=args.n, only=args.family,
+                                               max_steps=max_steps, data=args.data, solver_options=options or None,
+                                               condition=condition), suite)
     if args.out is None:  # named here, so that an error writing it (a full disk) can name it
         from ..benchmarks.runner import default_out_dir
         args.out = default_out_dir(args.suite)
@@ -121,7 +123,7 @@ def cmd_run(args) -> int:
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
                   only=args.family, solver_options=options or None, transform=task_transform(args.context, args.language),
                   resume=args.resume is not None, cluster=args.cluster, chunk_size=args.chunk_size,
-                  condition={"context": args.context, "language": args.language})
+                  condition=condition)
     for w in summary.get("warnings", []):
         print(f"stsim: warning: {w}", file=sys.stderr)
     seed = f"seed {summary['seed']}" if summary.get("data") is None else f"data {summary['data']}"
@@ -239,29 +241,19 @@ def _resume_options(args) -> None:
         args.trim = float(trim)
 
 
-#: the option (or argument) of ``stsim run`` each recorded run condition comes from
-_OPTION_OF = {"suite": "SUITE", "solver": "--solver", "seed": "--seed", "n_per_family": "--n",
-              "families_filter": "--family", "data": "--data", "context": "--context",
-              "language": "--language", "structured": "--structured"}
-
-
-def _shown(value) -> str:
-    """A recorded run condition as a user would have typed it (None: not given)."""
-    return "not given" if value is None else repr(value)
-
-
-def _keep_other_run(out: Path, this: dict) -> None:
-    """Refuse (exit 2) an ``--out`` folder that holds the run of another suite, solver, seed,
-    ``--n`` (one that makes other tasks), ``--family``, ``--data``, ``--context``, ``--language`` or
-    ``--structured``: its answers.jsonl, scores.jsonl and summary.json would be overwritten.  The folder's
-    summary.json is read, else (a run that was interrupted) its run.json.  The same run again (a
-    live model resuming from its cache) is allowed.  A folder that is not a run's (no run.json,
-    no summary.json naming a suite: e.g. `stsim score --out`) but holds a file of a name in
+def _keep_other_run(out: Path, identity: dict, suite) -> None:
+    """Refuse (exit 2) an ``--out`` folder that holds another run (another suite, solver, seed,
+    ``--n`` that makes other tasks, ``--family``, ``--max-steps``, ``--data``, ``--mode``,
+    ``--step-budget``, ``--context``, ``--language`` or ``--structured``: the rule of
+    ``--resume``, :func:`stsim.benchmarks.runner.identity_differences`): its answers.jsonl,
+    scores.jsonl and summary.json would be overwritten.  The folder's run.json is read, else
+    the summary.json of a run made before run.json.  The same run again (a live model resuming
+    from its cache) is allowed.  A folder that is not a run's (no run.json, no summary.json
+    naming a suite: e.g. `stsim score --out`) but holds a file of a name in
     :data:`stsim.records.RUN_FOLDER_FILES` is refused too."""
-    from ..benchmarks.runner import CONDITION_DEFAULTS
-    from ..benchmarks.suites import get_suite
+    from ..benchmarks.runner import identity_differences
     old = None
-    for name in ("summary.json", "run.json"):
+    for name in ("run.json", "summary.json"):
         try:
             old = json.loads((out / name).read_text(encoding="utf-8"))
             break
@@ -276,20 +268,9 @@ def _keep_other_run(out: Path, this: dict) -> None:
                              f"{'' if not isinstance(old, dict) else '; its summary.json names no suite'})",
                              len(mine), "running")
         return
-    old = {**CONDITION_DEFAULTS, **old}  # written before the conditions were recorded: the defaults
-    differ = [k for k, v in this.items() if k in old and old[k] != v]
-    suite = get_suite(this["suite"]) if old.get("suite") == this["suite"] else None
-    if ("n_per_family" in differ and suite is not None
-            and suite.same_tasks(old["n_per_family"], this["n_per_family"], this["families_filter"])):
-        differ.remove("n_per_family")                       # the same tasks: the same run
-
-    def shown(k, v):
-        if k == "n_per_family" and suite is not None:       # None: each family's own count, named
-            return suite.describe_n(v, this["families_filter"])
-        return _shown(v)
+    differ = identity_differences(old, identity, suite)
     if differ:
-        what = ", ".join(f"{_OPTION_OF.get(k, '--' + k)} {shown(k, old[k])} (now {shown(k, this[k])})" for k in differ)
-        raise CLIError(f"--out {out}: holds another run ({what}); running here would overwrite its "
+        raise CLIError(f"--out {out}: holds another run ({'; '.join(differ)}); running here would overwrite its "
                        "answers.jsonl, scores.jsonl and summary.json: give another --out, or remove the folder")
 
 
