@@ -492,10 +492,27 @@ REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_lo
 # (draws 0-2) 0.0036819 / 0.0010708 -> 0.0036567 / 0.0010536; 1.02-1.10 of the time (in-process
 # medians of alternating runs, 5-30 tasks of seed 7).  Not kept: 6 modes held, 0.924 / 1.020 and
 # 0.0036741 / 0.0010613, at +16 %.
+# Session 30: from step 10, 3 more searches (late_search, the wait doubling after each that held
+# none), each from its own pool (5 prior draws per structure cut to 40, 16 starts): session 20's
+# "12 in all" gained as much at +30 %, but those searches came at once after each loss
+# (search_on_loss) and early.  Suite seeds 11 / 13 / 17 / 19 / 23 / 29 / 31 / 37 (20 tasks, draws 0
+# and 1), all steps 0.000728 / 0.001389 / 0.000976 / 0.001155 / 0.000679 / 0.000924 / 0.001045 /
+# 0.000837 (geometric mean 0.000943) -> 0.000727 / 0.001109 / 0.000756 / 0.000787 / 0.000651 /
+# 0.000846 / 0.000884 / 0.000782 (0.000809; the first 10 steps unchanged, 0.003950), better on 7
+# of 8; held-out seeds 41 / 43 / 47 / 53 (no setting tuned on them) 0.000930 / 0.000849 /
+# 0.000901 / 0.001701 -> 0.000897 / 0.000713 / 0.000772 / 0.001530, better on 4 of 4; seed 5's
+# 50-step limit set (10 tasks, draws 0 and 1) level, 1.24x -> 1.25x (its lost task 7 is not held
+# again, and is below the limit already); +18 % tracking time (in-process medians of 3
+# alternating rounds, 20 tasks of seed 7).  Not kept: 6 more (0.000790, held-out 4 of 4 better,
+# limit set 1.21x) at +29 %, where perf/pf_cost.py measured temporal 6.6-6.7x below Stone Soup's
+# particle filter; 8 starts (0.000815) at +15 %; with lost_iters (0.000818); 3 -> 30 -> 12
+# (0.000829).  Not on event (its 15 searches with their own schedule: 0.054147 -> 0.055737, 6 of 8
+# seeds worse).
 REFIT_SETTINGS["stark.temporal_tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True,
                                                    "rescue_starts": True, "max_searches": 6,
                                                    "search_steps": (0, 2), "iters_pool": 2,
-                                                   "search_above": (1.1, 4), "iters": 3}
+                                                   "search_above": (1.1, 4), "iters": 3,
+                                                   "late_search": (10, 3, 5, 40, 16)}
 # Session 15: x-y-t with 4 searches in all instead of 3 (the fourth 5 steps after the third
 # while no mode is held: the first 10 steps are unchanged).  Tuning seeds 11-23 as above,
 # geometric means first 10 / all steps 0.2257 / 0.1139 -> 0.2257 / 0.0997 at +6 % tracking time
