@@ -288,3 +288,9 @@ def test_one_identity_rule_for_resume_and_out():
     assert identity_differences(now, more, suite) == [
         f"--n: each family's own count, {same['n_per_family']} there, {more['n_per_family']} now",
         f"--max-steps: {suite.max_steps} there, 3 now"]
+    # another suite: its counts are not this suite's, so --n is named as given there
+    cardinal = get_suite("cardinal")
+    there = run_identity(cardinal, "baseline", seed=0, n=3, only=None, max_steps=-1, data=None,
+                         solver_options=None, condition=None)
+    assert identity_differences(now, there, cardinal) == ["SUITE: 'quickstart' there, 'cardinal' now",
+                                                          "--n: each family's own count there, 3 now"]

@@ -279,15 +279,20 @@ def identity_differences(recorded: dict[str, Any], identity: dict[str, Any], sui
     lacks is not compared (an older stsim did not record it), except the conditions, which
     count as their :data:`CONDITION_DEFAULTS`; two ``n_per_family`` that give every family the
     same number of tasks (``--n 10`` and none given, where each family's own count is 10;
-    :meth:`Suite.same_tasks`) are the same run."""
-    def shown(k, v):
-        if k == "n_per_family":                                   # None: each family's own count, named
-            return suite.describe_n(v, identity["families_filter"])
-        return "not given" if v is None else repr(v)
+    :meth:`Suite.same_tasks`; of the same suite only: another suite's counts are not
+    ``suite``'s) are the same run."""
     old = {**CONDITION_DEFAULTS, **recorded}
+    same_suite = old.get("suite") == identity["suite"]
+
+    def shown(k, v):
+        if k == "n_per_family" and same_suite:                    # None: each family's own count, named
+            return suite.describe_n(v, identity["families_filter"])
+        if k == "n_per_family" and v is None:
+            return "each family's own count"
+        return "not given" if v is None else repr(v)
     diff = [k for k in RUN_IDENTITY if k in old and old[k] != identity.get(k)]
-    if "n_per_family" in diff and suite.same_tasks(old["n_per_family"], identity["n_per_family"],
-                                                   identity["families_filter"]):
+    if "n_per_family" in diff and same_suite and suite.same_tasks(old["n_per_family"], identity["n_per_family"],
+                                                                  identity["families_filter"]):
         diff.remove("n_per_family")
     return [f"{RUN_OPTIONS[k]}: {shown(k, old[k])} there, {shown(k, identity.get(k))} now" for k in diff]
 
