@@ -296,12 +296,16 @@ def test_short_legend_names_the_columns_of_the_table_and_this_runs_notes():
         "accuracy / partial: correct / partial credit; random / rnd.part / chance: the random-guess "
         "reference on the same tasks and its expectation.",
         "failed: items with no usable answer, counted wrong in accuracy.",
-        "Full legend (and notes on this run: accuracy n/a for a family with no answer at all): add --explain"]
+        "Note on this run: accuracy n/a for a family with no answer at all.",
+        "Full legend and notes: add --explain"]
     row = {"n": 100, "failures": 0, "median_error": 0.06, "trimmed_rmse": 0.129}
     calm = short_legend({"stark.tracking.range": {**row, "rmse": 0.38}}, "X", **DEFAULTS).splitlines()
     assert len(calm) == 3 and calm[-1] == "Full legend: X" and "STARK trim" not in "".join(calm)
     heavy = short_legend({"stark.tracking.range": {**row, "rmse": 0.756}}, "X", **DEFAULTS)
-    assert heavy.endswith("(and notes on this run: RMS.err over 3x trim.err for stark.tracking.range): X")
+    # the run's note on a line of its own (inside the legend's last line it was easy to miss)
+    assert heavy.splitlines()[-2:] == [
+        "Note on this run: RMS.err over 3x trim.err for stark.tracking.range (a few items far off the rest: "
+        "trim.err leaves them out).", "Full legend and notes: X"]
 
 
 def test_time_errors_name_their_unit(tmp_path, capsys):

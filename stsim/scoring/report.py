@@ -189,10 +189,13 @@ def short_legend(families: dict[str, dict[str, Any]], explain: str, *, trim: flo
         (["left out of the error columns"] if numeric else []) + (["counted wrong in accuracy"] if categorical else []))
         + ".")
     heavy = _heavy(families, numeric)
-    notes = [f"RMS.err over 3x trim.err for {', '.join(heavy)}"] if heavy else []
+    notes = [f"RMS.err over 3x trim.err for {', '.join(heavy)} (a few items far off the rest: "
+             "trim.err leaves them out)"] if heavy else []
     notes += ["accuracy n/a for a family with no answer at all"] if any(
         families[f]["accuracy"] is None for f in categorical) else []
-    lines.append(f"Full legend{' (and notes on this run: ' + '; '.join(notes) + ')' if notes else ''}: {explain}")
+    if notes:   # on a line of its own: inside the legend's last line it was easy to miss
+        lines.append("Note on this run: " + "; ".join(notes) + ".")
+    lines.append(f"Full legend and notes: {explain}" if notes else f"Full legend: {explain}")
     return "\n".join(lines)
 
 
