@@ -206,6 +206,18 @@ def test_run_into_the_folder_of_another_run_is_refused(tmp_path, capsys):
         {k: v for k, v in before.items() if k != "summary.json"}
 
 
+def test_the_python_api_refuses_the_folder_of_another_run_too(tmp_path):
+    """The refusal lived in the CLI only: `runner.run(..., out_dir=D)` over another run in D
+    overwrote it.  It is run()'s own check now, before the folder is touched."""
+    from stsim.benchmarks.runner import RunError, run
+    out = tmp_path / "run"
+    run("cardinal", n=1, out_dir=out, progress=False)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    with pytest.raises(RunError, match=r"holds another run \(--seed: 0 there, 1 now\)"):
+        run("cardinal", n=1, seed=1, out_dir=out, progress=False)
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+
+
 @pytest.mark.parametrize("rubric, fmt", [("stark", "point"), ("cardinal", "direction"),
                                          ("qstrbench", "relation_set")])
 @pytest.mark.parametrize("text", ["I don't know.", "I don\u2019t know", "I cannot determine the direction.",

@@ -297,6 +297,31 @@ def identity_differences(recorded: dict[str, Any], identity: dict[str, Any], sui
     return [f"{RUN_OPTIONS[k]}: {shown(k, old[k])} there, {shown(k, identity.get(k))} now" for k in diff]
 
 
+def recorded_run(out: Path) -> dict[str, Any] | None:
+    """The identity recorded in a run folder ``out``: its run.json, else the summary.json of a
+    run made before run.json, when it is a JSON object naming a suite; None otherwise (no such
+    files, unreadable ones, or a folder no `stsim run` made, e.g. `stsim score --out`'s)."""
+    for name in ("run.json", "summary.json"):
+        try:
+            old = json.loads((out / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        return old if isinstance(old, dict) and "suite" in old else None
+    return None
+
+
+def _check_other_run(out: Path, identity: dict[str, Any], suite: Suite) -> None:
+    """Raise :class:`RunError` when ``out`` holds another run than ``identity``
+    (:func:`recorded_run`, :func:`identity_differences`; the rule of ``--resume``): a new run
+    there would overwrite its answers.jsonl, scores.jsonl and summary.json.  The same run again
+    (a live model going on from its cache) is allowed."""
+    old = recorded_run(out)
+    differ = identity_differences(old, identity, suite) if old is not None else []
+    if differ:
+        raise RunError(f"--out {out}: holds another run ({'; '.join(differ)}); running here would overwrite its "
+                       "answers.jsonl, scores.jsonl and summary.json: give another --out, or remove the folder")
+
+
 def _check_resume(out: Path, identity: dict[str, Any], suite: Suite) -> int | None:
     """Raise :class:`RunError` unless ``out`` holds a run with the same identity
     (:func:`identity_differences`).  Returns the ``n_per_family`` recorded there (None: each
@@ -397,7 +422,9 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
             folder that cannot be created, ``cluster`` together with ``transform`` or
             ``resume`` (not supported yet), or (``resume``) a folder without a run of the same
             suite, solver, seed, ``n``, filter, ``max_steps``, data, mode, context, language
-            and structured output, or whose tasks differ; an unknown ``condition`` key.
+            and structured output, or whose tasks differ; (not ``resume``) an ``out_dir`` that
+            holds another run by the same rule (:func:`identity_differences`); an unknown
+            ``condition`` key.
         ClusterError: a bad ``cluster`` value or an unreachable scheduler.
         ChunkFailed: (after the summary is written) chunks that kept failing on the cluster,
             naming their task ids; every other task is written.
@@ -417,6 +444,8 @@ def run(suite_name: str, solver_spec: str = "baseline", *, n: int | None = None,
     if resume:
         n = identity["n_per_family"] = _check_resume(out, identity, suite)   # the same tasks: its n kept
         before = _summary_before(out, trim)
+    else:
+        _check_other_run(out, identity, suite)
     options = {"out_dir": str(out), "max_steps": steps, **(solver_options or {})}
     solver = get_solver(solver_spec, options)  # fails fast on a bad spec
     variant = getattr(solver, "variant", None)

@@ -108,14 +108,8 @@ def cmd_run(args) -> int:
         options["sandbox_reuse"] = args.sandbox == "zygote"
         options["isolation"] = args.isolation
         options["concurrency"] = max(1, args.workers)
-    condition = {"context": args.context, "language": args.language}
     if args.out is not None and args.resume is None:  # a resume checks DIR/run.json instead
-        from ..benchmarks.runner import run_identity
-        from ..benchmarks.suites import get_suite
-        suite = get_suite(args.suite)
-        _keep_other_run(args.out, run_identity(suite, args.solver, seed=args.seed, n=args.n, only=args.family,
-                                               max_steps=max_steps, data=args.data, solver_options=options or None,
-                                               condition=condition), suite)
+        _keep_other_files(args.out)
     if args.out is None:  # named here, so that an error writing it (a full disk) can name it
         from ..benchmarks.runner import default_out_dir
         args.out = default_out_dir(args.suite)
@@ -123,7 +117,7 @@ def cmd_run(args) -> int:
                   max_steps=max_steps, trim=args.trim, workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
                   only=args.family, solver_options=options or None, transform=task_transform(args.context, args.language),
                   resume=args.resume is not None, cluster=args.cluster, chunk_size=args.chunk_size,
-                  condition=condition)
+                  condition={"context": args.context, "language": args.language})
     for w in summary.get("warnings", []):
         print(f"stsim: warning: {w}", file=sys.stderr)
     seed = f"seed {summary['seed']}" if summary.get("data") is None else f"data {summary['data']}"
@@ -241,37 +235,20 @@ def _resume_options(args) -> None:
         args.trim = float(trim)
 
 
-def _keep_other_run(out: Path, identity: dict, suite) -> None:
-    """Refuse (exit 2) an ``--out`` folder that holds another run (another suite, solver, seed,
-    ``--n`` that makes other tasks, ``--family``, ``--max-steps``, ``--data``, ``--mode``,
-    ``--step-budget``, ``--context``, ``--language`` or ``--structured``: the rule of
-    ``--resume``, :func:`stsim.benchmarks.runner.identity_differences`): its answers.jsonl,
-    scores.jsonl and summary.json would be overwritten.  The folder's run.json is read, else
-    the summary.json of a run made before run.json.  The same run again (a live model resuming
-    from its cache) is allowed.  A folder that is not a run's (no run.json, no summary.json
-    naming a suite: e.g. `stsim score --out`) but holds a file of a name in
-    :data:`stsim.records.RUN_FOLDER_FILES` is refused too."""
-    from ..benchmarks.runner import identity_differences
-    old = None
-    for name in ("run.json", "summary.json"):
-        try:
-            old = json.loads((out / name).read_text(encoding="utf-8"))
-            break
-        except (OSError, ValueError):
-            continue
-    if not isinstance(old, dict) or "suite" not in old:
-        # not a `stsim run` folder (e.g. `stsim score --out`, or files of one's own): a run
-        # would overwrite whichever of its files have the names a run writes
-        mine = [n for n in RUN_FOLDER_FILES if (out / n).exists()]
-        if mine:
-            refuse_overwrite(f"--out {out}", f"holds {', '.join(mine)} that no `stsim run` wrote there (no run.json"
-                             f"{'' if not isinstance(old, dict) else '; its summary.json names no suite'})",
-                             len(mine), "running")
+def _keep_other_files(out: Path) -> None:
+    """Refuse (exit 2) an ``--out`` folder that no `stsim run` made (no run.json, no
+    summary.json naming a suite: e.g. `stsim score --out`, or files of one's own) but that holds
+    a file of a name in :data:`stsim.records.RUN_FOLDER_FILES`: a run would overwrite it.  A
+    folder holding another run is refused by :func:`stsim.benchmarks.runner.run` itself (the
+    rule of ``--resume``)."""
+    from ..benchmarks.runner import recorded_run
+    if recorded_run(out) is not None:
         return
-    differ = identity_differences(old, identity, suite)
-    if differ:
-        raise CLIError(f"--out {out}: holds another run ({'; '.join(differ)}); running here would overwrite its "
-                       "answers.jsonl, scores.jsonl and summary.json: give another --out, or remove the folder")
+    mine = [n for n in RUN_FOLDER_FILES if (out / n).exists()]
+    if mine:
+        summary = (out / "summary.json").is_file() and not (out / "run.json").exists()
+        refuse_overwrite(f"--out {out}", f"holds {', '.join(mine)} that no `stsim run` wrote there (no run.json"
+                         f"{'; its summary.json names no suite' if summary else ''})", len(mine), "running")
 
 
 #: the options of the "live models" group other than --mode (which _check_agentic checks)
