@@ -816,8 +816,9 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     event = refit_settings("stark.tracking.event", "toa")
     pool = ("search_steps", "pool_per_structure", "pool_keep", "n_starts")
     own = ("search_on_loss", "max_searches", "iters", "refine_above", "centre_from", "settle_accept",
-           "lost_iters") + pool
+           "lost_iters", "lost_library") + pool
     assert event["lost_iters"] == (10, 12) and "lost_iters" not in REFIT_SETTINGS["toa"]
+    assert event["lost_library"] == (10, 4000) and "lost_library" not in REFIT_SETTINGS["toa"]
     assert event["search_on_loss"] and event["max_searches"] == 15 and event["iters"] == 3
     assert event["settle_accept"] == 1.2 < event.get("accept", 1.5) and "settle_accept" not in REFIT_SETTINGS["toa"]
     assert event["centre_from"] == 1 < REFIT_SETTINGS["toa"]["centre_from"]
@@ -1027,7 +1028,7 @@ print(json.dumps([used, declared]))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     used, declared = json.loads(out.stdout.strip().splitlines()[-1])
-    assert [len(v) for v in declared.values()] == [1, 4, 1, 1, 1, 1, 1]
+    assert [len(v) for v in declared.values()] == [1, 4, 1, 2, 1, 1, 1]
     for name, sigs in used.items():
         assert sigs and set(sigs) <= set(declared[name]), (name, set(sigs) - set(declared[name]))
 
@@ -1036,7 +1037,9 @@ def test_range_searches_from_step_8_when_every_held_mode_misses_a_reading(monkey
     """Range tracking, suite seed 7, task 5 (session 24): with the default's ``search_above = (1.2,
     8)`` the modes held after step 7 miss a reading by over 1.2 bounds, a search follows at step
     8 (not one of the search steps 0, 3, 6), and the error over steps 8-49 falls to about half
-    (0.056 against 0.114 RMS without it, when the first search after step 6 came at step 10)."""
+    (0.056 against 0.114 RMS without it, when the first search after step 6 came at step 10).
+    Run without ``lost_library`` (session 31), whose larger pool at that search at step 10 holds
+    the track too (0.032 without ``search_above``): the test is of ``search_above``."""
     import stsim.baselines.trajectory_refit as tr
     from stsim.baselines.stark_tier1 import default_track
     assert tr.REFIT_SETTINGS["range"]["search_above"] == (1.2, 8)
@@ -1045,7 +1048,8 @@ def test_range_searches_from_step_8_when_every_held_mode_misses_a_reading(monkey
     seen = _searched_steps(monkeypatch)
     rms, steps = {}, {}
     for above in ((1.2, 8), None):
-        monkeypatch.setitem(tr.REFIT_SETTINGS, "range", {**tr.REFIT_SETTINGS["range"], "search_above": above})
+        monkeypatch.setitem(tr.REFIT_SETTINGS, "range", {**tr.REFIT_SETTINGS["range"], "search_above": above,
+                                                         "lost_library": None})
         seen.clear()
         pos, _ = default_track(task)
         steps[above] = list(seen)
@@ -1240,7 +1244,8 @@ def test_lost_searches_give_their_pool_more_iterations_and_hold_the_track_again(
     step 10 runs with none held.  With the pool's 3 LM iterations its fits stay off and steps
     11-19 are answered 0.09 units from the truth (RMS; step 19 by the smoother's fallback, 0.25
     off); with 12 (``lost_iters``, session 29) the search holds the track: 0.011, every step
-    held."""
+    held.  Both without ``lost_library`` (session 31), whose larger pool is a second way back
+    to the track."""
     from stsim.baselines.sensor_particle_tracking import track_sensor_task
     from stsim.baselines.stark_tier1 import default_track_settings
     task = generate_task("stark.tracking.range", 16, suite="stark-tier1", suite_seed=53)
@@ -1250,8 +1255,82 @@ def test_lost_searches_give_their_pool_more_iterations_and_hold_the_track_again(
     rms = {}
     for name, lost in (("with", (10, 12)), ("without", None)):
         log = []
-        pos = track_sensor_task(task, **{**kw, "refit": {**kw["refit"], "lost_iters": lost, "_log": log}})
+        pos = track_sensor_task(task, **{**kw, "refit": {**kw["refit"], "lost_iters": lost, "lost_library": None,
+                                                         "_log": log}})
         held = {t for t, _, _ in log}
         rms[name] = float(np.sqrt(np.mean(np.sum((pos[11:20] - gold[11:20]) ** 2, axis=1))))
         assert (19 in held) == (lost is not None)
     assert rms["with"] < 0.02 < 0.05 < rms["without"]
+
+
+def test_prior_draws_positions_do_not_depend_on_their_chunks_and_round_to_float32(monkeypatch):
+    """:func:`prior_draws` computes its positions a chunk of draws at a time: with chunks of 7
+    draws they equal :func:`trajectories` over all draws at once bit for bit (each draw's
+    trajectory and its min-max normalisation are its own); ``rows_dtype="float32"`` stores the
+    same draws' positions rounded to float32, and their distances to a path agree with
+    float64's to 1e-6 (relative), the differences taken in float64."""
+    import stsim.baselines.trajectory_refit as tr
+    monkeypatch.setattr(tr, "_CHUNK", 7)
+    d64 = prior_draws(50, 10.0, 3, "stark_release", None, 11)         # 25 structures x 11: 39 chunks
+    d32 = prior_draws(50, 10.0, 3, "stark_release", None, 11, rows_dtype="float32")
+    whole = trajectories(d64.layout, d64.u, d64.mask, np.linspace(0.0, 10.0, 50))
+    assert np.array_equal(d64.pos, whole) and d64.rows.flags.c_contiguous
+    assert d32.rows.dtype == np.float32 and np.array_equal(d32.u, d64.u)
+    assert np.array_equal(d32.rows, d64.rows.astype(np.float32))
+    path = np.random.default_rng(3).uniform(0.0, 10.0, (30, 2))
+    assert np.allclose(d32.path_distance(path), d64.path_distance(path), rtol=1e-6, atol=0)
+
+
+def test_lost_library_pools_the_searches_made_while_no_mode_is_held_from_its_step(monkeypatch):
+    """The jumping target's searches with ``search_on_loss`` run at steps 8, 9, 26, 31, 36, 41
+    (step 9 scheduled while the mode found at 8 is held; from 26 on none is held).  With
+    ``lost_library = (20, library)`` the searches from step 20 on take their pool from
+    ``library()`` (600 draws per structure, float32 positions), called only then; the earlier
+    ones from the 300 of ``draws``, and nothing before step 20 changes.  With ``(8, library)``
+    the search at step 8 (none held yet) takes the library and the one at step 9 (a mode held)
+    does not."""
+    import stsim.baselines.trajectory_refit as tr
+    lay, u, mask, t_rel, truth, r, draws = _jumping_target()
+    seen, calls = [], []
+    real = tr._search_starts
+
+    def spy(res, lay_, draws_, out, t, *a, **k):
+        seen.append((t, draws_.per_structure))
+        return real(res, lay_, draws_, out, t, *a, **k)
+    monkeypatch.setattr(tr, "_search_starts", spy)
+
+    def library():
+        calls.append(1)
+        return prior_draws(50, 10.0, 3, "stark_release", None, 600, seed=1, rows_dtype="float32")
+    opts = dict(start=8, search_on_loss=True, max_searches=6, pool_per_structure=2, n_starts=16)
+    p0, used0, _ = refit_path(r, t_rel, draws, truth, **opts)
+    assert seen == [(8, 300), (9, 300), (26, 300), (31, 300), (36, 300), (41, 300)]
+    seen.clear()
+    p1, used1, _ = refit_path(r, t_rel, draws, truth, **opts, lost_library=(20, library))
+    assert seen == [(8, 300), (9, 300), (26, 600), (31, 600), (36, 600), (41, 600)] and len(calls) == 4
+    assert np.array_equal(p0[:26], p1[:26]) and np.array_equal(used0[:26], used1[:26])
+    seen.clear()
+    refit_path(r, t_rel, draws, truth, **opts, lost_library=(8, library))
+    assert seen[:2] == [(8, 600), (9, 300)]
+
+
+def test_lost_library_holds_the_track_again_where_the_smaller_pool_does_not():
+    """range+bearing task 19 of suite seed 31 (draw 0): the default's modes fail at step 15.
+    With the 1000 prior draws per structure no search while none is held finds the track again
+    (no step from 15 on is held) and the answers at steps 15-22 are the smoother's, 0.042 from
+    the truth (RMS); with the 4000 of ``lost_library`` (session 31) the search at step 15 holds
+    it: every step from 15 on is held, steps 15-22 0.006 off."""
+    from stsim.baselines.sensor_particle_tracking import track_sensor_task
+    from stsim.baselines.stark_tier1 import default_track_settings
+    task = generate_task("stark.tracking.range_bearing", 19, suite="stark-tier1", suite_seed=31)
+    gold = np.array([s.answer for s in task.steps], float)
+    kw = default_track_settings(task)
+    assert kw["refit"]["lost_library"] == (10, 4000)
+    rms, held = {}, {}
+    for name, lib in (("with", (10, 4000)), ("without", None)):
+        log = []
+        pos = track_sensor_task(task, **{**kw, "refit": {**kw["refit"], "lost_library": lib, "_log": log}})
+        held[name] = {t for t, _, _ in log}
+        rms[name] = float(np.sqrt(np.mean(np.sum((pos[15:23] - gold[15:23]) ** 2, axis=1))))
+    assert set(range(15, 50)) <= held["with"] and not set(range(15, 50)) & held["without"]
+    assert rms["with"] < 0.01 < 0.03 < rms["without"]

@@ -492,7 +492,8 @@ def _centre_newton(x, Jc, valid, du, w, xq, H, g, L, step, ss, iters, tol):
 @numba.njit(cache=True)
 def path_sq_distance(rows, path, steps):
     """(M,) summed squared distance (plane units^2) of M trajectories to ``path`` over the
-    given steps: ``rows`` (n, 2, M) the trajectories' positions per step and axis, ``path``
+    given steps: ``rows`` (n, 2, M) the trajectories' positions per step and axis (float64, or
+    float32 for a large library: each difference taken in float64), ``path``
     (k, 2), ``steps`` (s,) int64 step indices below ``k``; per trajectory the squares added
     step after step, x before y (the order, and so the floating-point result, of the numpy
     loop it replaced), the trajectories innermost (contiguous in ``rows``)."""
@@ -595,7 +596,7 @@ def compiled_signatures() -> dict:
     """The argument types the default trackers pass each compiled kernel, as numba signatures:
     the refit's (:mod:`stsim.baselines.trajectory_refit`), one for
     :func:`positions_and_derivatives`, :func:`analytic_centre_rows`,
-    :func:`path_sq_distance` and :func:`damped_steps`, four for
+    :func:`damped_steps`, two for :func:`path_sq_distance` (float64 and float32 positions), four for
     :func:`residuals_and_jacobian` (its positions ``Pt`` and derivatives ``Dt`` arrive as
     contiguous arrays or as slices, ``C`` or ``A`` layout), and the particle filters' one for
     :func:`~stsim.baselines.resampling.systematic_indices` and for
@@ -610,7 +611,7 @@ def compiled_signatures() -> dict:
         residuals_and_jacobian: [(_array(f8, 3, p), _array(f8, 4, d), i1, i1, f1, f1, f1, f1, f1, f1, f8, f8,
                                   _array(b1, 2), f8, b1, i8) for p, d in ("CC", "AA", "AC", "CA")],
         analytic_centre_rows: [(_array(f8, 2), _array(f8, 3), _array(b1, 2), i8, f8, _array(f8, 2), b1, i8)],
-        path_sq_distance: [(_array(f8, 3), _array(f8, 2), i1)],
+        path_sq_distance: [(_array(f8, 3), _array(f8, 2), i1), (_array(numba.types.float32, 3), _array(f8, 2), i1)],
         damped_steps: [(_array(f8, 3), _array(f8, 2), f1, _array(b1, 2), _array(i8, 2), _array(f8, 2),
                         _array(b1, 1))],
         systematic_indices: [(f1, f8, i8)],

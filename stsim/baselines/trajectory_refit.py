@@ -44,8 +44,9 @@ is too broad for a mixture of Laplace modes): :mod:`stsim.baselines.trajectory_s
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
 
 import numpy as np
 
@@ -175,9 +176,35 @@ REFIT_SETTINGS: dict = {
     # halvings of 8 iterations (0.0195 at +15 %); on range+bearing at most 1 or 2 starts per
     # structure in every search (level: 0.02235-0.02242); on temporal (level: 0.000943 ->
     # 0.000944); on x-y-t 0.06286 -> 0.05994 but +5 % where perf/pf_cost.py measures 4.8-5.5x.
+    # session 31: the same searches (from step 10, while no mode is held) take their pool from a
+    # library of 4000 prior draws per structure instead of 1000 (lost_library; seed 1, float32
+    # positions, built on first use): nearer draws of each structure to the answers so far, where
+    # session 29's oracle showed the lost tracks need the right rates, phases and headings.  Tuning
+    # seeds 11 / 13 / 17 / 19 / 23 / 29 / 31 / 37 (20 tasks, draws 0 and 1), all steps (the first
+    # 10 unchanged), geometric mean: range 0.019738 -> 0.019192 (5 of 8 better), range+bearing
+    # 0.020486 -> 0.018129 (7 of 8), event 0.054147 -> 0.052110 (7 of 8); held-out seeds 41 / 43
+    # / 47 / 53: range 0.021593 -> 0.021134 (3 of 4), range+bearing 0.023474 -> 0.022394 (1 of 4:
+    # 41 0.0194 -> 0.0154, the others 1-2 % worse), event 0.055221 -> 0.051507 (3 of 4).  Cost
+    # (in-process medians of 3 alternating rounds, 20 tasks of seed 7): range -3 % (tracks found
+    # again make fewer searches), range+bearing +3 %, event +3 % (+7 % with float64 positions: the
+    # scan of 100,000 draws' distances).  Library sizes, tuning seeds: 2000 per structure
+    # range+bearing 0.019695, event 0.050923, range 0.019877; 8000 range+bearing 0.018930, event
+    # 0.051263; a second library of 1000 (seed 1: other draws, the same size) range+bearing
+    # 0.020017, event 0.052929, so about 2 % of a figure is which draws a library holds.  Not
+    # kept: on x-y-t (0.062844 -> 0.061292, held-out 0.067280 -> 0.064777, 7 of 12 seeds) at +5 %
+    # where perf/pf_cost.py measures 4.8-5.5x; bearing (0.101361 -> 0.1007, held-out level);
+    # temporal (0.000809 -> 0.000813); every search from step 10, held modes or not (range
+    # 0.019385, temporal 0.000795 but held-out 0.000932 -> 0.000979).  The larger library also
+    # loses tracks the smaller held: range+bearing task 12 of suite seed 31 (draw 0) holds a wrong
+    # mode from the search at step 14, spends its searches and is lost from step 20 (the
+    # smoother's answer 3.6 units off there), where the 1000 found the track at step 14.  A pool
+    # of both libraries' nearest draws (tuning / held-out seeds): range+bearing 0.018487 /
+    # 0.022367, event 0.052050 / 0.050019, range 0.018163 / 0.020091, at +3 %, +4 % and +11 %
+    # (range's pool is not cut by its residuals: twice the draws given 12 iterations); not kept.
     "range": {**_COMMON, "start": 0, "search_steps": (0, 3, 6), "search_every": 3, "max_searches": 12,
               "search_backoff": True, "pool_per_structure": 5, "n_starts": 16, "centre_from": 0,
-              "rescue_iters": 4, "rescue_starts": True, "search_above": (1.2, 8), "lost_iters": (10, 12)},
+              "rescue_iters": 4, "rescue_starts": True, "search_above": (1.2, 8), "lost_iters": (10, 12),
+              "lost_library": (10, 4000)},
     # answer_from (session 9): steps before it keep the filter's (or smoother's) answers while
     # the modes are searched and refined; seeds 11 / 13, first 10 / all steps, from step 0 ->
     # 4: bearing 0.2142 / 0.1305, 0.2846 / 0.1376 -> 0.2070 / 0.1291, 0.2577 / 0.1337 (1:
@@ -354,7 +381,8 @@ REFIT_SETTINGS: dict = {
     # (1.40x / 1.61x without backoff); each structure least-squares fitted to the answers so far
     # as extra starts (a held mode of the wrong structure stays consistent for 10-20 steps, then
     # fails where the right one is far from every prior draw): the same figures at +7-19 %.
-    # lost_iters (session 29): range's comment above (its seed-5 limit set 1.50x -> 1.66x, one task).
+    # lost_iters (session 29): range's comment above (its seed-5 limit set 1.50x -> 1.66x, one task);
+    # lost_library (session 31): there too.
     # Then a third late search (late_search 2 -> 3): tuning seeds (as there) 0.02146 -> 0.02115;
     # held-out seeds 41 / 43 / 47 / 53 0.02039 / 0.02575 / 0.03265 / 0.02522 -> 0.02039 / 0.02568 /
     # 0.03241 / 0.02475; seed 5's limit set (draws 0 and 1) 1.66x -> 1.47x; +5 % (in-process, as
@@ -374,7 +402,7 @@ REFIT_SETTINGS: dict = {
                       "search_on_loss": True, "iters_pool": 2, "iters_init": 4, "centre_from": 0,
                       "search_rescue": (10, 2), "pool_per_structure": 10, "pool_keep": 40, "n_starts": 16,
                       "wide_search": (3, 40, 160, 48), "rescue_late": (10, 10), "late_search": (10, 3, 5, 30, 6),
-                      "lost_iters": (10, 12)},
+                      "lost_iters": (10, 12), "lost_library": (10, 4000)},
     "toa": {**_COMMON, "search_steps": (0,), "max_searches": 3, "centre_from": 3},
 }
 # event tracking (known emission times; session 10): ToA's with a search at once whenever the
@@ -448,12 +476,12 @@ REFIT_SETTINGS: dict = {
 # tracking time (in-process medians of 3 alternating rounds, 20 tasks of seed 7).  Also at 36
 # (16 in all): the same figures at +28 %; at 12, 20, 30: 1.40x; at 12, 18, 26, 36 from x-y-t's
 # smaller late pool (late_search 5 -> 30 -> 6): 1.42x.
-# lost_iters (session 29): the range entry's comment.
+# lost_iters (session 29) and lost_library (session 31): the range entry's comment.
 REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True, "max_searches": 15,
                                           "iters": 3, "refine_above": 1.2, "centre_from": 1,
                                           "settle_accept": 1.2, "search_steps": (0, 3, 6, 12, 18, 26),
                                           "pool_per_structure": 5, "pool_keep": 40, "n_starts": 16,
-                                          "lost_iters": (10, 12)}
+                                          "lost_iters": (10, 12), "lost_library": (10, 4000)}
 # Session 12: on temporal, a search at once whenever the held modes fail (search_on_loss, 3 in
 # all), the lost fits as starts of the next search (rescue_starts).  Measured over three draws
 # of the filter (filter seeds 0, 1, 2: one draw's figures move by up to 30 % with the filter's
@@ -652,10 +680,16 @@ def free_columns(lay: PriorLayout) -> tuple[np.ndarray, np.ndarray]:
 @lru_cache(maxsize=16)
 def prior_draws(n_steps: int, duration: float, max_components: int = 3,
                 motion_ranges: str = "stark_release", emit_range: tuple | None = None,
-                per_structure: int = 120, seed: int = 0) -> PriorDraws:
+                per_structure: int = 120, seed: int = 0, rows_dtype: str = "float64") -> PriorDraws:
     """``per_structure`` draws of each of the prior's structures (sets of 1..``max_components``
     active kinds; :func:`~stsim.baselines.trajectory_posterior.structures`), offsets at their
-    mid-point, positions at ``linspace(0, duration, n_steps)``; cached per argument set.
+    mid-point, positions at ``linspace(0, duration, n_steps)``; cached per argument set.  The
+    positions are computed :data:`_CHUNK` draws at a time into their final layout (each draw's
+    on its own, so the values do not depend on the chunking) and stored as ``rows_dtype``
+    (``"float32"``: positions rounded to about 1e-6 plane units, enough to rank draws by their
+    distance to a path, read twice as fast): a library of 4,000 draws per structure
+    (``lost_library``: 25 structures, 50 steps, 40 MB of float32 positions and 22 MB of
+    parameters, built in about 1.5 s) then needs no second copy of itself while it is built.
 
     Raises ``ValueError`` for an unknown ``motion_ranges`` name."""
     if motion_ranges not in MOTION_RANGES:
@@ -667,8 +701,15 @@ def prior_draws(n_steps: int, duration: float, max_components: int = 3,
     u = rng.random((len(mask), lay.dim))
     free, _ = free_columns(lay)
     u[:, ~free] = 0.5
-    pos = trajectories(lay, u, mask, np.linspace(0.0, duration, n_steps))
-    return PriorDraws(lay, u, mask, per_structure, np.ascontiguousarray(pos.transpose(1, 2, 0)))
+    t = np.linspace(0.0, duration, n_steps)
+    rows = np.empty((n_steps, 2, len(u)), rows_dtype)
+    for a in range(0, len(u), _CHUNK):
+        rows[:, :, a:a + _CHUNK] = trajectories(lay, u[a:a + _CHUNK], mask[a:a + _CHUNK], t).transpose(1, 2, 0)
+    return PriorDraws(lay, u, mask, per_structure, rows)
+
+
+#: draws whose positions :func:`prior_draws` computes at a time
+_CHUNK = 8192
 
 
 def proximity_intervals(sensors: np.ndarray, hit: np.ndarray, radius: float,
@@ -1219,6 +1260,8 @@ def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws, p
     # (N, m, 2) the steps the residuals read (m >= 2: one step would make the kernel's view
     # Fortran-ordered, a layout compile_all does not compile)
     p0 = draws.rows[:max(t + 1, 2), :, pick].transpose(2, 0, 1)
+    if p0.dtype != np.float64:                          # a float32 library (the residuals' kernel reads float64)
+        p0 = p0.astype(np.float64)
     _init_emission(lay, res, u0, p0)
     if pool_keep is not None and len(pick) > pool_keep:
         keep = np.argsort(pool_cost(res(p0, _t_start(lay, u0))), kind="stable")[:pool_keep]
@@ -1272,6 +1315,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                late_search: tuple[int, int, int, int, int] | None = None,
                by_readings: tuple[int, int, int] | None = None,
                lost_iters: tuple[int, int] | None = None,
+               lost_library: tuple[int, Callable[[], PriorDraws]] | None = None,
                domain: tuple[float, float] = DOMAIN,
                _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
@@ -1339,6 +1383,10 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     from step ``first`` on, a search made while no mode is held gives its pool ``iters`` LM
     iterations instead of ``iters_pool`` (a track lost after many steps has a narrow posterior,
     and a prior draw of the right structure needs more iterations to reach it; None: never).
+    ``lost_library = (first, library)``: from step ``first`` on, a search made while no mode is
+    held takes its pool from the draws ``library()`` returns (a larger library of the same
+    prior, built on first use: its nearest draws to the answers so far start nearer the narrow
+    posterior of a track lost late; None: ``draws`` throughout).
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).  ``domain``: the
@@ -1385,7 +1433,8 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                 pps, pk, ns = (wide_search[1:] if wide_search is not None and t <= wide_search[0]
                                else late_search[2:] if late else (pool_per_structure, pool_keep, n_starts))
                 lost = lost_iters is not None and u is None and t >= lost_iters[0]
-                us, ms, ls = _search_starts(res, lay, draws, out, t, t_rel, pool_per_structure=pps, n_starts=ns,
+                lib = lost_library[1]() if lost_library is not None and u is None and t >= lost_library[0] else draws
+                us, ms, ls = _search_starts(res, lay, lib, out, t, t_rel, pool_per_structure=pps, n_starts=ns,
                                             iters_pool=lost_iters[1] if lost else iters_pool, prior=prior, pool_keep=pk,
                                             by_readings=(by_readings[1:] if by_readings is not None
                                                          and t <= by_readings[0] else None))
@@ -1490,13 +1539,21 @@ def task_prior(task) -> tuple[int, float, int, str, tuple | None]:
 
 
 def refit_task(task, readings: Readings, path: np.ndarray, emit: np.ndarray | None = None,
-               per_structure: int = 120, **kw) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+               per_structure: int = 120, lost_library: tuple[int, int] | None = None,
+               **kw) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """:func:`refit_path` on a tracking task: ``readings`` and a filter's answers ``path``
     (n, 2) on the trajectory's step grid (:func:`~stsim.baselines.prior_motion.on_step_grid`),
     ``emit`` (n,) known ToA emission times or None, the prior of :func:`task_prior`;
-    ``per_structure`` prior draws of each structure (:func:`prior_draws`); ``kw`` go to
-    :func:`refit_path`.  Returns its ``(pos, used, t_start)``."""
+    ``per_structure`` prior draws of each structure (:func:`prior_draws`, seed 0);
+    ``lost_library = (first, per_structure)``: :func:`refit_path`'s ``lost_library``, that many
+    draws of each structure (seed 1, positions in float32, built when a search first needs it;
+    None: none); ``kw``
+    go to :func:`refit_path`.  Returns its ``(pos, used, t_start)``."""
     n, duration, kmax, table, emit_range = task_prior(task)
     n_lib, span = step_grid(n, duration, len(path))
-    draws = prior_draws(n_lib, span, kmax, table, None if emit is not None else emit_range, per_structure)
+    emit_range = None if emit is not None else emit_range
+    draws = prior_draws(n_lib, span, kmax, table, emit_range, per_structure)
+    if lost_library is not None:
+        kw["lost_library"] = (lost_library[0], partial(prior_draws, n_lib, span, kmax, table, emit_range,
+                                                       lost_library[1], seed=1, rows_dtype="float32"))
     return refit_path(readings, np.linspace(0.0, span, n_lib), draws, path, emit=emit, **kw)
