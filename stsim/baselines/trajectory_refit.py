@@ -44,9 +44,8 @@ is too broad for a mixture of Laplace modes): :mod:`stsim.baselines.trajectory_s
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property, lru_cache, partial
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -178,8 +177,9 @@ REFIT_SETTINGS: dict = {
     # 0.000944); on x-y-t 0.06286 -> 0.05994 but +5 % where perf/pf_cost.py measures 4.8-5.5x.
     # session 31: the same searches (from step 10, while no mode is held) take their pool from a
     # library of 4000 prior draws per structure instead of 1000 (lost_library; seed 1, float32
-    # positions, built on first use): nearer draws of each structure to the answers so far, where
-    # session 29's oracle showed the lost tracks need the right rates, phases and headings.  Tuning
+    # positions by the compiled kernel, built with the first library): nearer draws of each
+    # structure to the answers so far, where session 29's oracle showed the lost tracks need the
+    # right rates, phases and headings.  Tuning
     # seeds 11 / 13 / 17 / 19 / 23 / 29 / 31 / 37 (20 tasks, draws 0 and 1), all steps (the first
     # 10 unchanged), geometric mean: range 0.019738 -> 0.019192 (5 of 8 better), range+bearing
     # 0.020486 -> 0.018129 (7 of 8), event 0.054147 -> 0.052110 (7 of 8); held-out seeds 41 / 43
@@ -685,11 +685,14 @@ def prior_draws(n_steps: int, duration: float, max_components: int = 3,
     active kinds; :func:`~stsim.baselines.trajectory_posterior.structures`), offsets at their
     mid-point, positions at ``linspace(0, duration, n_steps)``; cached per argument set.  The
     positions are computed :data:`_CHUNK` draws at a time into their final layout (each draw's
-    on its own, so the values do not depend on the chunking) and stored as ``rows_dtype``
-    (``"float32"``: positions rounded to about 1e-6 plane units, enough to rank draws by their
-    distance to a path, read twice as fast): a library of 4,000 draws per structure
+    on its own, so the values do not depend on the chunking), by
+    :func:`~stsim.baselines.trajectory_posterior.trajectories` for ``rows_dtype`` ``"float64"``,
+    else by the compiled kernel (:func:`trajectories_jacobian`, within 4e-14 of it) and stored
+    as ``"float32"``: positions rounded to about 1e-6 plane units, enough to rank draws by their
+    distance to a path, read twice as fast.  A library of 4,000 draws per structure
     (``lost_library``: 25 structures, 50 steps, 40 MB of float32 positions and 22 MB of
-    parameters, built in about 1.5 s) then needs no second copy of itself while it is built.
+    parameters) is then built in about 0.2 s (1.5 s through ``trajectories``) and needs no
+    second copy of itself while it is built.
 
     Raises ``ValueError`` for an unknown ``motion_ranges`` name."""
     if motion_ranges not in MOTION_RANGES:
@@ -704,7 +707,13 @@ def prior_draws(n_steps: int, duration: float, max_components: int = 3,
     t = np.linspace(0.0, duration, n_steps)
     rows = np.empty((n_steps, 2, len(u)), rows_dtype)
     for a in range(0, len(u), _CHUNK):
-        rows[:, :, a:a + _CHUNK] = trajectories(lay, u[a:a + _CHUNK], mask[a:a + _CHUNK], t).transpose(1, 2, 0)
+        ua, ma = u[a:a + _CHUNK], mask[a:a + _CHUNK]
+        if rows.dtype == np.float64:
+            pos = trajectories(lay, ua, ma, t)
+        else:
+            none = np.zeros((len(ua), 1), np.int64)
+            pos = trajectories_jacobian(lay, ua, ma, t, none, none.astype(bool), derivatives=False)[0]
+        rows[:, :, a:a + _CHUNK] = pos.transpose(1, 2, 0)
     return PriorDraws(lay, u, mask, per_structure, rows)
 
 
@@ -1315,7 +1324,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                late_search: tuple[int, int, int, int, int] | None = None,
                by_readings: tuple[int, int, int] | None = None,
                lost_iters: tuple[int, int] | None = None,
-               lost_library: tuple[int, Callable[[], PriorDraws]] | None = None,
+               lost_library: tuple[int, PriorDraws] | None = None,
                domain: tuple[float, float] = DOMAIN,
                _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
@@ -1384,9 +1393,9 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     iterations instead of ``iters_pool`` (a track lost after many steps has a narrow posterior,
     and a prior draw of the right structure needs more iterations to reach it; None: never).
     ``lost_library = (first, library)``: from step ``first`` on, a search made while no mode is
-    held takes its pool from the draws ``library()`` returns (a larger library of the same
-    prior, built on first use: its nearest draws to the answers so far start nearer the narrow
-    posterior of a track lost late; None: ``draws`` throughout).
+    held takes its pool from the draws ``library`` (a larger library of the same prior: its
+    nearest draws to the answers so far start nearer the narrow posterior of a track lost late;
+    None: ``draws`` throughout).
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).  ``domain``: the
@@ -1433,7 +1442,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                 pps, pk, ns = (wide_search[1:] if wide_search is not None and t <= wide_search[0]
                                else late_search[2:] if late else (pool_per_structure, pool_keep, n_starts))
                 lost = lost_iters is not None and u is None and t >= lost_iters[0]
-                lib = lost_library[1]() if lost_library is not None and u is None and t >= lost_library[0] else draws
+                lib = lost_library[1] if lost_library is not None and u is None and t >= lost_library[0] else draws
                 us, ms, ls = _search_starts(res, lay, lib, out, t, t_rel, pool_per_structure=pps, n_starts=ns,
                                             iters_pool=lost_iters[1] if lost else iters_pool, prior=prior, pool_keep=pk,
                                             by_readings=(by_readings[1:] if by_readings is not None
@@ -1546,14 +1555,14 @@ def refit_task(task, readings: Readings, path: np.ndarray, emit: np.ndarray | No
     ``emit`` (n,) known ToA emission times or None, the prior of :func:`task_prior`;
     ``per_structure`` prior draws of each structure (:func:`prior_draws`, seed 0);
     ``lost_library = (first, per_structure)``: :func:`refit_path`'s ``lost_library``, that many
-    draws of each structure (seed 1, positions in float32, built when a search first needs it;
-    None: none); ``kw``
+    draws of each structure (seed 1, positions in float32; cached as ``draws`` is; None: none);
+    ``kw``
     go to :func:`refit_path`.  Returns its ``(pos, used, t_start)``."""
     n, duration, kmax, table, emit_range = task_prior(task)
     n_lib, span = step_grid(n, duration, len(path))
     emit_range = None if emit is not None else emit_range
     draws = prior_draws(n_lib, span, kmax, table, emit_range, per_structure)
     if lost_library is not None:
-        kw["lost_library"] = (lost_library[0], partial(prior_draws, n_lib, span, kmax, table, emit_range,
-                                                       lost_library[1], seed=1, rows_dtype="float32"))
+        kw["lost_library"] = (lost_library[0], prior_draws(n_lib, span, kmax, table, emit_range, lost_library[1],
+                                                           seed=1, rows_dtype="float32"))
     return refit_path(readings, np.linspace(0.0, span, n_lib), draws, path, emit=emit, **kw)
