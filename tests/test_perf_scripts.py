@@ -376,3 +376,34 @@ def test_excess_by_task_finds_the_tasks_that_hold_the_excess():
     # over two draws the mean of their ratios; never more than T - 1 removed
     assert len(common.excess_by_task([ours, limit], limit, drop=9)) == 3
     assert common.excess_by_task([ours], limit[:1], drop=2) == []
+
+
+def test_the_saved_limits_are_of_the_tasks_the_generator_draws_today():
+    """perf/limits/ keeps ``bayes_floor.py --save`` files (minutes to hours of CPU each) for
+    trackers to be scored against at once.  Each must still be of the generator's tasks: its
+    suite seed, every task's id, and its gold answers equal to the generated ones to the 6
+    decimals they were saved with; the README lists every file with its sha256.  A change to the
+    generator or the trajectory prior fails here: run the README's command again."""
+    import hashlib
+    import json
+    from stsim.registry import generate_task
+    folder = PERF / "limits"
+    files = sorted(folder.glob("*.json"))
+    assert len(files) >= 3
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    for path in files:
+        assert hashlib.sha256(path.read_bytes()).hexdigest() in readme and f"`{path.name}`" in readme, path.name
+        data = json.loads(path.read_text())
+        seed = data["meta"]["seed"]
+        (family, rec), = data["families"].items()
+        assert path.name == f"{family}.seed{seed}.json"
+        assert [r["index"] for r in rec["tasks"]] == list(range(data["meta"]["n"]))
+        for r in rec["tasks"]:
+            task = generate_task(family, r["index"], suite=data["meta"]["suite"], suite_seed=seed)
+            assert r["id"] == task.id, (path.name, r["index"])
+            if r["lost"]:                      # a task the sampler lost keeps no gold or limit
+                assert r["gold"] is None and r["limit"] is None
+                continue
+            gold = np.array([s.answer for s in task.steps][:len(r["gold"])], float)
+            assert len(r["gold"]) == min(len(task.steps), data["meta"]["steps"]), (path.name, r["index"])
+            assert np.abs(np.array(r["gold"], float) - gold).max() < 5e-7, (path.name, r["index"])
