@@ -187,7 +187,9 @@ REFIT_SETTINGS: dict = {
     # 41 0.0194 -> 0.0154, the others 1-2 % worse), event 0.055221 -> 0.051507 (3 of 4).  Cost
     # (in-process medians of 3 alternating rounds, 20 tasks of seed 7): range -3 % (tracks found
     # again make fewer searches), range+bearing +3 %, event +3 % (+7 % with float64 positions: the
-    # scan of 100,000 draws' distances).  Library sizes, tuning seeds: 2000 per structure
+    # scan of 100,000 draws' distances).  Seed 5's limit sets run again (perf/limits/, four
+    # draws): range 1.28x -> 1.15x, range+bearing 1.18x -> 1.05x, event 1.25x -> 1.20x.
+    # Library sizes, tuning seeds: 2000 per structure
     # range+bearing 0.019695, event 0.050923, range 0.019877; 8000 range+bearing 0.018930, event
     # 0.051263; a second library of 1000 (seed 1: other draws, the same size) range+bearing
     # 0.020017, event 0.052929, so about 2 % of a figure is which draws a library holds.  Not
