@@ -1280,6 +1280,8 @@ def test_prior_draws_positions_do_not_depend_on_their_chunks_and_round_to_float3
     assert np.abs(d32.rows - d64.rows).max() < 5e-7
     path = np.random.default_rng(3).uniform(0.0, 10.0, (30, 2))
     assert np.allclose(d32.path_distance(path), d64.path_distance(path), rtol=1e-6, atol=0)
+    with pytest.raises(ValueError, match="rows_dtype must be 'float64' or 'float32', got 'int8'"):
+        prior_draws(50, 10.0, 3, "stark_release", None, 11, rows_dtype="int8")
 
 
 def test_lost_library_pools_the_searches_made_while_no_mode_is_held_from_its_step(monkeypatch):

@@ -179,30 +179,29 @@ REFIT_SETTINGS: dict = {
     # library of 4000 prior draws per structure instead of 1000 (lost_library; seed 1, float32
     # positions by the compiled kernel, built with the first library): nearer draws of each
     # structure to the answers so far, where session 29's oracle showed the lost tracks need the
-    # right rates, phases and headings.  Tuning
-    # seeds 11 / 13 / 17 / 19 / 23 / 29 / 31 / 37 (20 tasks, draws 0 and 1), all steps (the first
-    # 10 unchanged), geometric mean: range 0.019738 -> 0.019192 (5 of 8 better), range+bearing
-    # 0.020486 -> 0.018129 (7 of 8), event 0.054147 -> 0.052110 (7 of 8); held-out seeds 41 / 43
-    # / 47 / 53: range 0.021593 -> 0.021134 (3 of 4), range+bearing 0.023474 -> 0.022394 (1 of 4:
-    # 41 0.0194 -> 0.0154, the others 1-2 % worse), event 0.055221 -> 0.051507 (3 of 4).  Cost
-    # (in-process medians of 3 alternating rounds, 20 tasks of seed 7): range -3 % (tracks found
-    # again make fewer searches), range+bearing +3 %, event +3 % (+7 % with float64 positions: the
-    # scan of 100,000 draws' distances).  Seed 5's limit sets run again (perf/limits/, four
-    # draws): range 1.28x -> 1.15x, range+bearing 1.18x -> 1.05x, event 1.25x -> 1.20x.
-    # Library sizes, tuning seeds: 2000 per structure
-    # range+bearing 0.019695, event 0.050923, range 0.019877; 8000 range+bearing 0.018930, event
-    # 0.051263; a second library of 1000 (seed 1: other draws, the same size) range+bearing
-    # 0.020017, event 0.052929, so about 2 % of a figure is which draws a library holds.  Not
-    # kept: on x-y-t (0.062844 -> 0.061292, held-out 0.067280 -> 0.064777, 7 of 12 seeds) at +5 %
-    # where perf/pf_cost.py measures 4.8-5.5x; bearing (0.101361 -> 0.1007, held-out level);
-    # temporal (0.000809 -> 0.000813); every search from step 10, held modes or not (range
-    # 0.019385, temporal 0.000795 but held-out 0.000932 -> 0.000979).  The larger library also
-    # loses tracks the smaller held: range+bearing task 12 of suite seed 31 (draw 0) holds a wrong
-    # mode from the search at step 14, spends its searches and is lost from step 20 (the
-    # smoother's answer 3.6 units off there), where the 1000 found the track at step 14.  A pool
-    # of both libraries' nearest draws (tuning / held-out seeds): range+bearing 0.018487 /
-    # 0.022367, event 0.052050 / 0.050019, range 0.018163 / 0.020091, at +3 %, +4 % and +11 %
-    # (range's pool is not cut by its residuals: twice the draws given 12 iterations); not kept.
+    # right rates, phases and headings.  Tuning seeds 11 / 13 / 17 / 19 / 23 / 29 / 31 / 37 (20
+    # tasks, draws 0 and 1), all steps (the first 10 unchanged), geometric mean: range 0.019738 ->
+    # 0.019192 (5 of 8 better), range+bearing 0.020486 -> 0.018129 (7 of 8), event 0.054147 ->
+    # 0.052110 (7 of 8); held-out seeds 41 / 43 / 47 / 53: range 0.021593 -> 0.021134 (3 of 4),
+    # range+bearing 0.023474 -> 0.022394 (1 of 4: 41 0.0194 -> 0.0154, the others 1-2 % worse),
+    # event 0.055221 -> 0.051507 (3 of 4).  Cost (in-process medians of 3 alternating rounds, 20
+    # tasks of seed 7): range -3 % (tracks found again make fewer searches), range+bearing +3 %,
+    # event +3 % (+7 % with float64 positions: the scan of 100,000 draws' distances).  Seed 5's
+    # limit sets run again (perf/limits/, four draws): range 1.28x -> 1.15x, range+bearing 1.18x ->
+    # 1.05x, event 1.25x -> 1.20x. Library sizes, tuning seeds: 2000 per structure range+bearing
+    # 0.019695, event 0.050923, range 0.019877; 8000 range+bearing 0.018930, event 0.051263; a
+    # second library of 1000 (seed 1: other draws, the same size) range+bearing 0.020017, event
+    # 0.052929, so about 2 % of a figure is which draws a library holds.  Not kept: on x-y-t
+    # (0.062844 -> 0.061292, held-out 0.067280 -> 0.064777, 7 of 12 seeds) at +5 % where
+    # perf/pf_cost.py measures 4.8-5.5x; bearing (0.101361 -> 0.1007, held-out level); temporal
+    # (0.000809 -> 0.000813); every search from step 10, held modes or not (range 0.019385, temporal
+    # 0.000795 but held-out 0.000932 -> 0.000979).  The larger library also loses tracks the smaller
+    # held: range+bearing task 12 of suite seed 31 (draw 0) holds a wrong mode from the search at
+    # step 14, spends its searches and is lost from step 20 (the smoother's answer 3.6 units off
+    # there), where the 1000 found the track at step 14.  A pool of both libraries' nearest draws
+    # (tuning / held-out seeds): range+bearing 0.018487 / 0.022367, event 0.052050 / 0.050019, range
+    # 0.018163 / 0.020091, at +3 %, +4 % and +11 % (range's pool is not cut by its residuals: twice
+    # the draws given 12 iterations); not kept.
     "range": {**_COMMON, "start": 0, "search_steps": (0, 3, 6), "search_every": 3, "max_searches": 12,
               "search_backoff": True, "pool_per_structure": 5, "n_starts": 16, "centre_from": 0,
               "rescue_iters": 4, "rescue_starts": True, "search_above": (1.2, 8), "lost_iters": (10, 12),
@@ -690,13 +689,16 @@ def prior_draws(n_steps: int, duration: float, max_components: int = 3,
     on its own, so the values do not depend on the chunking), by
     :func:`~stsim.baselines.trajectory_posterior.trajectories` for ``rows_dtype`` ``"float64"``,
     else by the compiled kernel (:func:`trajectories_jacobian`, within 4e-14 of it) and stored
-    as ``"float32"``: positions rounded to about 1e-6 plane units, enough to rank draws by their
-    distance to a path, read twice as fast.  A library of 4,000 draws per structure
-    (``lost_library``: 25 structures, 50 steps, 40 MB of float32 positions and 22 MB of
-    parameters) is then built in about 0.2 s (1.5 s through ``trajectories``) and needs no
-    second copy of itself while it is built.
+    as ``"float32"``: positions rounded by at most 5e-7 plane units (half a float32 ulp at 10),
+    enough to rank draws by their distance to a path, read twice as fast.  A library of 4,000
+    draws per structure (``lost_library``: 25 structures, 50 steps, 40 MB of float32 positions
+    and 22 MB of parameters) is then built in about 0.2 s (0.6-1.5 s as float64 through
+    ``trajectories``) and needs no second copy of itself while it is built.
 
-    Raises ``ValueError`` for an unknown ``motion_ranges`` name."""
+    Raises ``ValueError`` for an unknown ``motion_ranges`` name or a ``rows_dtype`` other than
+    ``"float64"`` and ``"float32"``."""
+    if rows_dtype not in ("float64", "float32"):
+        raise ValueError(f"rows_dtype must be 'float64' or 'float32', got {rows_dtype!r}")
     if motion_ranges not in MOTION_RANGES:
         raise ValueError(f"motion_ranges must be one of {', '.join(MOTION_RANGES)}, got {motion_ranges!r}")
     lay = PriorLayout(MOTION_RANGES[motion_ranges], emit=emit_range)
