@@ -131,15 +131,29 @@ def family_limits(data: dict[str, Any], fam: str, path: str) -> list[dict[str, A
     return tasks
 
 
-def check_task_ids(records: Sequence[dict[str, Any]], tasks: dict[int, Any], path: str) -> None:
-    """Each limits record's ``id`` against the generated task of its ``index`` (``tasks``:
-    index -> Task).
+def check_limit_tasks(records: Sequence[dict[str, Any]], tasks: dict[int, Any], path: str) -> None:
+    """Each limits record against the generated task of its ``index`` (``tasks``: index ->
+    Task): its ``id``, and its gold answers (``gold``, saved rounded to 6 decimals by
+    ``perf/bayes_floor.py``; None for a task the sampler lost) within 5e-7 of the generated
+    task's first steps.  Task ids carry only the family and index, so a generator that draws
+    other trajectories under the same ids shows in the gold answers alone.
 
     Raises:
         SystemExit(2), after a ``stsim: error:`` line naming the first mismatches (another
         generator version)."""
-    wrong = [f"{r['index']}: {r['id']} (generated {tasks[r['index']].id})"
-             for r in records if r["index"] in tasks and r["id"] != tasks[r["index"]].id]
+    wrong = []
+    for r in records:
+        task = tasks.get(r["index"])
+        if task is None:
+            continue
+        if r["id"] != task.id:
+            wrong.append(f"{r['index']}: {r['id']} (generated {task.id})")
+        elif r.get("gold") is not None:
+            saved = np.asarray(r["gold"], float)
+            gen = np.asarray([s.answer for s in task.steps][:len(saved)], float)
+            off = float(np.abs(saved - gen).max()) if saved.shape == gen.shape else np.inf
+            if not off <= 5e-7:
+                wrong.append(f"{r['index']}: {r['id']} (gold answers up to {off:.3g} from the generated ones)")
     if wrong:
         raise fail(f"--limits {path}: tasks {wrong[:3]} are not this run's (another generator version?)")
 

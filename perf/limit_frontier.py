@@ -34,7 +34,7 @@ import time
 
 import numpy as np
 from _common import STONESOUP_FAMILIES as SS_FAMILIES
-from _common import answer_values, check_task_ids, cpu_ms_per_task, item_errors, load_limits, ratio_to_limit
+from _common import answer_values, check_limit_tasks, cpu_ms_per_task, item_errors, load_limits, ratio_to_limit
 
 from stsim.baselines import BASELINES
 from stsim.baselines.posterior_tracking import BUDGETS, posterior_track
@@ -69,7 +69,7 @@ def family_rows(fam: str, fam_data: dict, seed: int, steps: int, n: int, budgets
         BASELINES[fam](generate_task(fam, tasks[0]["index"], suite="stark-tier1", suite_seed=seed))
     for rec in tasks:
         task = generate_task(fam, rec["index"], suite="stark-tier1", suite_seed=seed)
-        check_task_ids([rec], {rec["index"]: task}, path)
+        check_limit_tasks([rec], {rec["index"]: task}, path)
         fmt = task.answer_format
         gold = np.asarray(rec["gold"], float)
         e_lim += _errs(fmt, rec["limit"], gold)

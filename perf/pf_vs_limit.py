@@ -27,7 +27,7 @@ import sys
 
 import numpy as np
 from _common import PF_FAMILIES as FAMILIES
-from _common import answer_values, check_task_ids, family_limits, item_errors, load_limits, ratio_interval
+from _common import answer_values, check_limit_tasks, family_limits, item_errors, load_limits, ratio_interval
 
 from stsim.baselines.particle_tracking import track_task
 from stsim.baselines.stark_tier1 import default_track_settings
@@ -47,12 +47,12 @@ def limits(path: str, fam: str, n: int) -> tuple[dict, int, int]:
 
     Raises SystemExit(2) with a message when the file or the family's tasks are absent
     (:func:`_common.load_limits`, :func:`_common.family_limits`), or when a record's task id is
-    not the generated task's (:func:`_common.check_task_ids`: another generator version)."""
+    not the generated task's (:func:`_common.check_limit_tasks`: another generator version)."""
     data = load_limits(path)
     records = family_limits(data, fam, path)[:n]
     seed = int(data["meta"]["seed"])
     tasks = {r["index"]: generate_task(fam, r["index"], suite="stark-tier1", suite_seed=seed) for r in records}
-    check_task_ids(records, tasks, path)
+    check_limit_tasks(records, tasks, path)
     got = {r["index"]: (tasks[r["index"]],
                         None if r["lost"] or r["limit"] is None else np.asarray(r["limit"], float))
            for r in records}

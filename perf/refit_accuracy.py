@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 from _common import REFIT_FAMILIES as FAMILIES
-from _common import (answer_values, check_task_ids, excess_by_task, item_errors, load_limits, ratio_interval,
+from _common import (answer_values, check_limit_tasks, excess_by_task, item_errors, load_limits, ratio_interval,
                      ratio_to_limit, timed_each)
 
 from stsim.baselines import ALTERNATIVES, BASELINES
@@ -82,7 +82,7 @@ def main(argv=None) -> int:
         if fam in lim:
             tl = [t for t in lim[fam]["tasks"] if not t["lost"] and t["index"] < args.n]
             try:
-                check_task_ids(tl, dict(enumerate(tasks)), args.limits)
+                check_limit_tasks(tl, dict(enumerate(tasks)), args.limits)
             except SystemExit as exc:   # the message is printed
                 return exc.code
             k = len(tl[0]["gold"]) if tl else 0

@@ -80,10 +80,15 @@ def test_stonesoup_range_model_and_settings():
 
 
 def _limits_file(tmp_path):
+    """A ``bayes_floor.py --save`` file of suite seed 7's event tasks 0 (its gold answers over
+    two steps, rounded to 6 decimals as saved, and a made-up limit) and 1 (lost)."""
     import json
+    from stsim.registry import generate_task
+    task = generate_task("stark.tracking.event", 0, suite="stark-tier1", suite_seed=7)
+    gold = np.round(np.array([st.answer for st in task.steps[:2]], float), 6).tolist()
     data = {"meta": {"seed": 7, "steps": 2, "n": 2},
             "families": {"stark.tracking.event": {"summary": {}, "tasks": [
-                {"index": 0, "id": "stark-tier1/stark.tracking.event/000000", "lost": False, "gold": [[1.0, 1.0], [2.0, 2.0]],
+                {"index": 0, "id": "stark-tier1/stark.tracking.event/000000", "lost": False, "gold": gold,
                  "limit": [[1.0, 1.5], [2.0, 2.0]]},
                 {"index": 1, "id": "stark-tier1/stark.tracking.event/000001", "lost": True, "gold": None, "limit": None}]}}}
     path = tmp_path / "limits.json"
@@ -92,6 +97,7 @@ def _limits_file(tmp_path):
 
 
 def test_pf_vs_limit_reads_a_bayes_floor_save_file(tmp_path, capsys):
+    import json
     mod = _load("pf_vs_limit")
     lim, seed, steps = mod.limits(str(_limits_file(tmp_path)), "stark.tracking.event", 5)
     assert (seed, steps) == (7, 2) and lim[1][1] is None
@@ -112,6 +118,19 @@ def test_pf_vs_limit_reads_a_bayes_floor_save_file(tmp_path, capsys):
     assert e.value.code == 2
     assert "tasks ['1: stark-tier1/stark.tracking.event/000009 (generated stark-tier1/stark.tracking.event/000001)']" \
         " are not this run's" in capsys.readouterr().err
+    # ids carry only the family and the index: a generator that draws other trajectories under
+    # the same ids shows in the gold answers (a saved file with one gold x moved by 0.01)
+    data = json.loads(_limits_file(tmp_path).read_text())
+    data["families"]["stark.tracking.event"]["tasks"][0]["gold"][1][0] += 0.01
+    path.write_text(json.dumps(data))
+    with pytest.raises(SystemExit) as e:
+        mod.limits(str(path), "stark.tracking.event", 5)
+    assert e.value.code == 2
+    assert _load("refit_accuracy").main(["--family", "stark.tracking.event", "--n", "2", "--seed", "7",
+                                         "--limits", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("tasks ['0: stark-tier1/stark.tracking.event/000000 (gold answers up to 0.01 from the "
+                     "generated ones)'] are not this run's") == 2, err
 
 
 def test_limit_frontier_refuses_a_missing_limits_file_and_scores_like_bayes_floor(tmp_path, capsys):

@@ -1272,6 +1272,7 @@ def test_prior_draws_positions_do_not_depend_on_their_chunks_and_round_to_float3
     1e-6 (relative), the differences taken in float64."""
     import stsim.baselines.trajectory_refit as tr
     monkeypatch.setattr(tr, "_CHUNK", 7)
+    prior_draws.cache_clear()                          # built now, in chunks of 7
     d64 = prior_draws(50, 10.0, 3, "stark_release", None, 11)         # 25 structures x 11: 39 chunks
     d32 = prior_draws(50, 10.0, 3, "stark_release", None, 11, rows_dtype="float32")
     whole = trajectories(d64.layout, d64.u, d64.mask, np.linspace(0.0, 10.0, 50))
@@ -1282,15 +1283,17 @@ def test_prior_draws_positions_do_not_depend_on_their_chunks_and_round_to_float3
     assert np.allclose(d32.path_distance(path), d64.path_distance(path), rtol=1e-6, atol=0)
     with pytest.raises(ValueError, match="rows_dtype must be 'float64' or 'float32', got 'int8'"):
         prior_draws(50, 10.0, 3, "stark_release", None, 11, rows_dtype="int8")
+    prior_draws.cache_clear()                          # nothing built in chunks of 7 outlives the test
 
 
-def test_lost_library_pools_the_searches_made_while_no_mode_is_held_from_its_step(monkeypatch):
+def test_lost_draws_pool_the_searches_made_while_no_mode_is_held_from_their_step(monkeypatch):
     """The jumping target's searches with ``search_on_loss`` run at steps 8, 9, 26, 31, 36, 41
     (step 9 scheduled while the mode found at 8 is held; from 26 on none is held).  With
-    ``lost_library = (20, library)`` the searches from step 20 on take their pool from
+    ``lost_draws = (20, library)`` the searches from step 20 on take their pool from
     ``library`` (600 draws per structure, float32 positions); the earlier ones from the 300 of
     ``draws``, and nothing before step 26 changes.  With ``(8, library)`` the search at step 8
-    (none held yet) takes the library and the one at step 9 (a mode held) does not."""
+    (none held yet) takes the library and the one at step 9 (a mode held) does not.  A library
+    of another step grid or prior (an emission column) is refused."""
     import stsim.baselines.trajectory_refit as tr
     lay, u, mask, t_rel, truth, r, draws = _jumping_target()
     seen = []
@@ -1305,12 +1308,16 @@ def test_lost_library_pools_the_searches_made_while_no_mode_is_held_from_its_ste
     p0, used0, _ = refit_path(r, t_rel, draws, truth, **opts)
     assert seen == [(8, 300), (9, 300), (26, 300), (31, 300), (36, 300), (41, 300)]
     seen.clear()
-    p1, used1, _ = refit_path(r, t_rel, draws, truth, **opts, lost_library=(20, library))
+    p1, used1, _ = refit_path(r, t_rel, draws, truth, **opts, lost_draws=(20, library))
     assert seen == [(8, 300), (9, 300), (26, 600), (31, 600), (36, 600), (41, 600)]
     assert np.array_equal(p0[:26], p1[:26]) and np.array_equal(used0[:26], used1[:26])
     seen.clear()
-    refit_path(r, t_rel, draws, truth, **opts, lost_library=(8, library))
+    refit_path(r, t_rel, draws, truth, **opts, lost_draws=(8, library))
     assert seen[:2] == [(8, 600), (9, 300)]
+    for other in (prior_draws(40, 10.0, 3, "stark_release", None, 5),
+                  prior_draws(50, 10.0, 3, "stark_release", (0.0, 2.0), 5)):
+        with pytest.raises(ValueError, match="lost_draws' library is not of the draws' prior and steps"):
+            refit_path(r, t_rel, draws, truth, **opts, lost_draws=(20, other))
 
 
 def test_lost_library_holds_the_track_again_where_the_smaller_pool_does_not():
@@ -1333,3 +1340,34 @@ def test_lost_library_holds_the_track_again_where_the_smaller_pool_does_not():
         rms[name] = float(np.sqrt(np.mean(np.sum((pos[15:23] - gold[15:23]) ** 2, axis=1))))
     assert set(range(15, 50)) <= held["with"] and not set(range(15, 50)) & held["without"]
     assert rms["with"] < 0.01 < 0.03 < rms["without"]
+
+
+def test_refit_task_builds_the_lost_library_only_for_tasks_past_its_first_step(monkeypatch):
+    """``lost_library = (10, 4000)``: a path of 10 steps never searches at step 10 or later, so
+    :func:`refit_task` asks :func:`prior_draws` for the 1000 draws per structure only; with 11
+    steps for the 4000 too (seed 1, float32), and its refit then gets them as ``lost_draws``."""
+    import stsim.baselines.trajectory_refit as tr
+    task = generate_task("stark.tracking.range", 0, suite="stark-tier1", suite_seed=7)
+    settings = tr.refit_settings(task.family, "range")
+    assert settings["lost_library"] == (10, 4000)
+    readings = task_readings(task)
+    lay, u, mask, t_rel = _truth(task)
+    truth = trajectories(lay, u[None], mask[None], t_rel)[0]
+    asked, given = [], []
+    real_draws, real_path = tr.prior_draws, tr.refit_path
+
+    def spy_draws(*a, **k):
+        asked.append((a[5], k.get("seed", 0), k.get("rows_dtype", "float64")))
+        return real_draws(*a, **k)
+
+    def spy_path(*a, **k):
+        given.append(None if k.get("lost_draws") is None else (k["lost_draws"][0], k["lost_draws"][1].per_structure))
+        return real_path(*a, **k)
+    monkeypatch.setattr(tr, "prior_draws", spy_draws)
+    monkeypatch.setattr(tr, "refit_path", spy_path)
+    for k, want, lost in ((10, [(1000, 0, "float64")], None),
+                          (11, [(1000, 0, "float64"), (4000, 1, "float32")], (10, 4000))):
+        asked.clear()
+        given.clear()
+        tr.refit_task(task, readings, truth[:k], **settings)
+        assert asked == want and given == [lost], (k, asked, given)

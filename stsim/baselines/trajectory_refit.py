@@ -688,12 +688,13 @@ def prior_draws(n_steps: int, duration: float, max_components: int = 3,
     positions are computed :data:`_CHUNK` draws at a time into their final layout (each draw's
     on its own, so the values do not depend on the chunking), by
     :func:`~stsim.baselines.trajectory_posterior.trajectories` for ``rows_dtype`` ``"float64"``,
-    else by the compiled kernel (:func:`trajectories_jacobian`, within 4e-14 of it) and stored
-    as ``"float32"``: positions rounded by at most 5e-7 plane units (half a float32 ulp at 10),
-    enough to rank draws by their distance to a path, read twice as fast.  A library of 4,000
-    draws per structure (``lost_library``: 25 structures, 50 steps, 40 MB of float32 positions
-    and 22 MB of parameters) is then built in about 0.2 s (0.6-1.5 s as float64 through
-    ``trajectories``) and needs no second copy of itself while it is built.
+    else by the compiled kernel (:func:`trajectories_jacobian`: its angles by rotation, within
+    about 5e-11 of it over 100,000 draws) and stored as ``"float32"``: positions within 5e-7
+    plane units of float64's (half a float32 ulp at 10 and that), enough to rank draws by their
+    distance to a path, read twice as fast.  A library of 4,000 draws per structure
+    (``lost_library``: 25 structures, 50 steps, 40 MB of float32 positions and 22 MB of
+    parameters) is then built in about 0.2 s (about 0.45 s as float64 through ``trajectories``
+    in chunks, 1.4 s in one call) and needs no second copy of itself while it is built.
 
     Raises ``ValueError`` for an unknown ``motion_ranges`` name or a ``rows_dtype`` other than
     ``"float64"`` and ``"float32"``."""
@@ -1328,7 +1329,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                late_search: tuple[int, int, int, int, int] | None = None,
                by_readings: tuple[int, int, int] | None = None,
                lost_iters: tuple[int, int] | None = None,
-               lost_library: tuple[int, PriorDraws] | None = None,
+               lost_draws: tuple[int, PriorDraws] | None = None,
                domain: tuple[float, float] = DOMAIN,
                _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
@@ -1396,10 +1397,10 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     from step ``first`` on, a search made while no mode is held gives its pool ``iters`` LM
     iterations instead of ``iters_pool`` (a track lost after many steps has a narrow posterior,
     and a prior draw of the right structure needs more iterations to reach it; None: never).
-    ``lost_library = (first, library)``: from step ``first`` on, a search made while no mode is
-    held takes its pool from the draws ``library`` (a larger library of the same prior: its
-    nearest draws to the answers so far start nearer the narrow posterior of a track lost late;
-    None: ``draws`` throughout).
+    ``lost_draws = (first, library)``: from step ``first`` on, a search made while no mode is
+    held takes its pool from the draws ``library`` (a larger library of the same prior and
+    steps, :func:`refit_task`'s ``lost_library``: its nearest draws to the answers so far start
+    nearer the narrow posterior of a track lost late; None: ``draws`` throughout).
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).  ``domain``: the
@@ -1413,8 +1414,16 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
 
     Returns: ``(pos (n, 2), used (n,) bool: the step's answer is the refit's, t_start (n,) the
     modes' mean first emission time at used steps (NaN elsewhere) or None without emission)``.
-    Raises ``ValueError`` for readings of another modality (:class:`ReadingResiduals`)."""
+    Raises ``ValueError`` for readings of another modality (:class:`ReadingResiduals`), or a
+    ``lost_draws`` library of another layout or step grid than ``draws``."""
     lay = draws.layout
+    if lost_draws is not None:
+        other = lost_draws[1]
+        if not (other.layout.dim == lay.dim and np.array_equal(other.layout.lo, lay.lo)
+                and np.array_equal(other.layout.hi, lay.hi) and other.rows.shape[0] == draws.rows.shape[0]):
+            raise ValueError(f"lost_draws' library is not of the draws' prior and steps ({other.layout.dim} "
+                             f"parameters over {other.rows.shape[0]} steps against {lay.dim} over {draws.rows.shape[0]}, "
+                             "or other parameter ranges)")
     kmax = draws.max_components
     n = len(path)
     out = np.array(path, float, copy=True)
@@ -1446,7 +1455,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                 pps, pk, ns = (wide_search[1:] if wide_search is not None and t <= wide_search[0]
                                else late_search[2:] if late else (pool_per_structure, pool_keep, n_starts))
                 lost = lost_iters is not None and u is None and t >= lost_iters[0]
-                lib = lost_library[1] if lost_library is not None and u is None and t >= lost_library[0] else draws
+                lib = lost_draws[1] if lost_draws is not None and u is None and t >= lost_draws[0] else draws
                 us, ms, ls = _search_starts(res, lay, lib, out, t, t_rel, pool_per_structure=pps, n_starts=ns,
                                             iters_pool=lost_iters[1] if lost else iters_pool, prior=prior, pool_keep=pk,
                                             by_readings=(by_readings[1:] if by_readings is not None
@@ -1558,15 +1567,15 @@ def refit_task(task, readings: Readings, path: np.ndarray, emit: np.ndarray | No
     (n, 2) on the trajectory's step grid (:func:`~stsim.baselines.prior_motion.on_step_grid`),
     ``emit`` (n,) known ToA emission times or None, the prior of :func:`task_prior`;
     ``per_structure`` prior draws of each structure (:func:`prior_draws`, seed 0);
-    ``lost_library = (first, per_structure)``: :func:`refit_path`'s ``lost_library``, that many
-    draws of each structure (seed 1, positions in float32; cached as ``draws`` is; None: none);
-    ``kw``
+    ``lost_library = (first, per_structure)``: :func:`refit_path`'s ``lost_draws``, that many
+    draws of each structure (seed 1, positions in float32; cached as ``draws`` is; not built
+    for a task of ``first`` steps or fewer, which never uses it; None: none); ``kw``
     go to :func:`refit_path`.  Returns its ``(pos, used, t_start)``."""
     n, duration, kmax, table, emit_range = task_prior(task)
     n_lib, span = step_grid(n, duration, len(path))
     emit_range = None if emit is not None else emit_range
     draws = prior_draws(n_lib, span, kmax, table, emit_range, per_structure)
-    if lost_library is not None:
-        kw["lost_library"] = (lost_library[0], prior_draws(n_lib, span, kmax, table, emit_range, lost_library[1],
+    if lost_library is not None and len(path) > lost_library[0]:
+        kw["lost_draws"] = (lost_library[0], prior_draws(n_lib, span, kmax, table, emit_range, lost_library[1],
                                                            seed=1, rows_dtype="float32"))
     return refit_path(readings, np.linspace(0.0, span, n_lib), draws, path, emit=emit, **kw)
