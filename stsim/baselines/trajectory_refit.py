@@ -688,7 +688,7 @@ def prior_draws(n_steps: int, duration: float, max_components: int = 3,
     positions are computed :data:`_CHUNK` draws at a time into their final layout (each draw's
     on its own, so the values do not depend on the chunking), by
     :func:`~stsim.baselines.trajectory_posterior.trajectories` for ``rows_dtype`` ``"float64"``,
-    else by the compiled kernel (:func:`trajectories_jacobian`: its angles by rotation, within
+    else by the compiled kernel (:func:`compiled_positions`: its angles by rotation, within
     about 5e-11 of it over 100,000 draws) and stored as ``"float32"``: positions within 5e-7
     plane units of float64's (half a float32 ulp at 10 and that), enough to rank draws by their
     distance to a path, read twice as fast.  A library of 4,000 draws per structure
@@ -716,8 +716,7 @@ def prior_draws(n_steps: int, duration: float, max_components: int = 3,
         if rows.dtype == np.float64:
             pos = trajectories(lay, ua, ma, t)
         else:
-            none = np.zeros((len(ua), 1), np.int64)
-            pos = trajectories_jacobian(lay, ua, ma, t, none, none.astype(bool), derivatives=False)[0]
+            pos = compiled_positions(lay, ua, ma, t)
         rows[:, :, a:a + _CHUNK] = pos.transpose(1, 2, 0)
     return PriorDraws(lay, u, mask, per_structure, rows)
 
@@ -910,6 +909,16 @@ def trajectories_jacobian(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_r
     # the axis-first arrays as (N, n, 2) and (N, P, m, 2) views: the layout downstream code
     # (and its BLAS calls) has always seen
     return pos.transpose(1, 2, 0), (g.transpose(1, 2, 3, 0) if derivatives else None)
+
+
+def compiled_positions(lay: PriorLayout, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray) -> np.ndarray:
+    """(N, n, 2) normalised positions (plane units, C-contiguous) of parameters ``u`` (N, dim)
+    with structures ``mask`` (N, kinds) at ``t_rel`` (n,): :func:`trajectories_jacobian`'s
+    compiled positions without derivatives (within about 5e-11 of
+    :func:`~stsim.baselines.trajectory_posterior.trajectories`)."""
+    none = np.zeros((len(u), 1))
+    return np.ascontiguousarray(trajectories_jacobian(lay, u, mask, t_rel, none.astype(np.int64),
+                                                      none.astype(bool), derivatives=False)[0])
 
 
 def _column_scale(lay: PriorLayout, cols: np.ndarray, valid: np.ndarray) -> np.ndarray:

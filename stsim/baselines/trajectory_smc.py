@@ -42,8 +42,8 @@ import numpy as np
 
 from .resampling import systematic_resample
 from .trajectory_posterior import Readings, _log_struct_prior
-from .trajectory_refit import (ReadingResiduals, _search_starts, active_columns, free_columns, laplace_hessian,
-                               levenberg_marquardt, prior_draws, task_prior, trajectories_jacobian)
+from .trajectory_refit import (ReadingResiduals, _search_starts, active_columns, compiled_positions, free_columns,
+                               laplace_hessian, levenberg_marquardt, prior_draws, task_prior)
 from .prior_motion import step_grid
 
 #: :func:`track_late` settings of the proximity default (issue 20, session 23; docs/stark-tier1.md,
@@ -101,14 +101,6 @@ class BeyondMargin:
         r, on = self._beyond(r)
         J[:, :, :self.size] *= on[:, None, :]
         return r, J
-
-
-def _positions(lay, u: np.ndarray, mask: np.ndarray, t_rel: np.ndarray) -> np.ndarray:
-    """(N, n, 2) normalised positions (plane units) of parameters ``u`` (N, dim), structures
-    ``mask`` (N, kinds), at ``t_rel`` (n,)."""
-    none = np.zeros((len(u), 1))
-    return np.ascontiguousarray(trajectories_jacobian(lay, u, mask, t_rel, none.astype(np.int64),
-                                                      none.astype(bool), derivatives=False)[0])
 
 
 def _meets(res: ReadingResiduals, pos: np.ndarray) -> np.ndarray:
@@ -178,7 +170,7 @@ def laplace_importance(res: ReadingResiduals, lay, draws, path: np.ndarray, t: i
         log_q[same, j] = -0.5 * (y * y).sum(axis=1) - np.log(np.diag(L)).sum() - 0.5 * len(c) * np.log(2 * np.pi)
     log_q = np.logaddexp.reduce(log_q, axis=1) - np.log(len(comps))
     ok = inside.copy()
-    ok[inside] = _meets(res, _positions(lay, U[inside], Mk[inside], t_rel))
+    ok[inside] = _meets(res, compiled_positions(lay, U[inside], Mk[inside], t_rel))
     if not ok.any():
         return None
     log_w = _log_struct_prior(Mk[ok], draws.max_components, len(lay.kinds)) - log_q[ok]
@@ -229,7 +221,7 @@ def move(res: ReadingResiduals, lay, u: np.ndarray, mask: np.ndarray, t_rel: np.
         prop[rows, cols] += step[rows, slots]
         ok = ((prop[:, box] >= 0.0) & (prop[:, box] <= 1.0)).all(axis=1)
         prop[:, periodic] %= 1.0
-        ok[ok] = _meets(res, _positions(lay, prop[ok], mask[ok], t_rel))
+        ok[ok] = _meets(res, compiled_positions(lay, prop[ok], mask[ok], t_rel))
         u[ok] = prop[ok]
         rate += ok.mean()
     return u, rate / max(int(sweeps), 1)
@@ -278,7 +270,7 @@ def track_late(task, readings: Readings, path: np.ndarray, seed: int = 0, *, fir
     for t in range(first, n):
         res = every.prefix(t)
         if u is not None:
-            alive = _meets(res, _positions(lay, u, mask, t_rel))
+            alive = _meets(res, compiled_positions(lay, u, mask, t_rel))
             if alive.any():
                 keep = systematic_resample(alive.astype(float), rng, n_particles)
                 u, mask = u[keep], mask[keep]
@@ -299,6 +291,6 @@ def track_late(task, readings: Readings, path: np.ndarray, seed: int = 0, *, fir
         if u is None:
             continue
         u = move(res, lay, u, mask, t_rel, rng, sweeps if start_sweeps is None or not started else start_sweeps)[0]
-        out[t] = _positions(lay, u, mask, t_rel)[:, t].mean(axis=0)
+        out[t] = compiled_positions(lay, u, mask, t_rel)[:, t].mean(axis=0)
         used[t] = True
     return out, used
