@@ -1059,11 +1059,12 @@ def test_range_searches_from_step_8_when_every_held_mode_misses_a_reading(monkey
 
 
 def test_damped_steps_solve_the_damped_system_as_numpy_does():
-    """:func:`trajectory_kernel.damped_steps` (the LM's proposals, compiled) against
-    numpy's batched LU solve of the same damped systems, an independent second computation: the steps
-    agree to rounding in the active columns, the padding columns and the other columns of ``u``
-    stay, a periodic column wraps and every column is clipped to [0, 1]; a system that is not
-    finite (a NaN in ``J J^T``) leaves its row as it was."""
+    """:func:`trajectory_kernel.damped_steps` (the LM's proposals, compiled: ``J J^T`` and
+    ``J r`` formed in the kernel) against numpy's batched products and LU solve of the same damped
+    systems, an independent second computation, on a subset of the fits in a shuffled order: the
+    steps agree to rounding in the active columns, the padding columns and the other columns of
+    ``u`` stay, a periodic column wraps and every column is clipped to [0, 1]; a fit whose
+    Jacobian is not finite (a NaN) leaves its row as it was."""
     from stsim.baselines.trajectory_kernel import damped_steps
     rng = np.random.default_rng(3)
     n, P, R, dim = 6, 5, 12, 9
@@ -1078,7 +1079,11 @@ def test_damped_steps_solve_the_damped_system_as_numpy_does():
     periodic = np.zeros(dim, bool)
     periodic[cols[0, 0]] = True
     u = np.full((n, dim), 0.5)
-    got = damped_steps(A, g, lam, valid, cols, u, periodic)
+    rows = np.array([5, 0, 3, 2, 4, 1])
+    Jx = np.concatenate([J, rng.standard_normal((3, P, R))])[np.argsort(np.r_[rows, 6, 7, 8])]
+    rx = np.concatenate([r, rng.standard_normal((3, R))])[np.argsort(np.r_[rows, 6, 7, 8])]
+    assert (Jx[rows] == J).all() and (rx[rows] == r).all()  # fit i of the step is row rows[i] of 9
+    got = damped_steps(Jx, rx, rows, lam, valid, cols, u, periodic)
     for i in range(n):
         M = A[i].copy()
         M[np.diag_indices(P)] += lam[i] * (np.diag(A[i]) + 1e-9) + (~valid[i]) * 1.0
@@ -1090,9 +1095,9 @@ def test_damped_steps_solve_the_damped_system_as_numpy_does():
         np.testing.assert_allclose(got[i], want, rtol=0, atol=1e-12)
     assert (got[2, cols[2, 3:]] == 0.5).all()            # padding columns untouched
     assert ((got >= 0) & (got <= 1)).all() and (got != 0.5).any()
-    bad = A.copy()
-    bad[4, 1, 1] = np.nan
-    again = damped_steps(bad, g, lam, valid, cols, u, periodic)
+    bad = Jx.copy()
+    bad[rows[4], 1, 7] = np.nan
+    again = damped_steps(bad, rx, rows, lam, valid, cols, u, periodic)
     assert (again[4] == u[4]).all()
     np.testing.assert_array_equal(np.delete(again, 4, axis=0), np.delete(got, 4, axis=0))
 

@@ -545,33 +545,52 @@ def spd_solve(M, b, L, x):
     return True
 
 
-@numba.njit(cache=True)
-def damped_steps(A, g, lam, valid, cols, u, periodic):
-    """One Levenberg-Marquardt proposal per fit (:func:`stsim.baselines.trajectory_refit.
-    levenberg_marquardt`; Marquardt 1963, Nocedal & Wright 2006, section 10.3): the damped
-    Gauss-Newton system ``(A + lam (diag A + 1e-9) + [not valid]) d = -g`` solved
-    (:func:`spd_solve`; numba's ``np.linalg.solve``, LAPACK's LU, where that fails), ``d``
-    added to the active columns of ``u`` and the result wrapped (``periodic`` columns, modulo
-    1) and clipped to ``[0, 1]``.
+@numba.njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract"})
+def _normal_equations(J, r, M, b):
+    """``M = J J^T`` (P, P) and ``b = -J r`` (P,) in place, for one fit's Jacobian ``J`` (P, K)
+    and residuals ``r`` (K,); reassociated sums (``fastmath``: they vectorise; NaN and inf keep
+    their meaning)."""
+    P, K = J.shape
+    for p in range(P):
+        s = 0.0
+        for k in range(K):
+            s += J[p, k] * r[k]
+        b[p] = -s
+        for q in range(p + 1):
+            s = 0.0
+            for k in range(K):
+                s += J[p, k] * J[q, k]
+            M[p, q] = s
+            M[q, p] = s
 
-    Args: A (n, P, P) ``J J^T`` (read only); g (n, P) ``J r``; lam (n,) the damping; valid
-        (n, P) each fit's active columns, ``cols`` (n, P) their columns of ``u`` (n, dim);
-        periodic (dim,) bool.
+
+@numba.njit(cache=True)
+def damped_steps(J, r, rows, lam, valid, cols, u, periodic):
+    """One Levenberg-Marquardt proposal per fit (:func:`stsim.baselines.trajectory_refit.
+    levenberg_marquardt`; Marquardt 1963, Nocedal & Wright 2006, section 10.3): the Gauss-Newton
+    matrix ``A = J J^T`` and gradient ``g = J r`` of the fit's residuals, the damped system
+    ``(A + lam (diag A + 1e-9) + [not valid]) d = -g`` solved (:func:`spd_solve`; numba's
+    ``np.linalg.solve``, LAPACK's LU, where that fails), ``d`` added to the active columns of
+    ``u`` and the result wrapped (``periodic`` columns, modulo 1) and clipped to ``[0, 1]``.
+
+    Args: J (N, P, K) the residuals' Jacobians and r (N, K) the residuals of all N fits (read
+        only); rows (n,) the fits that take a step (indices into ``J`` and ``r``); for those n
+        fits, in that order: lam (n,) the damping, valid (n, P) their active columns, ``cols``
+        (n, P) those columns of ``u`` (n, dim); periodic (dim,) bool.
     Returns: the proposals (n, dim), a new array.  A fit whose system or step is not finite
     keeps its ``u`` (no step: the caller's damping then grows)."""
-    n, P = g.shape
+    n, P = valid.shape
     out = u.copy()
     M, L = np.empty((P, P)), np.empty((P, P))
     d, b = np.empty(P), np.empty(P)
     for i in range(n):
+        _normal_equations(J[rows[i]], r[rows[i]], M, b)
         finite = True
         for p in range(P):
             for q in range(P):
-                M[p, q] = A[i, p, q]
-                finite &= np.isfinite(A[i, p, q])
-            dg = A[i, p, p]
+                finite &= np.isfinite(M[p, q])
+            dg = M[p, p]
             M[p, p] = dg + (lam[i] * (dg + 1e-9) + (0.0 if valid[i, p] else 1.0))
-            b[p] = -g[i, p]
         if not finite:
             continue
         if not spd_solve(M, b, L, d):                      # not positive definite in floating point
@@ -613,7 +632,7 @@ def compiled_signatures() -> dict:
                                   _array(b1, 2), f8, b1, i8) for p, d in ("CC", "AA", "AC", "CA")],
         analytic_centre_rows: [(_array(f8, 2), _array(f8, 3), _array(b1, 2), i8, f8, _array(f8, 2), b1, i8)],
         path_sq_distance: [(_array(f8, 3), _array(f8, 2), i1), (_array(numba.types.float32, 3), _array(f8, 2), i1)],
-        damped_steps: [(_array(f8, 3), _array(f8, 2), f1, _array(b1, 2), _array(i8, 2), _array(f8, 2),
+        damped_steps: [(_array(f8, 3), _array(f8, 2), i1, f1, _array(b1, 2), _array(i8, 2), _array(f8, 2),
                         _array(b1, 1))],
         systematic_indices: [(f1, f8, i8)],
         propagate_rows: [(_array(f8, 2), _array(f8, 2), i1, f1, f8, f8, f8)],

@@ -1049,26 +1049,25 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         if not len(a):
             break
         s = every if len(a) == N else a                       # the live starts (all: views, no copies)
-        Ja, va, ca, cost_a, lam_a = J[s], valid[s], cols[s], cost[s], lam[s]
-        A = Ja @ Ja.transpose(0, 2, 1)                        # (n, P, P), a new C-contiguous array
-        g = np.ascontiguousarray((Ja @ r0[s][:, :, None])[:, :, 0])   # (n, P)
-        # the damped system solved, the step taken, wrapped and clipped (compiled)
-        un = damped_steps(A, g, np.ascontiguousarray(lam_a), np.ascontiguousarray(va),
-                          np.ascontiguousarray(ca), u[a], periodic)
+        cost_a, lam_a = cost[s], lam[s]
+        # J J^T, J r, the damped system solved, the step taken, wrapped and clipped (compiled)
+        un = damped_steps(J, r0, a, np.ascontiguousarray(lam_a), np.ascontiguousarray(valid[s]),
+                          np.ascontiguousarray(cols[s]), u[a], periodic)
         # the candidate and its Jacobian (none after the last step unless ``info`` asks for it)
         need_j = info or it < iters - 1
         Xn, rn, Jn, Dn = evaluate(s, un, need_j)
         cn = (rn * rn).sum(axis=1)
         better = cn < cost_a
         gain = (cost_a - cn) / np.maximum(cost_a, 1e-300)
-        b = a[better]
-        u[b], r0[b], cost[b], X[b] = un[better], rn[better], cn[better], Xn[better]
+        ib = np.flatnonzero(better)                           # the accepted, among the live
+        b = a[ib]
+        u[b], r0[b], cost[b], X[b] = un[ib], rn[ib], cn[ib], Xn[ib]
         if need_j:
-            J[b] = Jn[better]
+            J[b] = Jn[ib]
             m = min(Ds.shape[2], Dn.shape[2])                 # init's rows may have fewer steps
             if Ds.shape[2] != m:
                 Ds = Ds[:, :, :m].copy()
-            Ds[b] = Dn[better][:, :, :m]
+            Ds[b] = Dn[ib, :, :m]
         lam_a = np.where(better, lam_a / 3.0, lam_a * 4.0)
         lam[a] = lam_a
         # converged: an accepted step that gained less than ``tol`` of the cost, or damping so
