@@ -55,7 +55,8 @@ def test_the_docs_refit_settings_table_says_what_refit_settings_hold():
     kept -> starts, ``all`` for no cut; ``by_readings``), the LM iterations per refinement, the
     first centred step, whether the smoother answers the later steps no mode holds and the pool's
     LM iterations in a search while none is held (``lost_iters``) and the library such a search
-    takes its pool from (``lost_library``), for each of the six refit families."""
+    takes its pool from (``lost_library``; from both libraries: ``lost_union``), for each of the
+    six refit families."""
     from stsim.baselines.stark_tier1 import _default_smoother
     from stsim.baselines.trajectory_refit import refit_settings
     from stsim.registry import generate_task
@@ -101,6 +102,10 @@ def test_the_docs_refit_settings_table_says_what_refit_settings_hold():
                     f"{s['per_structure']}") in lost, name
         else:
             assert "lost_library" not in lost, name
+        if s.get("lost_union"):
+            assert f"the {s['lost_union']} nearest draws of each structure from both libraries (`lost_union`" in lost, name
+        else:
+            assert "lost_union" not in lost, name
         smooth = _default_smoother(generate_task(family, 0, suite="stark-tier1", suite_seed=11))
         late = smooth is not None and smooth.get("late", True)
         assert ("later steps no mode holds" in row["smoother answers steps"]) == late, name

@@ -928,6 +928,39 @@ def test_pool_keep_fits_only_the_draws_whose_residuals_fit_best(family, monkeypa
     assert len(seen[0]) == 3 * len(d)
 
 
+def test_search_starts_over_two_libraries_pool_the_nearest_draws_of_each(monkeypatch):
+    """Given a tuple of libraries (``lost_union``), a search's LM sees the ``pool_per_structure``
+    nearest draws of each structure from each library (the distances recomputed here from the
+    draws' float64 and float32 positions); one library alone pools its own nearest."""
+    import stsim.baselines.trajectory_refit as tr
+    task = generate_task("stark.tracking.range", 3, suite="stark-tier1", suite_seed=11)
+    n, duration, kmax, table, emit = task_prior(task)
+    a = prior_draws(n, duration, kmax, table, emit, 40)
+    b = prior_draws(n, duration, kmax, table, emit, 60, seed=1, rows_dtype="float32")
+    t = np.linspace(0.0, duration, n)
+    res = ReadingResiduals(task_readings(task), 6, t)
+    path = b.pos[70, :7].astype(float)                      # a path: one of b's draws' first steps
+    seen = []
+    real = tr.levenberg_marquardt
+    monkeypatch.setattr(tr, "levenberg_marquardt", lambda res_, lay, u, *x, **k: (seen.append(u.copy()),
+                                                                                  real(res_, lay, u, *x, **k))[1])
+    u, mask, _ = tr._search_starts(res, a.layout, (a, b), path, 6, t, pool_per_structure=2, n_starts=1000,
+                                   iters_pool=0, prior=2.0)
+    want = []
+    for lib in (a, b):
+        d = ((lib.pos[:, :7].astype(float) - path) ** 2).sum(axis=(1, 2)).reshape(-1, lib.per_structure)
+        pick = (np.argsort(d, axis=1, kind="stable")[:, :2] + lib.per_structure * np.arange(len(d))[:, None]).ravel()
+        want += list(map(tuple, lib.u[pick]))
+    assert len(seen[0]) == 2 * 2 * len(a.u) // 40 and sorted(map(tuple, seen[0])) == sorted(want)
+    assert b.u[70].tolist() in u.tolist()                    # the path's own draw among the starts
+    assert mask.shape == (len(u), 5) and len(u) == len(seen[0])   # no cut: n_starts above the pool
+    # a pool of b alone: its nearest
+    seen.clear()
+    ub, _, _ = tr._search_starts(res, a.layout, b, path, 6, t, pool_per_structure=2, n_starts=1000,
+                                 iters_pool=0, prior=2.0)
+    assert sorted(map(tuple, seen[0])) == sorted(want[len(want) // 2:]) and b.u[70].tolist() in ub.tolist()
+
+
 def _spy_search_pools(monkeypatch) -> list:
     """Record each search of :func:`refit_path` as ``(step, pool_per_structure, pool_keep,
     n_starts, starts returned)`` (the list returned, filled as the searches run)."""
@@ -1297,8 +1330,9 @@ def test_lost_draws_pool_the_searches_made_while_no_mode_is_held_from_their_step
     ``lost_draws = (20, library)`` the searches from step 20 on take their pool from
     ``library`` (600 draws per structure, float32 positions); the earlier ones from the 300 of
     ``draws``, and nothing before step 26 changes.  With ``(8, library)`` the search at step 8
-    (none held yet) takes the library and the one at step 9 (a mode held) does not.  A library
-    of another step grid or prior (an emission column) is refused."""
+    (none held yet) takes the library and the one at step 9 (a mode held) does not; with
+    ``lost_union = 3`` the searches from step 20 pool the 3 nearest draws of each structure
+    from both.  A library of another step grid or prior (an emission column) is refused."""
     import stsim.baselines.trajectory_refit as tr
     lay, u, mask, t_rel, truth, r, draws = _jumping_target()
     seen = []
@@ -1319,6 +1353,13 @@ def test_lost_draws_pool_the_searches_made_while_no_mode_is_held_from_their_step
     seen.clear()
     refit_path(r, t_rel, draws, truth, **opts, lost_draws=(8, library))
     assert seen[:2] == [(8, 600), (9, 300)]
+    seen.clear()                                          # lost_union: both libraries' pools
+    monkeypatch.setattr(tr, "_search_starts", lambda res, lay_, draws_, out, t, *a, **k: (
+        seen.append((t, tuple(d.per_structure for d in np.atleast_1d(draws_)), k["pool_per_structure"])),
+        real(res, lay_, draws_, out, t, *a, **k))[1])
+    p2, used2, _ = refit_path(r, t_rel, draws, truth, **opts, lost_draws=(20, library), lost_union=3)
+    assert seen == [(8, (300,), 2), (9, (300,), 2)] + [(k, (300, 600), 3) for k in (26, 31, 36, 41)]
+    assert np.array_equal(p0[:26], p2[:26]) and np.array_equal(used0[:26], used2[:26])
     for other in (prior_draws(40, 10.0, 3, "stark_release", None, 5),
                   prior_draws(50, 10.0, 3, "stark_release", (0.0, 2.0), 5)):
         with pytest.raises(ValueError, match="lost_draws' library is not of the draws' prior and steps"):

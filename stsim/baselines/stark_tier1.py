@@ -261,7 +261,8 @@ def default_track(task: Task, seed: int = 0) -> tuple[np.ndarray, np.ndarray | N
 #: (:data:`~stsim.baselines.trajectory_refit.REFIT_SETTINGS`).  500 particles: 1.108 / 1.039 /
 #: 1.190 against 1.106 / 1.029 / 1.188 with those searches; 121 cells: 1.110 / 1.041 / 1.193.  Not
 #: on range (seed 7 0.993 -> 1.039 with 1000 particles) or bearing (1.071 -> 1.084).
-DEFAULT_FILTER: dict = {"stark.tracking.range_bearing": {"n_particles": 1000, "lost": None}}
+DEFAULT_FILTER: dict = {"stark.tracking.range_bearing": {"n_particles": 1000, "lost": None},
+                        "stark.tracking.range": {"n_particles": 1000}}
 
 
 def default_track_settings(task: Task) -> dict:

@@ -202,10 +202,23 @@ REFIT_SETTINGS: dict = {
     # (tuning / held-out seeds): range+bearing 0.018487 / 0.022367, event 0.052050 / 0.050019, range
     # 0.018163 / 0.020091, at +3 %, +4 % and +11 % (range's pool is not cut by its residuals: twice
     # the draws given 12 iterations); not kept.
+    # session 32: on range, those searches pool the 4 nearest draws of each structure from both
+    # libraries (lost_union: 200 draws, 12 iterations each, where the library alone gives 125),
+    # paid for by the filter's 1000 particles (stark_tier1.DEFAULT_FILTER) and the LM's fused
+    # normal equations (trajectory_kernel.damped_steps).  Tuning / held-out seeds, first 10 / all
+    # steps: 0.062358 / 0.019192 -> 0.063069 / 0.018610 and 0.064318 / 0.021134 -> 0.065383 /
+    # 0.020158 (the first 10 steps the filter's: 1000 particles alone 0.063069 / 0.019462).  Union
+    # of 3 each 0.019024, of 5 each 0.018574 (with 2000 particles 0.018163, held-out 0.020091: at
+    # +11 % cost); 1500 particles with 4 each 0.061432 / 0.018321, held-out 0.066178 / 0.020298.
+    # Cost against the code before (in-process medians of 6 alternating rounds, 20 tasks of seed
+    # 7): 1000 particles -6 %, with the union of 4 each -2 %, of 5 each +4 %; the union of 5 with
+    # 2000 particles +11 %.  Seed 5's limit set (perf/limits/, four draws): 1.15x -> 1.09x.  On
+    # event the union (5 or 10 each, cut to 40 by the residuals) is level: 0.052110 -> 0.052050,
+    # 0.051872.
     "range": {**_COMMON, "start": 0, "search_steps": (0, 3, 6), "search_every": 3, "max_searches": 12,
               "search_backoff": True, "pool_per_structure": 5, "n_starts": 16, "centre_from": 0,
               "rescue_iters": 4, "rescue_starts": True, "search_above": (1.2, 8), "lost_iters": (10, 12),
-              "lost_library": (10, 4000)},
+              "lost_library": (10, 4000), "lost_union": 4},
     # answer_from (session 9): steps before it keep the filter's (or smoother's) answers while
     # the modes are searched and refined; seeds 11 / 13, first 10 / all steps, from step 0 ->
     # 4: bearing 0.2142 / 0.1305, 0.2846 / 0.1376 -> 0.2070 / 0.1291, 0.2577 / 0.1337 (1:
@@ -1255,7 +1268,7 @@ def _carried_centre(lay: PriorLayout, uc: tuple | None, sel: np.ndarray, u: np.n
     return du
 
 
-def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws, path: np.ndarray, t: int,
+def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws | tuple, path: np.ndarray, t: int,
                    t_rel: np.ndarray, *, pool_per_structure: int, n_starts: int, iters_pool: int,
                    prior: float, pool_keep: int | None = None,
                    by_readings: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1266,26 +1279,32 @@ def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws, p
     with ``pool_keep`` (None: all) only the ``pool_keep`` of them whose readings' residuals fit
     best (:func:`pool_cost`, no fitting: the draws' positions are precomputed) go on; those are
     given ``iters_pool`` LM iterations, and the ``n_starts`` best of them are the starts.
+    ``draws``: one library, or a tuple of libraries of the same prior and steps whose pools
+    are joined (each its own nearest draws and ``by_readings``' draws).
     Returns ``(u, mask, lam)``."""
-    d = draws.path_distance(path[:t + 1])
-    g = d.reshape(-1, draws.per_structure)
-    base = draws.per_structure * np.arange(len(g))[:, None]     # each structure's first row
-    k = min(pool_per_structure, g.shape[1])
-    pick = (np.argpartition(g, k - 1, axis=1)[:, :k] + base).ravel()
-    if by_readings is not None:
-        scan = min(by_readings[0], draws.per_structure)
-        first = (np.arange(scan)[None, :] + base).ravel()
-        c = readings_fit(res, lay, draws.rows[:t + 2, :, first], t).reshape(len(g), scan)
-        a = min(by_readings[1], scan)
-        pick = np.unique(np.concatenate([pick, (np.argpartition(c, a - 1, axis=1)[:, :a] + base).ravel()]))
-    u0, m0 = draws.u[pick].copy(), draws.mask[pick]
-    # (N, m, 2) the steps the residuals read (m >= 2: one step would make the kernel's view
-    # Fortran-ordered, a layout compile_all does not compile)
-    p0 = draws.rows[:max(t + 1, 2), :, pick].transpose(2, 0, 1)
-    if p0.dtype != np.float64:                          # a float32 library (the residuals' kernel reads float64)
-        p0 = p0.astype(np.float64)
+    u0, m0, p0 = [], [], []
+    for lib in (draws if isinstance(draws, tuple) else (draws,)):
+        d = lib.path_distance(path[:t + 1])
+        g = d.reshape(-1, lib.per_structure)
+        base = lib.per_structure * np.arange(len(g))[:, None]     # each structure's first row
+        k = min(pool_per_structure, g.shape[1])
+        pick = (np.argpartition(g, k - 1, axis=1)[:, :k] + base).ravel()
+        if by_readings is not None:
+            scan = min(by_readings[0], lib.per_structure)
+            first = (np.arange(scan)[None, :] + base).ravel()
+            c = readings_fit(res, lay, lib.rows[:t + 2, :, first], t).reshape(len(g), scan)
+            a = min(by_readings[1], scan)
+            pick = np.unique(np.concatenate([pick, (np.argpartition(c, a - 1, axis=1)[:, :a] + base).ravel()]))
+        u0.append(lib.u[pick])
+        m0.append(lib.mask[pick])
+        # (N, m, 2) the steps the residuals read (m >= 2: one step would make the kernel's view
+        # Fortran-ordered, a layout compile_all does not compile); a float32 library's as float64
+        # (the residuals' kernel reads float64)
+        p0.append(lib.rows[:max(t + 1, 2), :, pick].transpose(2, 0, 1).astype(np.float64, copy=False))
+    u0, m0 = np.concatenate(u0), np.concatenate(m0)
+    p0 = p0[0] if len(p0) == 1 else np.concatenate(p0)
     _init_emission(lay, res, u0, p0)
-    if pool_keep is not None and len(pick) > pool_keep:
+    if pool_keep is not None and len(u0) > pool_keep:
         keep = np.argsort(pool_cost(res(p0, _t_start(lay, u0))), kind="stable")[:pool_keep]
         u0, m0 = u0[keep], m0[keep]
     u, cost, _, lam = levenberg_marquardt(res, lay, u0, m0, t_rel, iters_pool, prior=prior)
@@ -1337,7 +1356,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                late_search: tuple[int, int, int, int, int] | None = None,
                by_readings: tuple[int, int, int] | None = None,
                lost_iters: tuple[int, int] | None = None,
-               lost_draws: tuple[int, PriorDraws] | None = None,
+               lost_draws: tuple[int, PriorDraws] | None = None, lost_union: int = 0,
                domain: tuple[float, float] = DOMAIN,
                _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
@@ -1408,7 +1427,9 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     ``lost_draws = (first, library)``: from step ``first`` on, a search made while no mode is
     held takes its pool from the draws ``library`` (a larger library of the same prior and
     steps, :func:`refit_task`'s ``lost_library``: its nearest draws to the answers so far start
-    nearer the narrow posterior of a track lost late; None: ``draws`` throughout).
+    nearer the narrow posterior of a track lost late; None: ``draws`` throughout);
+    ``lost_union``: those searches take the ``lost_union`` nearest draws of each structure from
+    both ``draws`` and ``library`` instead (0: the library's ``pool_per_structure`` alone).
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).  ``domain``: the
@@ -1463,7 +1484,10 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                 pps, pk, ns = (wide_search[1:] if wide_search is not None and t <= wide_search[0]
                                else late_search[2:] if late else (pool_per_structure, pool_keep, n_starts))
                 lost = lost_iters is not None and u is None and t >= lost_iters[0]
-                lib = lost_draws[1] if lost_draws is not None and u is None and t >= lost_draws[0] else draws
+                lib = draws
+                if lost_draws is not None and u is None and t >= lost_draws[0]:
+                    lib = (draws, lost_draws[1]) if lost_union else lost_draws[1]
+                    pps = lost_union or pps
                 us, ms, ls = _search_starts(res, lay, lib, out, t, t_rel, pool_per_structure=pps, n_starts=ns,
                                             iters_pool=lost_iters[1] if lost else iters_pool, prior=prior, pool_keep=pk,
                                             by_readings=(by_readings[1:] if by_readings is not None
