@@ -43,7 +43,12 @@ steps): its positions within 4e-14 of the direct evaluation's on the fits measur
 floating-point reassociation (``fastmath`` ``reassoc`` and ``contract`` only: NaN and inf keep
 their meaning), so that its sums over the readings vectorise, and :func:`path_sq_distance`
 runs the draws innermost (the same sums, bit for bit, three times faster): x-y-t's default
-tracker 8 % cheaper.
+tracker 8 % cheaper.  Since session 32 :func:`damped_steps` also forms each fit's ``J J^T`` and
+``J r`` itself (reassociated sums, :func:`_normal_equations`), reading the live fits' rows of the
+LM's whole Jacobian: numpy's batched products of the gathered rows took 1.7-1.9 times as long
+(125-250 fits, 9-11 parameters, 40-160 residuals), the range tracker about 4 % cheaper; the
+tuning-seed figures of all six refit families (8 suite seeds, 20 tasks, two filter draws) equal
+to 6 digits.
 
 The motions (STARK Appendix 7.3; :mod:`stsim.sim.motion`), with ``a = omega t + phase``,
 ``(c, s) = (cos a, sin a)``, a heading ``theta`` with ``(ct, st)`` and ``perp(x, y) = (-y, x)``:
