@@ -48,6 +48,22 @@ def _settings_table() -> dict:
     return rows
 
 
+def test_the_docs_modes_held_are_the_refit_settings_keep():
+    """The refit's paragraph says how many modes are held at most ("at most K (bearing B)"):
+    ``keep`` of every refit family but bearing is K, bearing's is B."""
+    import re
+
+    from stsim.baselines.trajectory_refit import refit_settings
+    text = " ".join((ROOT / "docs" / "stark-tier1.md").read_text(encoding="utf-8").split())
+    said = re.search(r"at most (\d+) \(bearing (\d+)\) are held", text)
+    assert said, "the refit's paragraph no longer says how many modes are held"
+    keep = {f: refit_settings(f, m)["keep"] for f, m in [
+        ("stark.tracking.range", "range"), ("stark.tracking.range_bearing", "range_bearing"),
+        ("stark.tracking.event", "toa"), ("stark.temporal_tracking.event", "toa"), ("stark.tracking.event_xyt", "toa")]}
+    assert set(keep.values()) == {int(said.group(1))}, keep
+    assert refit_settings("stark.tracking.bearing", "bearing")["keep"] == int(said.group(2))
+
+
 def test_the_docs_refit_settings_table_says_what_refit_settings_hold():
     """docs/stark-tier1.md repeats the refit's settings (``REFIT_SETTINGS``) in a table for
     readers; its numbers must be the code's: the first step answered, the scheduled searches,
