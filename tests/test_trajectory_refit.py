@@ -1012,8 +1012,9 @@ def test_late_search_adds_searches_with_their_own_pool_and_backoff_from_its_step
 
 def test_range_bearing_default_filter_settings_reach_the_filter(monkeypatch):
     """The default's range+bearing filter runs 1000 particles without redraws
-    (:data:`~stsim.baselines.stark_tier1.DEFAULT_FILTER`); range keeps the filter's own settings
-    (2000 particles, a lost track redrawn after 20 widenings)."""
+    (:data:`~stsim.baselines.stark_tier1.DEFAULT_FILTER`); range's 1000 particles (session 32)
+    with the filter's own redraw of a lost track (after 20 widenings); bearing keeps the filter's
+    own settings (2000 particles, redrawn after 3)."""
     from stsim.baselines import sensor_particle_tracking as spt
     from stsim.baselines.stark_tier1 import default_track
     got = {}
@@ -1023,7 +1024,8 @@ def test_range_bearing_default_filter_settings_reach_the_filter(monkeypatch):
         got.update(k)
         return real(model, lib, n_steps, **k)
     monkeypatch.setattr(spt, "sensor_track", spy)
-    for fam, want in (("stark.tracking.range_bearing", (1000, None)), ("stark.tracking.range", (2000, 20.0))):
+    for fam, want in (("stark.tracking.range_bearing", (1000, None)), ("stark.tracking.range", (1000, 20.0)),
+                      ("stark.tracking.bearing", (2000, 3.0))):
         got.clear()
         default_track(generate_task(fam, 0, suite="stark-tier1", suite_seed=11))
         n = got.get("n_particles", _signature_default(real, "n_particles"))
