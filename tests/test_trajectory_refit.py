@@ -1362,6 +1362,9 @@ def test_lost_draws_pool_the_searches_made_while_no_mode_is_held_from_their_step
     p2, used2, _ = refit_path(r, t_rel, draws, truth, **opts, lost_draws=(20, library), lost_union=3)
     assert seen == [(8, (300,), 2), (9, (300,), 2)] + [(k, (300, 600), 3) for k in (26, 31, 36, 41)]
     assert np.array_equal(p0[:26], p2[:26]) and np.array_equal(used0[:26], used2[:26])
+    for bad in (-1, 2.5):
+        with pytest.raises(ValueError, match="lost_union must be a count of draws per structure"):
+            refit_path(r, t_rel, draws, truth, **opts, lost_draws=(20, library), lost_union=bad)
     for other in (prior_draws(40, 10.0, 3, "stark_release", None, 5),
                   prior_draws(50, 10.0, 3, "stark_release", (0.0, 2.0), 5)):
         with pytest.raises(ValueError, match="lost_draws' library is not of the draws' prior and steps"):

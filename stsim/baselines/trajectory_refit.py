@@ -1451,8 +1451,11 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     Returns: ``(pos (n, 2), used (n,) bool: the step's answer is the refit's, t_start (n,) the
     modes' mean first emission time at used steps (NaN elsewhere) or None without emission)``.
     Raises ``ValueError`` for readings of another modality (:class:`ReadingResiduals`), or a
-    ``lost_draws`` library of another layout or step grid than ``draws``."""
+    ``lost_draws`` library of another layout or step grid than ``draws``, or a negative or
+    fractional ``lost_union``."""
     lay = draws.layout
+    if int(lost_union) != lost_union or lost_union < 0:
+        raise ValueError(f"lost_union must be a count of draws per structure (0: none), not {lost_union!r}")
     if lost_draws is not None:
         other = lost_draws[1]
         if not (other.layout.dim == lay.dim and np.array_equal(other.layout.lo, lay.lo)
