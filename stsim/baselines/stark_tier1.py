@@ -260,7 +260,13 @@ def default_track(task: Task, seed: int = 0) -> tuple[np.ndarray, np.ndarray | N
 #: runs, 20-30 tasks of seed 7), spent on the refit's wider early searches
 #: (:data:`~stsim.baselines.trajectory_refit.REFIT_SETTINGS`).  500 particles: 1.108 / 1.039 /
 #: 1.190 against 1.106 / 1.029 / 1.188 with those searches; 121 cells: 1.110 / 1.041 / 1.193.  Not
-#: on range (seed 7 0.993 -> 1.039 with 1000 particles) or bearing (1.071 -> 1.084).
+#: on bearing (1.071 -> 1.084).  Range (session 32): 1000 particles too (the filter's redraws
+#: kept), which pays for the refit's wider lost-track searches (``lost_union``, the range entry of
+#: :data:`~stsim.baselines.trajectory_refit.REFIT_SETTINGS`): alone, tuning seeds first 10 / all
+#: steps 0.062358 / 0.019192 -> 0.063069 / 0.019462 at -6 % CPU; 1500 particles 0.061432 /
+#: 0.018321 with the union but held-out 0.066178 against 1000's 0.065383.  Seed 7's first 10
+#: steps against its limit run again (perf/limits/, 39 tasks, four draws): 1.00x -> 1.01x (0.99x
+#: -> 1.07x for draw 0; session 19 measured 0.993 -> 1.039 for 1000 particles then).
 DEFAULT_FILTER: dict = {"stark.tracking.range_bearing": {"n_particles": 1000, "lost": None},
                         "stark.tracking.range": {"n_particles": 1000}}
 
