@@ -265,7 +265,7 @@ def default_track(task: Task, seed: int = 0) -> tuple[np.ndarray, np.ndarray | N
 #: :data:`~stsim.baselines.trajectory_refit.REFIT_SETTINGS`): alone, tuning seeds first 10 / all
 #: steps 0.062358 / 0.019192 -> 0.063069 / 0.019462 at -6 % CPU; 1500 particles 0.061432 /
 #: 0.018321 with the union but held-out 0.066178 against 1000's 0.065383.  Seed 7's first 10
-#: steps against its limit run again (perf/limits/, 39 tasks, four draws): 1.00x -> 1.01x (0.99x
+#: steps against its limit run again (perf/limits/, 39 tasks, four draws): 1.00x -> 1.01x (1.00x
 #: -> 1.07x for draw 0; session 19 measured 0.993 -> 1.039 for 1000 particles then).
 DEFAULT_FILTER: dict = {"stark.tracking.range_bearing": {"n_particles": 1000, "lost": None},
                         "stark.tracking.range": {"n_particles": 1000}}
