@@ -829,7 +829,7 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     assert {k: v for k, v in event.items() if k not in own} == \
         {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in own}
     temporal = refit_settings("stark.temporal_tracking.event", "toa")
-    assert temporal["search_on_loss"] and temporal["rescue_starts"] and temporal["max_searches"] == 6
+    assert temporal["search_on_loss"] and temporal["rescue_starts"] and temporal["max_searches"] == 12
     assert temporal["search_above"] == (1.1, 4) and "search_above" not in REFIT_SETTINGS["toa"]
     assert temporal["iters"] == 3 == event["iters"] > REFIT_SETTINGS["toa"]["iters"]
     assert temporal["search_steps"] == (0, 2) and temporal["iters_pool"] == 2 < REFIT_SETTINGS["toa"]["iters_pool"]
@@ -1135,6 +1135,34 @@ def test_damped_steps_solve_the_damped_system_as_numpy_does():
     again = damped_steps(bad, rx, rows, lam, valid, cols, u, periodic)
     assert (again[4] == u[4]).all()
     np.testing.assert_array_equal(np.delete(again, 4, axis=0), np.delete(got, 4, axis=0))
+
+
+def test_temporal_searches_do_not_run_out_before_a_late_loss():
+    """Temporal event tracking, suite seed 5, task 4 (session 32): ``search_above`` starts a
+    search at each of steps 25-29, and the modes held then fail at step 31.  With 6 searches in
+    all (the default until session 32) none is left: no step from 31 to 38 is held and the
+    emission times there are the smoother's, 0.0016 time units from the truth (RMS over steps
+    31-37); with the default's 12 the searches at 30 and 31 hold the track again through step
+    38, 0.00025 off."""
+    import stsim.baselines.trajectory_refit as tr
+    from stsim.baselines.stark_tier1 import default_track
+    fam = "stark.temporal_tracking.event"
+    assert tr.REFIT_SETTINGS[fam]["max_searches"] == 12
+    task = generate_task(fam, 4, suite="stark-tier1", suite_seed=5)
+    gold = np.array([s.answer for s in task.steps], float)
+    base = dict(tr.REFIT_SETTINGS[fam])
+    got = {}
+    try:
+        for ms in (6, 12):
+            log = []
+            tr.REFIT_SETTINGS[fam] = {**base, "max_searches": ms, "_log": log}
+            _, emit = default_track(task, 0)
+            held = {t for t, m, _ in log if m}
+            got[ms] = ([t for t in range(31, 39) if t in held], float(np.sqrt(((emit - gold)[31:38] ** 2).mean())))
+    finally:
+        tr.REFIT_SETTINGS[fam] = base
+    assert got[6][0] == [] and got[6][1] > 0.0012, got
+    assert got[12][0] == list(range(31, 39)) and got[12][1] < 0.0004, got
 
 
 def test_search_above_searches_when_every_held_mode_misses_a_reading(monkeypatch):

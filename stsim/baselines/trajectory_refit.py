@@ -568,8 +568,17 @@ REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_lo
 # particle filter; 8 starts (0.000815) at +15 %; with lost_iters (0.000818); 3 -> 30 -> 12
 # (0.000829).  Not on event (its 15 searches with their own schedule: 0.054147 -> 0.055737, 6 of 8
 # seeds worse).
+# Session 32: 12 searches in all instead of 6 (15 from step 10, with late_search's 3), paid for by
+# the LM's compiled normal equations (perf/pf_cost.py 6.5x before): the searches search_above and
+# search_on_loss start no longer run out (seed 5's task 4 spent five at steps 25-29 and had none
+# when its modes failed at step 31).  Tuning seeds first 10 / all steps 0.003946 / 0.000809 ->
+# 0.003947 / 0.000786 (8: 0.000794, 10: 0.000792, 16: 0.000786); held-out 0.004832 / 0.000932 ->
+# 0.004873 / 0.000863 (8: 0.000912, 10: 0.000877; seed 53's first 10 steps 0.008515 -> 0.008818);
+# seed 5's limit set (four draws) 1.55x -> 1.46x (1.40-1.57; without task 7 1.27x); +14 % CPU
+# (10: +12 %; in-process medians of 5 alternating rounds, 20 tasks of seed 7).  Not kept: a wait
+# of 3, 5 or 10 steps between the searches search_above starts (0.000813, 0.000830, 0.000864).
 REFIT_SETTINGS["stark.temporal_tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True,
-                                                   "rescue_starts": True, "max_searches": 6,
+                                                   "rescue_starts": True, "max_searches": 12,
                                                    "search_steps": (0, 2), "iters_pool": 2,
                                                    "search_above": (1.1, 4), "iters": 3,
                                                    "late_search": (10, 3, 5, 40, 16)}
