@@ -1099,7 +1099,8 @@ def test_damped_steps_solve_the_damped_system_as_numpy_does():
     systems, an independent second computation, on a subset of the fits in a shuffled order: the
     steps agree to rounding in the active columns, the padding columns and the other columns of
     ``u`` stay, a periodic column wraps and every column is clipped to [0, 1]; a fit whose
-    Jacobian is not finite (a NaN) leaves its row as it was."""
+    Jacobian is not finite (a NaN) leaves its row as it was; shapes that do not match are
+    refused."""
     from stsim.baselines.trajectory_kernel import damped_steps
     rng = np.random.default_rng(3)
     n, P, R, dim = 6, 5, 12, 9
@@ -1135,6 +1136,15 @@ def test_damped_steps_solve_the_damped_system_as_numpy_does():
     again = damped_steps(bad, rx, rows, lam, valid, cols, u, periodic)
     assert (again[4] == u[4]).all()
     np.testing.assert_array_equal(np.delete(again, 4, axis=0), np.delete(got, 4, axis=0))
+    # shapes that do not match, or rows past the Jacobian's, are refused (numba checks no bounds)
+    for args in ((Jx, rx[:, :-1], rows, lam, valid, cols, u, periodic),      # r shorter than K
+                 (Jx, rx[:-1], rows, lam, valid, cols, u, periodic),          # r with fewer fits
+                 (Jx, rx, rows[:-1], lam, valid, cols, u, periodic),          # fewer rows than fits
+                 (Jx, rx, rows, lam, valid[:, :-1], cols[:, :-1], u, periodic),   # P not J's
+                 (Jx, rx, np.r_[rows[:-1], 9], lam, valid, cols, u, periodic),    # a row past N
+                 (Jx, rx, rows, lam, valid, cols, u[:, :-1], periodic)):      # u narrower than periodic
+        with pytest.raises(ValueError, match="damped_steps: "):
+            damped_steps(*args)
 
 
 def test_temporal_searches_do_not_run_out_before_a_late_loss():
@@ -1390,9 +1400,14 @@ def test_lost_draws_pool_the_searches_made_while_no_mode_is_held_from_their_step
     p2, used2, _ = refit_path(r, t_rel, draws, truth, **opts, lost_draws=(20, library), lost_union=3)
     assert seen == [(8, (300,), 2), (9, (300,), 2)] + [(k, (300, 600), 3) for k in (26, 31, 36, 41)]
     assert np.array_equal(p0[:26], p2[:26]) and np.array_equal(used0[:26], used2[:26])
-    for bad in (-1, 2.5):
+    for bad in (-1, 2.5, 3.0, np.float64(3.0), True, np.True_, float("nan"), "3"):
         with pytest.raises(ValueError, match="lost_union must be a count of draws per structure"):
             refit_path(r, t_rel, draws, truth, **opts, lost_draws=(20, library), lost_union=bad)
+    with pytest.raises(ValueError, match="it needs lost_draws"):
+        refit_path(r, t_rel, draws, truth, **opts, lost_union=3)
+    seen.clear()                                          # a numpy integer is a count
+    p3, _, _ = refit_path(r, t_rel, draws, truth, **opts, lost_draws=(20, library), lost_union=np.int64(3))
+    assert seen[2:] == [(k, (300, 600), 3) for k in (26, 31, 36, 41)] and np.array_equal(p3, p2)
     for other in (prior_draws(40, 10.0, 3, "stark_release", None, 5),
                   prior_draws(50, 10.0, 3, "stark_release", (0.0, 2.0), 5)):
         with pytest.raises(ValueError, match="lost_draws' library is not of the draws' prior and steps"):
@@ -1423,8 +1438,9 @@ def test_lost_library_holds_the_track_again_where_the_smaller_pool_does_not():
 
 def test_refit_task_builds_the_lost_library_only_for_tasks_past_its_first_step(monkeypatch):
     """``lost_library = (10, 4000)``: a path of 10 steps never searches at step 10 or later, so
-    :func:`refit_task` asks :func:`prior_draws` for the 1000 draws per structure only; with 11
-    steps for the 4000 too (seed 1, float32), and its refit then gets them as ``lost_draws``."""
+    :func:`refit_task` asks :func:`prior_draws` for the 1000 draws per structure only (and
+    drops ``lost_union``, which needs the library); with 11 steps for the 4000 too (seed 1,
+    float32), and its refit then gets them as ``lost_draws`` with ``lost_union``."""
     import stsim.baselines.trajectory_refit as tr
     task = generate_task("stark.tracking.range", 0, suite="stark-tier1", suite_seed=7)
     settings = tr.refit_settings(task.family, "range")
@@ -1440,12 +1456,14 @@ def test_refit_task_builds_the_lost_library_only_for_tasks_past_its_first_step(m
         return real_draws(*a, **k)
 
     def spy_path(*a, **k):
-        given.append(None if k.get("lost_draws") is None else (k["lost_draws"][0], k["lost_draws"][1].per_structure))
+        given.append((None if k.get("lost_draws") is None else (k["lost_draws"][0], k["lost_draws"][1].per_structure),
+                      k.get("lost_union")))
         return real_path(*a, **k)
     monkeypatch.setattr(tr, "prior_draws", spy_draws)
     monkeypatch.setattr(tr, "refit_path", spy_path)
-    for k, want, lost in ((10, [(1000, 0, "float64")], None),
-                          (11, [(1000, 0, "float64"), (4000, 1, "float32")], (10, 4000))):
+    assert settings["lost_union"] == 4
+    for k, want, lost in ((10, [(1000, 0, "float64")], (None, None)),
+                          (11, [(1000, 0, "float64"), (4000, 1, "float32")], ((10, 4000), 4))):
         asked.clear()
         given.clear()
         tr.refit_task(task, readings, truth[:k], **settings)

@@ -1460,11 +1460,14 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     Returns: ``(pos (n, 2), used (n,) bool: the step's answer is the refit's, t_start (n,) the
     modes' mean first emission time at used steps (NaN elsewhere) or None without emission)``.
     Raises ``ValueError`` for readings of another modality (:class:`ReadingResiduals`), or a
-    ``lost_draws`` library of another layout or step grid than ``draws``, or a negative or
-    fractional ``lost_union``."""
+    ``lost_draws`` library of another layout or step grid than ``draws``, or a ``lost_union``
+    that is not a count (an ``int`` >= 0, not a bool) or is given without ``lost_draws``."""
     lay = draws.layout
-    if int(lost_union) != lost_union or lost_union < 0:
+    if isinstance(lost_union, (bool, np.bool_)) or not isinstance(lost_union, (int, np.integer)) or lost_union < 0:
         raise ValueError(f"lost_union must be a count of draws per structure (0: none), not {lost_union!r}")
+    lost_union = int(lost_union)
+    if lost_union and lost_draws is None:
+        raise ValueError("lost_union pools the searches of a lost track from both libraries: it needs lost_draws")
     if lost_draws is not None:
         other = lost_draws[1]
         if not (other.layout.dim == lay.dim and np.array_equal(other.layout.lo, lay.lo)
@@ -1620,8 +1623,9 @@ def refit_task(task, readings: Readings, path: np.ndarray, emit: np.ndarray | No
     ``per_structure`` prior draws of each structure (:func:`prior_draws`, seed 0);
     ``lost_library = (first, per_structure)``: :func:`refit_path`'s ``lost_draws``, that many
     draws of each structure (seed 1, positions in float32; cached as ``draws`` is; not built
-    for a task of ``first`` steps or fewer, which never uses it; None: none); ``kw``
-    go to :func:`refit_path`.  Returns its ``(pos, used, t_start)``."""
+    for a task of ``first`` steps or fewer, which never uses it, and ``kw``'s ``lost_union`` is
+    then dropped; None: none); ``kw`` go to :func:`refit_path`.  Returns its ``(pos, used,
+    t_start)``."""
     n, duration, kmax, table, emit_range = task_prior(task)
     n_lib, span = step_grid(n, duration, len(path))
     emit_range = None if emit is not None else emit_range
@@ -1629,4 +1633,6 @@ def refit_task(task, readings: Readings, path: np.ndarray, emit: np.ndarray | No
     if lost_library is not None and len(path) > lost_library[0]:
         kw["lost_draws"] = (lost_library[0], prior_draws(n_lib, span, kmax, table, emit_range, lost_library[1],
                                                            seed=1, rows_dtype="float32"))
+    else:
+        kw.pop("lost_union", None)                      # no library: nothing to pool it with
     return refit_path(readings, np.linspace(0.0, span, n_lib), draws, path, emit=emit, **kw)
