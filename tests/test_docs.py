@@ -64,6 +64,29 @@ def test_the_docs_modes_held_are_the_refit_settings_keep():
     assert refit_settings("stark.tracking.bearing", "bearing")["keep"] == int(said.group(2))
 
 
+def test_the_docs_lm_iterations_of_a_search_are_the_refit_settings():
+    """The text under the settings table gives a search's LM iterations: per pool draw
+    (``iters_pool``) and for the starts with the held modes (``iters_init``), the common value
+    and range+bearing's own."""
+    import re
+
+    from stsim.baselines.trajectory_refit import refit_settings
+    text = " ".join((ROOT / "docs" / "stark-tier1.md").read_text(encoding="utf-8").split())
+    said = re.search(r"The searches' LM iterations: (\d+) per pool draw \(range\+bearing and temporal (\d+)\), "
+                     r"(\d+) for the starts with the held modes \(range\+bearing (\d+)", text)
+    assert said, "the text no longer gives a search's LM iterations"
+    pool, pool_rb, init, init_rb = map(int, said.groups())
+    rb = refit_settings("stark.tracking.range_bearing", "range_bearing")
+    assert (rb["iters_pool"], rb["iters_init"]) == (pool_rb, init_rb)
+    assert refit_settings("stark.temporal_tracking.event", "toa")["iters_pool"] == pool_rb
+    for fam, m in [("stark.tracking.range", "range"), ("stark.tracking.bearing", "bearing"),
+                   ("stark.tracking.event", "toa"), ("stark.temporal_tracking.event", "toa"),
+                   ("stark.tracking.event_xyt", "toa")]:
+        s = refit_settings(fam, m)
+        assert s["iters_init"] == init, fam
+        assert fam == "stark.temporal_tracking.event" or s["iters_pool"] == pool, fam
+
+
 def test_the_docs_refit_settings_table_says_what_refit_settings_hold():
     """docs/stark-tier1.md repeats the refit's settings (``REFIT_SETTINGS``) in a table for
     readers; its numbers must be the code's: the first step answered, the scheduled searches,
