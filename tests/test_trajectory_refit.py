@@ -844,7 +844,7 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     assert xyt["search_steps"] == (0, 2, 4, 6, 12, 18, 26, 36) and all(xyt[k] == event[k] for k in pool[1:3])
     assert xyt["n_starts"] == 12 < event["n_starts"]
     assert xyt["late_search"] == (12, 4, 5, 30, 6) and "late_search" not in REFIT_SETTINGS["toa"]
-    assert xyt["by_readings"] == (6, 100, 1) and not any("by_readings" in REFIT_SETTINGS[m] for m in
+    assert xyt["by_readings"] == (6, 300, 2) and not any("by_readings" in REFIT_SETTINGS[m] for m in
                                                          ("range", "bearing", "range_bearing", "toa"))
     assert "by_readings" not in event and "by_readings" not in temporal
     assert {k: v for k, v in xyt.items() if k not in ("max_searches", "late_search", "by_readings") + pool} == \
@@ -1303,14 +1303,14 @@ def test_search_by_readings_holds_the_posterior_the_filter_path_misses():
     the prior draws nearest them miss the posterior, and without ``by_readings`` the default's
     answers stayed 0.47-1.34 units off at steps 4-10 (the 50-step limit's were within 0.13 from
     step 2, within 0.02 from step 6).  With the draws that fit the readings best in the early
-    searches' pools (session 28) the search at step 4 holds the posterior: 0.02-0.09 at steps
-    4-9."""
+    searches' pools (session 28; the best of each structure's first 100 then, the best 2 of 300
+    since session 32) the search at step 4 holds the posterior: within 0.15 at steps 4-9."""
     from stsim.baselines.particle_tracking import track_task
     from stsim.baselines.stark_tier1 import default_track_settings
     task = generate_task("stark.tracking.event_xyt", 9, suite="stark-tier1", suite_seed=5)
     gold = np.array([s.answer for s in task.steps], float)[:10, :2]
     kw = default_track_settings(task)
-    assert kw["refit"]["by_readings"] == (6, 100, 1)
+    assert kw["refit"]["by_readings"] == (6, 300, 2)
     pos, _ = track_task(task, **kw)
     assert np.hypot(*(pos[:10] - gold).T)[4:10].max() < 0.15
     without = track_task(task, **{**kw, "refit": {**kw["refit"], "by_readings": None}})[0]
