@@ -805,9 +805,10 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     only within 1.2 bounds, centred from step 1, searches at 0, 3, 6, 12, 18, 26 with a pool of 5 draws
     per structure cut to 40, 16 starts; from step 10 12 LM iterations per pool draw in a search
     while no mode is held); temporal its own (the same search on loss, the lost
-    fits as starts of the next search, a second scheduled search at step 2, 6 in all, 2 LM
+    fits as starts of the next search, a second scheduled search at step 2, 12 in all, 2 LM
     iterations per pool draw, a search when every held mode misses a reading by 1.1 bounds from
-    step 4, 3 LM iterations per refinement), x-y-t its own (searches at 0, 2, 4, 6, 9 in all, the same
+    step 4, 3 LM iterations per refinement, from step 10 three more searches and, while no mode is
+    held, event's library of 4000 draws per structure), x-y-t its own (searches at 0, 2, 4, 6, 9 in all, the same
     pool as event, 12 starts; from step 12 searches at 12, 18, 26, 36, 13 in all, from 5 draws per
     structure cut to 30, 6 starts), the ToA base otherwise; a family without one (range) takes its
     modality's, and the default tracker gets what :func:`refit_settings` gives."""
@@ -835,8 +836,9 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     assert temporal["search_steps"] == (0, 2) and temporal["iters_pool"] == 2 < REFIT_SETTINGS["toa"]["iters_pool"]
     assert not REFIT_SETTINGS["toa"].get("rescue_starts") and not event.get("rescue_starts")
     t_own = ("search_on_loss", "rescue_starts", "max_searches", "search_steps", "iters_pool", "search_above", "iters",
-             "late_search")
+             "late_search", "lost_library")
     assert temporal["late_search"] == (10, 3, 5, 40, 16) and "late_search" not in REFIT_SETTINGS["toa"]
+    assert temporal["lost_library"] == event["lost_library"] and "lost_iters" not in temporal
     assert {k: v for k, v in temporal.items() if k not in t_own} == \
         {k: v for k, v in REFIT_SETTINGS["toa"].items() if k not in t_own}
     xyt = refit_settings("stark.tracking.event_xyt", "toa")
@@ -1169,6 +1171,31 @@ def test_temporal_searches_do_not_run_out_before_a_late_loss(monkeypatch):
         got[ms] = ([t for t in range(31, 39) if t in held], float(np.sqrt(((emit - gold)[31:38] ** 2).mean())))
     assert got[6][0] == [] and got[6][1] > 0.0012, got
     assert got[12][0] == list(range(31, 39)) and got[12][1] < 0.0004, got
+
+
+def test_temporal_lost_searches_take_the_larger_library(monkeypatch):
+    """Temporal event tracking, suite seed 5, task 7 (session 33): the mode held from step 2 is
+    of the right structure but the wrong rates and phases; it fails at step 11, and the searches
+    at 11, 21 and 41 from the library of 1000 draws per structure hold nothing, so steps 11-49 are
+    the smoother's, 0.0018 time units from the truth (RMS over steps 21-49).  With the default's
+    ``lost_library`` (10, 4000) the search at step 21 holds the track through step 49, 0.00045
+    off."""
+    import stsim.baselines.trajectory_refit as tr
+    from stsim.baselines.stark_tier1 import default_track
+    fam = "stark.temporal_tracking.event"
+    assert tr.REFIT_SETTINGS[fam]["lost_library"] == (10, 4000)
+    task = generate_task(fam, 7, suite="stark-tier1", suite_seed=5)
+    gold = np.array([s.answer for s in task.steps], float)
+    base = dict(tr.REFIT_SETTINGS[fam])
+    got = {}
+    for lib in (None, (10, 4000)):
+        log = []
+        monkeypatch.setitem(tr.REFIT_SETTINGS, fam, {**base, "lost_library": lib, "_log": log})
+        _, emit = default_track(task, 0)
+        held = {t for t, m, _ in log if m}
+        got[lib] = ([t for t in range(11, 50) if t in held], float(np.sqrt(((emit - gold)[21:50] ** 2).mean())))
+    assert got[None][0] == [] and got[None][1] > 0.0015, got
+    assert got[(10, 4000)][0] == list(range(21, 50)) and got[(10, 4000)][1] < 0.0006, got
 
 
 def test_search_above_searches_when_every_held_mode_misses_a_reading(monkeypatch):

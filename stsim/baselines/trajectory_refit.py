@@ -590,11 +590,24 @@ REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_lo
 # seed 5's limit set (four draws) 1.55x -> 1.46x (1.40-1.57; without task 7 1.27x); +14 % CPU
 # (10: +12 %; in-process medians of 5 alternating rounds, 20 tasks of seed 7).  Not kept: a wait
 # of 3, 5 or 10 steps between the searches search_above starts (0.000813, 0.000830, 0.000864).
+# Session 33: from step 10 a search made while no mode is held takes its pool from the library of
+# 4000 prior draws per structure (lost_library, as event's and range's; measured level in session
+# 31, with 6 searches in all).  Seed 5's task 7 held a mode of the right structure but the wrong
+# rates and phases (0.77 off in u) from step 2; it failed at step 11 and the searches at 11, 21 and
+# 41 held nothing, so the filter answered steps 11-49 (0.002 off, the limit 0.0002).  From the
+# library the search at step 21 holds the track again.  Tuning seeds first 10 / all steps 0.003947
+# / 0.000786 -> 0.003947 / 0.000774 (better on 5 of 8), held-out 0.004873 / 0.000863 -> 0.004873 /
+# 0.000826 (3 of 4); seed 5's limit set (four draws) 1.46x -> 1.25x, but with a library of 2000 or
+# 8000 its task 7 is not held again (1.48x, 1.50x): which draws the library holds decides that
+# task.  +2 % CPU (in-process medians of 5 alternating rounds, 20 tasks of seed 7).  Not kept:
+# with lost_iters (10, 12) (0.000772 / 0.000838), the union of both libraries (seed 5 1.31x), a
+# lost search's pool skipping the draws the searches before it took (0.000790 / 0.000888).
 REFIT_SETTINGS["stark.temporal_tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True,
                                                    "rescue_starts": True, "max_searches": 12,
                                                    "search_steps": (0, 2), "iters_pool": 2,
                                                    "search_above": (1.1, 4), "iters": 3,
-                                                   "late_search": (10, 3, 5, 40, 16)}
+                                                   "late_search": (10, 3, 5, 40, 16),
+                                                   "lost_library": (10, 4000)}
 # Session 15: x-y-t with 4 searches in all instead of 3 (the fourth 5 steps after the third
 # while no mode is held: the first 10 steps are unchanged).  Tuning seeds 11-23 as above,
 # geometric means first 10 / all steps 0.2257 / 0.1139 -> 0.2257 / 0.0997 at +6 % tracking time
