@@ -26,7 +26,7 @@ over tasks).
 This is a reference, not a user baseline.  Exit 1 when a default tracker is more than 10 %
 above the limit (``--tolerance``) in our convention.
 
-Run:  python perf/bayes_floor.py [--n 20] [--seed 7] [--steps 10] [--particles 1000] [--runs 2]
+Run:  python perf/bayes_floor.py [--n 20] [--seed 7] [--first 0] [--steps 10] [--particles 1000] [--runs 2]
       [--workers 2] [--family stark.tracking.range ...] [--stonesoup] [--save limits.json]
 """
 from __future__ import annotations
@@ -72,13 +72,13 @@ def _err(fmt: str, pred, gold) -> float:
     return float(item_errors(fmt, [pred], [gold])[0])
 
 
-def localisation_row(fam: str, n: int, seed: int) -> dict:
+def localisation_row(fam: str, n: int, seed: int, first: int = 0) -> dict:
     g = np.linspace(0.0, 10.0, 701)
     xx, yy = np.meshgrid(g, g)
     grid = np.column_stack([xx.ravel(), yy.ravel()])
     ours, lim, s_ours, s_lim = [], [], [], []
     t_ours = t_lim = 0.0
-    for i in range(n):
+    for i in range(first, first + n):
         task = generate_task(fam, i, suite="stark-tier1", suite_seed=seed)
         t = time.perf_counter()
         est = np.asarray(BASELINES[fam](task)[0].value, float)
@@ -207,8 +207,8 @@ def _mc_corrected(done: list) -> float:
 
 
 def tracking_row(fam: str, n: int, seed: int, steps: int, particles: int, moves: int, levels: int,
-                 workers: int, kw: dict | None = None) -> dict:
-    jobs = [(fam, i, seed, steps, particles, moves, levels, kw or {}) for i in range(n)]
+                 workers: int, kw: dict | None = None, first: int = 0) -> dict:
+    jobs = [(fam, i, seed, steps, particles, moves, levels, kw or {}) for i in range(first, first + n)]
     if workers > 1:
         with ProcessPoolExecutor(workers) as ex:
             res = list(ex.map(_track_task, jobs))
@@ -285,6 +285,9 @@ def main(argv=None) -> int:
                     help="families (default: all)")
     ap.add_argument("--n", type=int, default=20, help="tasks per family")
     ap.add_argument("--seed", type=int, default=7, help="suite seed")
+    ap.add_argument("--first", type=int_at_least(0), default=0,
+                    help="the first task's index (tasks FIRST .. FIRST+N-1): a later part of a saved set, "
+                         "for perf/refit_accuracy.py --limits PART1 PART2 ...")
     ap.add_argument("--steps", type=int, default=10, help="tracking steps scored per task")
     ap.add_argument("--particles", type=int, default=1000,
                     help="particles per run, shared over the prior's 25 structures (evenly at the start, then each step by posterior weight, at least particles // 25 each)")
@@ -319,7 +322,7 @@ def main(argv=None) -> int:
     except ValueError as e:
         ap.error(f"--sampler-options: {e}")
     t_start = time.perf_counter()
-    saved = {"meta": {"seed": args.seed, "n": args.n, "steps": args.steps, "particles": args.particles,
+    saved = {"meta": {"seed": args.seed, "first": args.first, "n": args.n, "steps": args.steps, "particles": args.particles,
                       "suite": "stark-tier1", "argv": sys.argv[1:] if argv is None else list(argv),
                       "runs": args.runs,
                       "limit": "posterior mean under the generator's prior and noise: the mean of "
@@ -328,7 +331,7 @@ def main(argv=None) -> int:
                                "two runs as limit_run1 and limit_run2)"},
              "families": {}}
     fams = args.family or LOCALISATION + TRACKING
-    print(f"n={args.n} tasks per family, seed {args.seed}, tracking: first {args.steps} steps, "
+    print(f"n={args.n} tasks per family" + (f" (from task {args.first})" if args.first else "") + f", seed {args.seed}, tracking: first {args.steps} steps, "
           f"{args.particles} particles, {args.moves} MH sweeps per level, {args.runs} independent runs")
     print(f"{'family':34s} {'n':>3s} {'lost':>4s} {'limit':>7s} {'ours':>7s} {'ratio':>6s} "
           f"{'STARK lim':>9s} {'STARK ours':>10s} {'minESS':>6s} {'agree':>6s} {'post sd':>7s} "
@@ -337,13 +340,13 @@ def main(argv=None) -> int:
     for fam in fams:
         t0 = time.perf_counter()
         if fam in LOCALISATION:
-            row = localisation_row(fam, args.n, args.seed)
+            row = localisation_row(fam, args.n, args.seed, args.first)
         else:
             row = tracking_row(fam, args.n, args.seed, args.steps, args.particles, args.moves,
                                args.max_levels, args.workers,
                                {"ess_keep": args.ess_keep, "max_sweeps": args.max_sweeps,
                                 "stonesoup": args.stonesoup, "variant": args.variant, "runs": args.runs,
-                                **sampler_options})
+                                **sampler_options}, args.first)
         ratio = ratio_to_limit(row["ours"], row["limit"])
         f = lambda v, w, p=4: f"{v:{w}.{p}f}" if v is not None else f"{'-':>{w}s}"  # noqa: E731
         print(f"{fam:34s} {row['n']:3d} {row['lost']:4d} {row['limit']:7.4f} {row['ours']:7.4f} "

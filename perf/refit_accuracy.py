@@ -4,7 +4,9 @@ alone on the same generated tasks (issue 20, item 2): the default (filter and re
 Euclidean for positions, absolute for times, the norm of (dx, dy, dt) for x-y-t, as
 ``perf/bayes_floor.py`` scores it) over
 the first 10 steps and over all steps, CPU ms per task of each, and the share of steps the
-refit answered; with ``--limits FILE`` (the JSON ``perf/bayes_floor.py --save`` writes) also
+refit answered; with ``--limits FILE`` (the JSON ``perf/bayes_floor.py --save`` writes; several
+files of one suite seed and steps, parts of one set made with ``bayes_floor.py --first``, are
+pooled) also
 both against the saved limit over its steps, on the tasks whose limit converged, with the
 limit's independent runs scored on their own (how far the reference itself moves with its
 Monte-Carlo error), and where the default's excess is: its ratio without the one task, then the
@@ -15,7 +17,7 @@ default baseline's answers): the spread over seeds is how much of a figure on 20
 tracker's own luck (the refit's searches start from the filter's answers).
 
 Run:  python perf/refit_accuracy.py --family stark.tracking.range [--n 20] [--seed 7]
-          [--limits limits.json] [--filter-seeds 1 2 3]
+          [--limits limits.json [part2.json ...]] [--filter-seeds 1 2 3]
 """
 from __future__ import annotations
 
@@ -24,8 +26,8 @@ import sys
 
 import numpy as np
 from _common import REFIT_FAMILIES as FAMILIES
-from _common import (answer_values, check_limit_tasks, excess_by_task, item_errors, load_limits, ratio_interval,
-                     ratio_to_limit, timed_each)
+from _common import (answer_values, check_limit_tasks, excess_by_task, fail, item_errors, load_limits,
+                     ratio_interval, ratio_to_limit, timed_each)
 
 from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.baselines.stark_tier1 import default_track
@@ -46,12 +48,40 @@ def _limit_runs(task: dict) -> list:
     return runs if runs is not None else [task.get("limit_run1"), task.get("limit_run2")]
 
 
+def pooled_limits(paths: list[str], seed: int) -> dict:
+    """``{family: {"tasks": [...]}}``: the task records of the ``bayes_floor.py --save`` files
+    ``paths`` (parts of one set: the same suite seed and steps), pooled in index order.
+
+    Raises:
+        SystemExit(2), after a ``stsim: error:`` line: a file :func:`_common.load_limits`
+        refuses, files of different steps, or a family's task in two files."""
+    fams: dict = {}
+    steps = None
+    for path in paths:
+        data = load_limits(path, seed=seed)
+        if steps is not None and int(data["meta"]["steps"]) != steps:
+            raise fail(f"--limits {path} scores {data['meta']['steps']} steps, {paths[0]} {steps}: "
+                       "pool only parts of one set")
+        steps = int(data["meta"]["steps"])
+        for fam, rec in data["families"].items():
+            have = fams.setdefault(fam, {"tasks": []})["tasks"]
+            again = sorted({t["index"] for t in have} & {t["index"] for t in rec.get("tasks") or []})
+            if again:
+                raise fail(f"--limits {path}: {fam}'s task(s) {again} are in an earlier file too")
+            have += rec.get("tasks") or []
+    for rec in fams.values():
+        rec["tasks"].sort(key=lambda t: t["index"])
+    return fams
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--family", choices=FAMILIES, nargs="+", required=True)
     ap.add_argument("--n", type=int, default=20, help="tasks per family")
     ap.add_argument("--seed", type=int, default=7, help="suite seed")
-    ap.add_argument("--limits", default=None, help="saved limits (perf/bayes_floor.py --save)")
+    ap.add_argument("--limits", nargs="+", default=None, metavar="PATH",
+                    help="saved limits (perf/bayes_floor.py --save); several files of the same suite seed "
+                         "and steps (parts of one set, bayes_floor.py --first) are pooled")
     ap.add_argument("--filter-seeds", type=int_at_least(0), nargs="*", default=[], metavar="SEED",
                     help="also score the default with its filter's draws from these seeds (the default row is "
                          "seed 0; numpy's generators take no negative seed)")
@@ -59,9 +89,10 @@ def main(argv=None) -> int:
     lim = {}
     if args.limits:
         try:
-            lim = load_limits(args.limits, seed=args.seed)["families"]
+            lim = pooled_limits(args.limits, args.seed)
         except SystemExit as exc:   # the message is printed
             return exc.code
+    where = " + ".join(args.limits or [])
     print(f"suite seed {args.seed}, {args.n} tasks per family; trimmed RMSE first 10 / all steps; CPU ms/task")
     for fam in args.family:
         tasks = [generate_task(fam, i, suite="stark-tier1", suite_seed=args.seed) for i in range(args.n)]
@@ -82,7 +113,7 @@ def main(argv=None) -> int:
         if fam in lim:
             tl = [t for t in lim[fam]["tasks"] if not t["lost"] and t["index"] < args.n]
             try:
-                check_limit_tasks(tl, dict(enumerate(tasks)), args.limits)
+                check_limit_tasks(tl, dict(enumerate(tasks)), where)
             except SystemExit as exc:   # the message is printed
                 return exc.code
             k = len(tl[0]["gold"]) if tl else 0

@@ -245,6 +245,41 @@ def test_refit_accuracy_refuses_limits_of_another_seed(tmp_path, capsys):
     assert "not a readable bayes_floor --save file" in capsys.readouterr().err
 
 
+def test_refit_accuracy_pools_the_parts_of_one_limit_set(tmp_path, capsys):
+    """``--limits A B``: parts of one set (``perf/bayes_floor.py --first``) are scored as one.
+    Event tasks 0 and 1 of suite seed 7 in two files, each limit 0.1 off the gold in x at both
+    steps: 4 items, all 0.1 off, so the pooled limit is 0.1 on 2 tasks.  A task in both files,
+    files of different steps or of another suite seed: exit 2, naming the file."""
+    import json
+    from stsim.registry import generate_task
+    fam = "stark.tracking.event"
+    mod = _load("refit_accuracy")
+    paths = []
+    for i in (0, 1):
+        task = generate_task(fam, i, suite="stark-tier1", suite_seed=7)
+        gold = [list(map(float, st.answer)) for st in task.steps[:2]]
+        rec = {"index": i, "id": task.id, "lost": False, "gold": gold, "limit": [[x + 0.1, y] for x, y in gold]}
+        path = tmp_path / f"part{i}.json"
+        path.write_text(json.dumps({"meta": {"seed": 7, "first": i, "steps": 2, "n": 1},
+                                    "families": {fam: {"summary": {}, "tasks": [rec]}}}))
+        paths.append(str(path))
+    pooled = mod.pooled_limits(paths[::-1], 7)
+    assert [t["index"] for t in pooled[fam]["tasks"]] == [0, 1]
+    assert mod.main(["--family", fam, "--n", "2", "--limits", *paths]) == 0
+    assert re.search(r"limit 0\.1000 over 2 steps on 2 tasks", capsys.readouterr().out)
+    assert mod.main(["--family", fam, "--n", "2", "--limits", paths[0], paths[0]]) == 2
+    assert f"--limits {paths[0]}: {fam}'s task(s) [0] are in an earlier file too" in capsys.readouterr().err
+    other = json.loads(Path(paths[1]).read_text())
+    other["meta"]["steps"] = 3
+    Path(paths[1]).write_text(json.dumps(other))
+    assert mod.main(["--family", fam, "--n", "2", "--limits", *paths]) == 2
+    assert f"--limits {paths[1]} scores 3 steps, {paths[0]} 2: pool only parts of one set" in capsys.readouterr().err
+    other["meta"].update(steps=2, seed=5)
+    Path(paths[1]).write_text(json.dumps(other))
+    assert mod.main(["--family", fam, "--n", "2", "--limits", *paths]) == 2
+    assert "holds suite seed 5's tasks; pass --seed 5" in capsys.readouterr().err
+
+
 def test_refit_accuracy_filter_seeds_score_other_draws_of_the_default(tmp_path, capsys):
     """``--filter-seeds``: seed 0 is the default baseline's own answers (not scored twice),
     another seed is another draw of the same tracker (different answers), and with limits the
@@ -345,6 +380,30 @@ def test_bayes_floor_monte_carlo_terms_over_k_runs():
     assert math.isnan(bf._mc_corrected([{"runs": [a.tolist(), None], "limit": a, "gold": g}]))
 
 
+def test_bayes_floor_first_runs_a_later_part_of_a_set(tmp_path, monkeypatch, capsys):
+    """``--first K --n N``: tasks K..K+N-1, saved with ``meta.first`` (the sampler stubbed: each
+    task reported lost, the indices it was asked for recorded); a negative ``--first`` is exit 2."""
+    import json
+    bf = _load("bayes_floor")
+    asked = []
+
+    def lost(job):
+        asked.append(job[1])
+        return {"lost": True, "id": f"t{job[1]}", "format": "position", "t_ours": 0.0, "t_limit": 0.0,
+                "c_limit": 0.0, "index": job[1], "ss": {}, "errors": []}
+    monkeypatch.setattr(bf, "_track_task", lost)
+    path = tmp_path / "part.json"
+    assert bf.main(["--family", "stark.tracking.event", "--n", "2", "--first", "10", "--seed", "5",
+                    "--workers", "1", "--save", str(path)]) == 1       # no limit measured: MISSED
+    assert asked == [10, 11]
+    data = json.loads(path.read_text())
+    assert data["meta"]["first"] == 10 and [t["index"] for t in data["families"]["stark.tracking.event"]["tasks"]] == [10, 11]
+    assert "(from task 10)" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        bf.main(["--family", "stark.tracking.event", "--first", "-1"])
+    assert e.value.code == 2
+
+
 def test_pf_vs_limit_default_row_is_the_default_baseline():
     """``perf/pf_vs_limit.py``'s "default" row scores the family's default tracker itself (for
     event tracking: filter, smoother and refit; before 2026-12-01 it left the smoother out)."""
@@ -400,7 +459,8 @@ def test_excess_by_task_finds_the_tasks_that_hold_the_excess():
 def test_the_saved_limits_are_of_the_tasks_the_generator_draws_today():
     """perf/limits/ keeps ``bayes_floor.py --save`` files (minutes to hours of CPU each) for
     trackers to be scored against at once.  Each must still be of the generator's tasks: its
-    suite seed, every task's id, and its gold answers equal to the generated ones to the 6
+    suite seed, every task's id (a later part of a set, ``--first K``, is named for its tasks),
+    and its gold answers equal to the generated ones to the 6
     decimals they were saved with; the README lists every file with its sha256.  A change to the
     generator or the trajectory prior fails here: run the README's command again."""
     import hashlib
@@ -415,8 +475,10 @@ def test_the_saved_limits_are_of_the_tasks_the_generator_draws_today():
         data = json.loads(path.read_text())
         seed = data["meta"]["seed"]
         (family, rec), = data["families"].items()
-        assert path.name == f"{family}.seed{seed}.json"
-        assert [r["index"] for r in rec["tasks"]] == list(range(data["meta"]["n"]))
+        first, n = data["meta"].get("first", 0), data["meta"]["n"]     # a later part: bayes_floor.py --first
+        assert path.name == (f"{family}.seed{seed}.json" if not first
+                             else f"{family}.seed{seed}.tasks{first}-{first + n - 1}.json"), path.name
+        assert [r["index"] for r in rec["tasks"]] == list(range(first, first + n))
         for r in rec["tasks"]:
             task = generate_task(family, r["index"], suite=data["meta"]["suite"], suite_seed=seed)
             assert r["id"] == task.id, (path.name, r["index"])
