@@ -322,8 +322,8 @@ def main(argv=None) -> int:
     except ValueError as e:
         ap.error(f"--sampler-options: {e}")
     t_start = time.perf_counter()
-    saved = {"meta": {"seed": args.seed, "first": args.first, "n": args.n, "steps": args.steps, "particles": args.particles,
-                      "suite": "stark-tier1", "argv": sys.argv[1:] if argv is None else list(argv),
+    saved = {"meta": {"seed": args.seed, "first": args.first, "n": args.n, "steps": args.steps,
+                      "particles": args.particles, "suite": "stark-tier1", "argv": sys.argv[1:] if argv is None else list(argv),
                       "runs": args.runs,
                       "limit": "posterior mean under the generator's prior and noise: the mean of "
                                f"{args.runs} independent sampler runs (limit_runs: seeds 0..{args.runs - 1}, "
@@ -331,7 +331,8 @@ def main(argv=None) -> int:
                                "two runs as limit_run1 and limit_run2)"},
              "families": {}}
     fams = args.family or LOCALISATION + TRACKING
-    print(f"n={args.n} tasks per family" + (f" (from task {args.first})" if args.first else "") + f", seed {args.seed}, tracking: first {args.steps} steps, "
+    part = f" (from task {args.first})" if args.first else ""
+    print(f"n={args.n} tasks per family{part}, seed {args.seed}, tracking: first {args.steps} steps, "
           f"{args.particles} particles, {args.moves} MH sweeps per level, {args.runs} independent runs")
     print(f"{'family':34s} {'n':>3s} {'lost':>4s} {'limit':>7s} {'ours':>7s} {'ratio':>6s} "
           f"{'STARK lim':>9s} {'STARK ours':>10s} {'minESS':>6s} {'agree':>6s} {'post sd':>7s} "

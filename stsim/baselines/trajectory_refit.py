@@ -594,7 +594,7 @@ REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_lo
 # 4000 prior draws per structure (lost_library, as event's and range's; measured level in session
 # 31, with 6 searches in all).  Seed 5's task 7 held a mode of the right structure but the wrong
 # rates and phases (0.77 off in u) from step 2; it failed at step 11 and the searches at 11, 21 and
-# 41 held nothing, so the filter answered steps 11-49 (0.002 off, the limit 0.0002).  From the
+# 41 held nothing, so the smoother answered steps 11-49 (0.002 off, the limit 0.0002).  From the
 # library the search at step 21 holds the track again.  Tuning seeds first 10 / all steps 0.003947
 # / 0.000786 -> 0.003947 / 0.000774 (better on 5 of 8), held-out 0.004873 / 0.000863 -> 0.004873 /
 # 0.000826 (3 of 4); seed 5's limit set (four draws) 1.46x -> 1.25x, but with a library of 2000 or
