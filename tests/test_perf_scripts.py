@@ -397,7 +397,8 @@ def test_bayes_floor_first_runs_a_later_part_of_a_set(tmp_path, monkeypatch, cap
                     "--workers", "1", "--save", str(path)]) == 1       # no limit measured: MISSED
     assert asked == [10, 11]
     data = json.loads(path.read_text())
-    assert data["meta"]["first"] == 10 and [t["index"] for t in data["families"]["stark.tracking.event"]["tasks"]] == [10, 11]
+    assert data["meta"]["first"] == 10
+    assert [t["index"] for t in data["families"]["stark.tracking.event"]["tasks"]] == [10, 11]
     assert "(from task 10)" in capsys.readouterr().out
     with pytest.raises(SystemExit) as e:
         bf.main(["--family", "stark.tracking.event", "--first", "-1"])
