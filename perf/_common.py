@@ -120,6 +120,32 @@ def load_limits(path: str | None, *, seed: int | None = None) -> dict[str, Any]:
     return data
 
 
+def pooled_limits(paths: list[str], seed: int) -> dict:
+    """``{family: {"tasks": [...]}}``: the task records of the ``bayes_floor.py --save`` files
+    ``paths`` (parts of one set: the same suite seed and steps), pooled in index order.
+
+    Raises:
+        SystemExit(2), after a ``stsim: error:`` line: a file :func:`load_limits`
+        refuses, files of different steps, or a family's task in two files."""
+    fams: dict = {}
+    steps = None
+    for path in paths:
+        data = load_limits(path, seed=seed)
+        if steps is not None and int(data["meta"]["steps"]) != steps:
+            raise fail(f"--limits {path} scores {data['meta']['steps']} steps, {paths[0]} {steps}: "
+                       "pool only parts of one set")
+        steps = int(data["meta"]["steps"])
+        for fam, rec in data["families"].items():
+            have = fams.setdefault(fam, {"tasks": []})["tasks"]
+            again = sorted({t["index"] for t in have} & {t["index"] for t in rec.get("tasks") or []})
+            if again:
+                raise fail(f"--limits {path}: {fam}'s task(s) {again} are in an earlier file too")
+            have += rec.get("tasks") or []
+    for rec in fams.values():
+        rec["tasks"].sort(key=lambda t: t["index"])
+    return fams
+
+
 def family_limits(data: dict[str, Any], fam: str, path: str) -> list[dict[str, Any]]:
     """The per-task records of ``fam`` in a :func:`load_limits` file.
 

@@ -323,8 +323,8 @@ def main(argv=None) -> int:
         ap.error(f"--sampler-options: {e}")
     t_start = time.perf_counter()
     saved = {"meta": {"seed": args.seed, "first": args.first, "n": args.n, "steps": args.steps,
-                      "particles": args.particles, "suite": "stark-tier1", "argv": sys.argv[1:] if argv is None else list(argv),
-                      "runs": args.runs,
+                      "particles": args.particles, "suite": "stark-tier1",
+                      "argv": sys.argv[1:] if argv is None else list(argv), "runs": args.runs,
                       "limit": "posterior mean under the generator's prior and noise: the mean of "
                                f"{args.runs} independent sampler runs (limit_runs: seeds 0..{args.runs - 1}, "
                                "null when that run was lost; files written before 2026-12-02 hold "

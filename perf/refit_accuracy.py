@@ -26,8 +26,8 @@ import sys
 
 import numpy as np
 from _common import REFIT_FAMILIES as FAMILIES
-from _common import (answer_values, check_limit_tasks, excess_by_task, fail, item_errors, load_limits,
-                     ratio_interval, ratio_to_limit, timed_each)
+from _common import (answer_values, check_limit_tasks, excess_by_task, item_errors, pooled_limits, ratio_interval,
+                     ratio_to_limit, timed_each)
 
 from stsim.baselines import ALTERNATIVES, BASELINES
 from stsim.baselines.stark_tier1 import default_track
@@ -46,32 +46,6 @@ def _limit_runs(task: dict) -> list:
     ``limit_run1`` and ``limit_run2``), None for a lost run."""
     runs = task.get("limit_runs")
     return runs if runs is not None else [task.get("limit_run1"), task.get("limit_run2")]
-
-
-def pooled_limits(paths: list[str], seed: int) -> dict:
-    """``{family: {"tasks": [...]}}``: the task records of the ``bayes_floor.py --save`` files
-    ``paths`` (parts of one set: the same suite seed and steps), pooled in index order.
-
-    Raises:
-        SystemExit(2), after a ``stsim: error:`` line: a file :func:`_common.load_limits`
-        refuses, files of different steps, or a family's task in two files."""
-    fams: dict = {}
-    steps = None
-    for path in paths:
-        data = load_limits(path, seed=seed)
-        if steps is not None and int(data["meta"]["steps"]) != steps:
-            raise fail(f"--limits {path} scores {data['meta']['steps']} steps, {paths[0]} {steps}: "
-                       "pool only parts of one set")
-        steps = int(data["meta"]["steps"])
-        for fam, rec in data["families"].items():
-            have = fams.setdefault(fam, {"tasks": []})["tasks"]
-            again = sorted({t["index"] for t in have} & {t["index"] for t in rec.get("tasks") or []})
-            if again:
-                raise fail(f"--limits {path}: {fam}'s task(s) {again} are in an earlier file too")
-            have += rec.get("tasks") or []
-    for rec in fams.values():
-        rec["tasks"].sort(key=lambda t: t["index"])
-    return fams
 
 
 def main(argv=None) -> int:
