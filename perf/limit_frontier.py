@@ -1,7 +1,8 @@
 """The frontier of accuracy against cost for a tracker that learns the trajectory's parameters
 (issue 20, items 2-3): :func:`stsim.baselines.posterior_tracking.posterior_track` at each
 budget of :data:`~stsim.baselines.posterior_tracking.BUDGETS`, against the SAVED limits of
-``perf/bayes_floor.py --save PATH`` (never recomputed here).
+``perf/bayes_floor.py --save PATH`` (never recomputed here; several files are the parts of one
+set, ``bayes_floor.py --first``, pooled in task order).
 
 Per family and budget: the ratio of the tracker's trimmed error (the answer format's per-item
 error, ``perf/_common.py``: Euclidean; absolute time error for the temporal family; [x, y, t]
@@ -18,9 +19,10 @@ divided by ``--target`` (5).  A budget meets both targets when its ratio is at m
 
 Saves a PNG (``--png``): ratio against CPU ms/task per family, both costs of each budget, the
 default tracker, the 1.10 line and the cost-target line.  Exit 1 when on some family no
-budget meets both targets, 2 on bad input (a missing limits file).
+budget meets both targets, 2 on bad input (a missing limits file, files that are not parts of
+one set: another suite seed or steps, a task in two files).
 
-Run:  python perf/limit_frontier.py --limits /work/tmp/limits_n20.json [--n 20]
+Run:  python perf/limit_frontier.py --limits /work/tmp/limits_n20.json [part2.json ...] [--n 20]
           [--family stark.tracking.range ...] [--budgets tiny small medium] [--ss-n 3]
           [--png docs/img/limit-frontier.png] [--json out.json]
 """
@@ -34,7 +36,8 @@ import time
 
 import numpy as np
 from _common import STONESOUP_FAMILIES as SS_FAMILIES
-from _common import answer_values, check_limit_tasks, cpu_ms_per_task, item_errors, load_limits, ratio_to_limit
+from _common import (answer_values, check_limit_tasks, cpu_ms_per_task, item_errors, load_limits, pooled_limits,
+                     ratio_to_limit)
 
 from stsim.baselines import BASELINES
 from stsim.baselines.posterior_tracking import BUDGETS, posterior_track
@@ -132,8 +135,9 @@ def plot(results: dict, budgets: list[str], tol: float, path: str) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--limits", metavar="PATH", default=None, required=True,
-                    help="perf/bayes_floor.py --save JSON (e.g. /work/tmp/limits_n20.json)")
+    ap.add_argument("--limits", metavar="PATH", nargs="+", default=None, required=True,
+                    help="perf/bayes_floor.py --save JSON (e.g. /work/tmp/limits_n20.json), or the parts of one "
+                         "set (bayes_floor.py --first), pooled")
     ap.add_argument("--family", nargs="*", default=None, help="tracking families (default: all in the file)")
     ap.add_argument("--n", type=int, default=20, help="tasks per family (the first n the limit did not lose)")
     ap.add_argument("--budgets", nargs="*", default=["tiny", "small", "medium"], choices=list(BUDGETS))
@@ -145,20 +149,25 @@ def main(argv=None) -> int:
                     help="figure path (default docs/img/limit-frontier.png, the one docs/stark-tier1.md shows)")
     ap.add_argument("--json", default=None, help="also write the table as JSON")
     args = ap.parse_args(argv)
-    data = load_limits(args.limits)
-    seed, steps = int(data["meta"]["seed"]), int(data["meta"]["steps"])
+    try:
+        meta = load_limits(args.limits[0])["meta"]
+        seed, steps = int(meta["seed"]), int(meta["steps"])
+        data = {"meta": meta, "families": pooled_limits(args.limits, seed)}
+    except SystemExit as exc:   # the message is printed
+        return exc.code
+    where = " + ".join(args.limits)
     fams = args.family or [f for f, v in data["families"].items() if "tasks" in v]
     bad = [f for f in fams if "tasks" not in data["families"].get(f, {})]
     if bad:
-        print(f"stsim: error: no per-task tracking limits for {bad} in {args.limits}", file=sys.stderr)
+        print(f"stsim: error: no per-task tracking limits for {bad} in {where}", file=sys.stderr)
         return 2
     results, missed = {}, []
-    print(f"limits {args.limits}: seed {seed}, first {steps} steps; budgets {args.budgets}; "
+    print(f"limits {where}: seed {seed}, first {steps} steps; budgets {args.budgets}; "
           f"CPU ms per task (process time)")
     print(f"{'family':32s} {'tracker':9s} {'ratio':>6s} {'ms 10 st':>9s} {'ms all':>8s} "
           f"{'fallback':>8s} {'SS PF ms':>8s} {'target':>7s} {'meets':>5s}")
     for fam in fams:
-        r = family_rows(fam, data["families"][fam], seed, steps, args.n, args.budgets, args.limits)
+        r = family_rows(fam, data["families"][fam], seed, steps, args.n, args.budgets, where)
         ss = stonesoup_ms(fam, seed, args.ss_n)
         r["ss_ms"], r["target_ms"] = ss, (ss / args.target if ss else None)
         results[fam] = r

@@ -1,8 +1,9 @@
 """The proximity / ToA particle filters against the limit, step by step and over filter seeds
-(issue 20): the limit is read from a ``perf/bayes_floor.py --save PATH`` file (``--limits
-PATH``: per task the mean of two sampler runs, 1000 particles; its suite seed and scored steps
-come from the file), never recomputed here, so filter settings can be compared against it in
-seconds.  Prints, for the default (``stark_tier1.default_track_settings``: for ToA the MAP
+(issue 20): the limit is read from ``perf/bayes_floor.py --save PATH`` files (``--limits
+PATH [PATH ...]``: per task the mean of two sampler runs, 1000 particles; several files are the
+parts of one set, ``bayes_floor.py --first``, pooled in task order; the suite seed and scored
+steps come from the files), never recomputed here, so filter settings can be compared against it
+in seconds.  Prints, for the default (``stark_tier1.default_track_settings``: for ToA the MAP
 smoother where ``SMOOTHED_DEFAULTS`` has the family and the parametric refit; before 2026-12-01
 without the smoother) and for ``--against`` settings (JSON keyword arguments of
 :func:`stsim.baselines.particle_tracking.track_task` over the default's; ``{"refit": null}``:
@@ -14,10 +15,11 @@ both.  The per-item error is the answer format's, as ``perf/bayes_floor.py`` sco
 ``(dx, dy, dt)`` (position and time together; before 2026-12-01 this script scored x-y-t by
 its position only).
 
-Run:  python perf/pf_vs_limit.py --limits limits.json --family stark.tracking.proximity
+Run:  python perf/pf_vs_limit.py --limits limits.json [part2.json ...] --family stark.tracking.proximity
           [--n 20] [--seeds 3] [--against '{"extent": 0, "terminal": 0}']
-Exit 2 when the limits file is absent, holds no per-task limits of the family, or holds tasks
-that are not the ones generated from its suite seed (another generator version: their task ids).
+Exit 2 when a limits file is absent, the files hold no per-task limits of the family, hold tasks
+that are not the ones generated from their suite seed (another generator version: their task
+ids), or are not parts of one set (another suite seed or steps, a task in two files).
 """
 from __future__ import annotations
 
@@ -27,7 +29,8 @@ import sys
 
 import numpy as np
 from _common import PF_FAMILIES as FAMILIES
-from _common import answer_values, check_limit_tasks, family_limits, item_errors, load_limits, ratio_interval
+from _common import (answer_values, check_limit_tasks, family_limits, item_errors, load_limits, pooled_limits,
+                     ratio_interval)
 
 from stsim.baselines.particle_tracking import track_task
 from stsim.baselines.stark_tier1 import default_track_settings
@@ -40,23 +43,27 @@ def _errors(task, est, m):
     return item_errors(task.answer_format, np.asarray(est, float)[:m], gold)
 
 
-def limits(path: str, fam: str, n: int) -> tuple[dict, int, int]:
+def limits(paths: str | list[str], fam: str, n: int) -> tuple[dict, int, int]:
     """``({task index: (the generated task, the limit's answers (steps,) or (steps, d), or None
-    when lost)}, suite seed, steps)`` of the first ``n`` tasks of ``fam`` in a ``bayes_floor.py
-    --save`` file, each task generated from the file's suite seed.
+    when lost)}, suite seed, steps)`` of the first ``n`` tasks of ``fam`` in ``bayes_floor.py
+    --save`` files (one path, or the parts of one set: :func:`_common.pooled_limits`), each task
+    generated from the files' suite seed (the first file's).
 
-    Raises SystemExit(2) with a message when the file or the family's tasks are absent
-    (:func:`_common.load_limits`, :func:`_common.family_limits`), or when a record's task id is
-    not the generated task's (:func:`_common.check_limit_tasks`: another generator version)."""
-    data = load_limits(path)
-    records = family_limits(data, fam, path)[:n]
-    seed = int(data["meta"]["seed"])
+    Raises SystemExit(2) with a message when a file or the family's tasks are absent
+    (:func:`_common.load_limits`, :func:`_common.family_limits`), the files are not parts of one
+    set (:func:`_common.pooled_limits`), or a record's task id or gold answers are not the
+    generated task's (:func:`_common.check_limit_tasks`: another generator version)."""
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    first = load_limits(paths[0])
+    seed, steps = int(first["meta"]["seed"]), int(first["meta"]["steps"])
+    where = " + ".join(paths)
+    records = family_limits({"families": pooled_limits(paths, seed)}, fam, where)[:n]
     tasks = {r["index"]: generate_task(fam, r["index"], suite="stark-tier1", suite_seed=seed) for r in records}
-    check_limit_tasks(records, tasks, path)
+    check_limit_tasks(records, tasks, where)
     got = {r["index"]: (tasks[r["index"]],
                         None if r["lost"] or r["limit"] is None else np.asarray(r["limit"], float))
            for r in records}
-    return got, seed, int(data["meta"]["steps"])
+    return got, seed, steps
 
 
 def score(lim: dict, steps: int, seeds: int, kw: dict) -> dict:
@@ -82,17 +89,18 @@ def score(lim: dict, steps: int, seeds: int, kw: dict) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--limits", metavar="PATH", required=True,
-                    help="perf/bayes_floor.py --save JSON (per-task limits; its seed and steps are used)")
+    ap.add_argument("--limits", metavar="PATH", nargs="+", required=True,
+                    help="perf/bayes_floor.py --save JSON (per-task limits; its seed and steps are used), or "
+                         "the parts of one set (bayes_floor.py --first), pooled")
     ap.add_argument("--family", choices=FAMILIES, required=True)
-    ap.add_argument("--n", type=int, default=20, help="tasks (the first n of the file)")
+    ap.add_argument("--n", type=int, default=20, help="tasks (the first n of the files, in task order)")
     ap.add_argument("--seeds", type=int, default=3, help="filter seeds per task")
     ap.add_argument("--against", default=None, help="JSON track_task settings to compare (e.g. the previous default)")
     args = ap.parse_args(argv)
     lim, seed, steps = limits(args.limits, args.family, args.n)
     lost = sum(lv is None for _, lv in lim.values())
     shown = min(steps, max(len(task.steps) for task, _ in lim.values()))     # proximity has 20
-    print(f"{args.family}: {len(lim)} tasks of suite seed {seed} ({args.limits}), limit lost on {lost}; "
+    print(f"{args.family}: {len(lim)} tasks of suite seed {seed} ({' + '.join(args.limits)}), limit lost on {lost}; "
           f"{args.seeds} filter seeds; trimmed RMSE first 10 / all {shown} steps")
     rows = [("default", {})] + ([("against", json.loads(args.against))] if args.against else [])
     for name, kw in rows:

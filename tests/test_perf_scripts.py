@@ -109,6 +109,24 @@ def test_pf_vs_limit_reads_a_bayes_floor_save_file(tmp_path, capsys):
             mod.limits(str(path), fam, 5)
         assert e.value.code == 2
     assert "stsim: error:" in capsys.readouterr().err
+    # the parts of one set (bayes_floor.py --first): the file split in two, given in either
+    # order, reads as the whole; a task in both parts is refused, naming the second file
+    whole = json.loads(_limits_file(tmp_path).read_text())
+    parts = []
+    for k, rec in enumerate(whole["families"]["stark.tracking.event"]["tasks"]):
+        part = tmp_path / f"part{k}.json"
+        part.write_text(json.dumps({**whole, "meta": {**whole["meta"], "first": k, "n": 1},
+                                    "families": {"stark.tracking.event": {"summary": {}, "tasks": [rec]}}}))
+        parts.append(str(part))
+    pooled, seed2, steps2 = mod.limits(parts[::-1], "stark.tracking.event", 5)
+    assert (seed2, steps2) == (7, 2) and sorted(pooled) == [0, 1] and pooled[1][1] is None
+    np.testing.assert_array_equal(pooled[0][1], lim[0][1])
+    assert mod.limits(parts, "stark.tracking.event", 1)[0].keys() == {0}      # the first n in task order
+    with pytest.raises(SystemExit) as e:
+        mod.limits([parts[0], parts[0]], "stark.tracking.event", 5)
+    assert e.value.code == 2
+    assert f"--limits {parts[0]}: stark.tracking.event's task(s) [0] are in an earlier file too" \
+        in capsys.readouterr().err
     # a file of another generator version: its task ids are not the generated ones (as
     # perf/refit_accuracy.py and perf/limit_frontier.py check)
     path = _limits_file(tmp_path)
@@ -139,6 +157,19 @@ def test_limit_frontier_refuses_a_missing_limits_file_and_scores_like_bayes_floo
         mod.load_limits(str(tmp_path / "absent.json"))
     assert e.value.code == 2 and "never recomputes" in capsys.readouterr().err
     assert mod.load_limits(str(_limits_file(tmp_path)))["meta"]["seed"] == 7
+    # --limits takes the parts of one set: a second part of another suite seed, or a task in
+    # both parts, is refused with exit 2 before anything is scored
+    import json
+    other = json.loads(_limits_file(tmp_path).read_text())
+    other["meta"]["seed"] = 5
+    (tmp_path / "seed5.json").write_text(json.dumps(other))
+    first = str(_limits_file(tmp_path))
+    assert mod.main(["--limits", first, str(tmp_path / "seed5.json"), "--png", str(tmp_path / "f.png")]) == 2
+    assert "holds suite seed 5's tasks" in capsys.readouterr().err
+    assert mod.main(["--limits", first, first, "--png", str(tmp_path / "f.png")]) == 2
+    assert "stark.tracking.event's task(s) [0, 1] are in an earlier file too" in capsys.readouterr().err
+    assert mod.main(["--limits", str(tmp_path / "absent.json"), "--png", str(tmp_path / "f.png")]) == 2
+    assert not (tmp_path / "f.png").exists()
     # per-item errors: Euclidean for points, |dt| for times, the [x, y, t] norm for x-y-t
     assert mod._errs("point", [[3.0, 4.0]], [[0.0, 0.0]]) == [5.0]
     assert mod._errs("time", [1.5, 2.0], [1.0, 2.5]) == [0.5, 0.5]
