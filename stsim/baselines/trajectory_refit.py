@@ -218,7 +218,7 @@ REFIT_SETTINGS: dict = {
     "range": {**_COMMON, "start": 0, "search_steps": (0, 3, 6), "search_every": 3, "max_searches": 12,
               "search_backoff": True, "pool_per_structure": 5, "n_starts": 16, "centre_from": 0,
               "rescue_iters": 4, "rescue_starts": True, "search_above": (1.2, 8), "lost_iters": (10, 12),
-              "lost_library": (10, 4000), "lost_union": 4},
+              "lost_library": (10, 4000), "lost_union": 4, "path_fit": (10, 4, 40, 0.5)},
     # answer_from (session 9): steps before it keep the filter's (or smoother's) answers while
     # the modes are searched and refined; seeds 11 / 13, first 10 / all steps, from step 0 ->
     # 4: bearing 0.2142 / 0.1305, 0.2846 / 0.1376 -> 0.2070 / 0.1291, 0.2577 / 0.1337 (1:
@@ -302,7 +302,7 @@ REFIT_SETTINGS: dict = {
     # 1.13x.  About +1 % of the tracker's CPU.
     "bearing": {**_COMMON, "search_steps": (0, 2, 4, 6, 8, 12, 18, 26, 36), "max_searches": 14, "iters": 3, "centre_from": 3,
                 "answer_from": 3, "rescue_iters": 4, "keep": 8, "pool_per_structure": 3, "pool_keep": 40,
-                "n_starts": 12, "wide_search": (2, 20, 80, 24), "lost_iters": (10, 12)},
+                "n_starts": 12, "wide_search": (2, 20, 80, 24), "lost_iters": (10, 12), "path_fit": (10, 4, 40, 0.5)},
     # range+bearing: from step 1, a search at 1 and at once whenever the held modes fail
     # (search_on_loss; 4 in all), 2 pool + 4 iterations; suite seeds 11 / 13 / 17, 20 tasks,
     # trimmed RMSE first 10 / all steps, all in one run: 0.0422 / 0.0422, 0.0405 / 0.0403,
@@ -436,7 +436,7 @@ REFIT_SETTINGS: dict = {
                       "search_on_loss": True, "iters_pool": 2, "iters_init": 10, "centre_from": 0,
                       "search_rescue": (10, 2), "pool_per_structure": 10, "pool_keep": 40, "n_starts": 16,
                       "wide_search": (3, 40, 160, 48), "rescue_late": (10, 10), "late_search": (10, 3, 5, 30, 6),
-                      "lost_iters": (10, 12), "lost_library": (10, 4000)},
+                      "lost_iters": (10, 12), "lost_library": (10, 4000), "path_fit": (10, 4, 80, 0.2)},
     "toa": {**_COMMON, "search_steps": (0,), "max_searches": 3, "centre_from": 3},
 }
 # event tracking (known emission times; session 10): ToA's with a search at once whenever the
@@ -515,7 +515,8 @@ REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_lo
                                           "iters": 3, "refine_above": 1.2, "centre_from": 1,
                                           "settle_accept": 1.2, "search_steps": (0, 3, 6, 12, 18, 26),
                                           "pool_per_structure": 5, "pool_keep": 40, "n_starts": 16,
-                                          "lost_iters": (10, 12), "lost_library": (10, 4000)}
+                                          "lost_iters": (10, 12), "lost_library": (10, 4000),
+                                          "path_fit": (10, 4, 40, 0.2)}
 # Session 12: on temporal, a search at once whenever the held modes fail (search_on_loss, 3 in
 # all), the lost fits as starts of the next search (rescue_starts).  Measured over three draws
 # of the filter (filter seeds 0, 1, 2: one draw's figures move by up to 30 % with the filter's
@@ -1319,14 +1320,55 @@ def _carried_centre(lay: PriorLayout, uc: tuple | None, sel: np.ndarray, u: np.n
     return du
 
 
+class PathResiduals:
+    """The answers so far as readings of a trajectory's own positions: residuals
+    ``(pos[:, k] - path[k]) / scale`` at the steps ``steps`` (both axes), the interface of
+    :class:`ReadingResiduals` that :func:`levenberg_marquardt` reads (``upto``, ``size``,
+    ``__call__``, ``jacobian``).  Fitting a prior draw to them (a smooth problem: each step pins
+    both coordinates) brings it near the trajectory the answers trace before it is fitted to the
+    readings themselves (ToA and range residuals have many local minima; :func:`_search_starts`'s
+    ``path_fit``).
+
+    ``path`` (>= max(steps)+1, 2): plane units; ``steps`` (m,) sorted step indices; ``scale``:
+    plane units per residual unit (the answers' typical error, against the prior residuals'
+    weight)."""
+
+    def __init__(self, path: np.ndarray, steps: np.ndarray, scale: float):
+        self.steps = np.asarray(steps, np.int64)
+        self.target = np.asarray(path, float)[self.steps]
+        self.scale = float(scale)
+        self.upto, self.size = int(self.steps.max()), 2 * len(self.steps)
+
+    def __call__(self, pos: np.ndarray, t_start: np.ndarray | None = None, extra: int = 0) -> np.ndarray:
+        """(N, 2 m + extra): the residuals of positions ``pos`` (N, > upto, 2), x and y of each
+        step in turn, then ``extra`` zero columns (for the prior's); ``t_start`` unused."""
+        r = np.zeros((len(pos), self.size + extra))
+        r[:, :self.size] = ((pos[:, self.steps] - self.target) / self.scale).reshape(len(pos), -1)
+        return r
+
+    def jacobian(self, pos: np.ndarray, D: np.ndarray, t_start=None, emit_col=None, emit_scale: float = 0.0,
+                 extra: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """``(r (N, R), J (N, P, R))`` with ``R = 2 m + extra``: the residuals and their
+        derivatives from the positions' derivatives ``D`` (N, P, > upto, 2) (an emission-time
+        column has none: positions do not depend on it)."""
+        N, P = D.shape[:2]
+        J = np.zeros((N, P, self.size + extra))
+        J[:, :, :self.size] = (D[:, :, self.steps] / self.scale).reshape(N, P, -1)
+        return self(pos, t_start, extra), J
+
+
 def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws | tuple, path: np.ndarray, t: int,
                    t_rel: np.ndarray, *, pool_per_structure: int, n_starts: int, iters_pool: int,
                    prior: float, pool_keep: int | None = None,
-                   by_readings: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   by_readings: tuple[int, int] | None = None,
+                   path_fit: tuple[int, int, float] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Starts of a search: the ``pool_per_structure`` prior draws of each structure nearest to
     ``path[:t + 1]`` (:meth:`PriorDraws.path_distance`) and, with ``by_readings = (scan,
     add)``, the ``add`` draws of each structure among its first ``scan`` that fit the readings
     best (:func:`readings_fit`: a path far from the truth ranks the draws near the truth low);
+    with ``path_fit = (iters, keep, scale)`` the ``keep`` of them nearest to the path also
+    fitted to it (``iters`` LM iterations on :class:`PathResiduals` at the path's spaced steps,
+    ``scale`` plane units, the prior's weight ``prior``) and joined to the pool as more draws;
     with ``pool_keep`` (None: all) only the ``pool_keep`` of them whose readings' residuals fit
     best (:func:`pool_cost`, no fitting: the draws' positions are precomputed) go on; those are
     given ``iters_pool`` LM iterations, and the ``n_starts`` best of them are the starts.
@@ -1354,6 +1396,12 @@ def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws | 
         p0.append(lib.rows[:max(t + 1, 2), :, pick].transpose(2, 0, 1).astype(np.float64, copy=False))
     u0, m0 = np.concatenate(u0), np.concatenate(m0)
     p0 = p0[0] if len(p0) == 1 else np.concatenate(p0)
+    if path_fit is not None:
+        to_path = PathResiduals(path, spaced_steps(t, 12), path_fit[2])
+        near = np.argsort(pool_cost(to_path(p0), np.inf), kind="stable")[:path_fit[1]]
+        uf = levenberg_marquardt(to_path, lay, u0[near], m0[near], t_rel, path_fit[0], prior=prior)[0]
+        pf = compiled_positions(lay, uf, m0[near], t_rel)[:, :p0.shape[1]]
+        u0, m0, p0 = np.vstack([u0, uf]), np.vstack([m0, m0[near]]), np.concatenate([p0, pf])
     _init_emission(lay, res, u0, p0)
     if pool_keep is not None and len(u0) > pool_keep:
         keep = np.argsort(pool_cost(res(p0, _t_start(lay, u0))), kind="stable")[:pool_keep]
@@ -1408,6 +1456,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                by_readings: tuple[int, int, int] | None = None,
                lost_iters: tuple[int, int] | None = None,
                lost_draws: tuple[int, PriorDraws] | None = None, lost_union: int = 0,
+               path_fit: tuple[int, int, int, float] | None = None,
                domain: tuple[float, float] = DOMAIN,
                _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
@@ -1481,6 +1530,12 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     nearer the narrow posterior of a track lost late; None: ``draws`` throughout);
     ``lost_union``: those searches take the ``lost_union`` nearest draws of each structure from
     both ``draws`` and ``library`` instead (0: the library's ``pool_per_structure`` alone).
+    ``path_fit = (first, iters, keep, scale)``: from step ``first`` on, every search's ``keep``
+    pool draws nearest to the answers so far are also fitted to those answers (``iters`` LM
+    iterations on :class:`PathResiduals`, ``scale`` plane units) and join the pool
+    (:func:`_search_starts`: by then the answers trace the trajectory closely, and a draw
+    fitted to them starts in the readings' basin of the right mode, where a raw draw of the
+    right structure is tens of bounds off; None: never).
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).  ``domain``: the
@@ -1548,7 +1603,9 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                 us, ms, ls = _search_starts(res, lay, lib, out, t, t_rel, pool_per_structure=pps, n_starts=ns,
                                             iters_pool=lost_iters[1] if lost else iters_pool, prior=prior, pool_keep=pk,
                                             by_readings=(by_readings[1:] if by_readings is not None
-                                                         and t <= by_readings[0] else None))
+                                                         and t <= by_readings[0] else None),
+                                            path_fit=(path_fit[1:] if path_fit is not None and t >= path_fit[0]
+                                                      else None))
                 if u is not None:
                     us, ms, ls = np.vstack([u, us]), np.vstack([mask, ms]), np.concatenate([lam, ls])
                 elif failed is not None:
