@@ -215,6 +215,38 @@ REFIT_SETTINGS: dict = {
     # 2000 particles +11 %.  Seed 5's limit set (perf/limits/, four draws): 1.15x -> 1.09x.  On
     # event the union (5 or 10 each, cut to 40 by the residuals) is level: 0.052110 -> 0.052050,
     # 0.051872.
+    # session 34: from step 10 the draws of every search's pool nearest the answers so far are
+    # also fitted to those answers first (path_fit = (first, LM iterations, draws, scale):
+    # PathResiduals) and join the pool.  Where a track is lost the readings' residuals leave a
+    # prior draw of the right structure tens of bounds off its mode; the answers so far pin both
+    # coordinates at a dozen steps, and a draw fitted to them starts in that mode's basin (a range
+    # task's own trajectory as the path: its 4 nearest draws of its structure from 0.4-0.8 units
+    # to 0.0002 in 8 iterations).  With the generator's truth as a start of every search from step
+    # 10, event's seed-5 limit set (30 tasks, draw 0) went 1.37x -> 1.03x over all steps: what was
+    # left was modes no search reached.  Tuning seeds 11 / 13 / 17 / 19 / 23 / 29 / 31 / 37 and
+    # held-out 41 / 43 / 47 / 53 (20 tasks, draws 0 and 1, geometric means, all steps; the first
+    # 10 unchanged), CPU in-process (medians of 3-5 alternating rounds, 20 tasks of seed 7):
+    #   range (10, 4, 40, 0.5): 0.018610 -> 0.017954, held-out 0.020158 -> 0.018728, +5 %;
+    #     seed 5's limit set (draws 0 and 1) 1.22x -> 1.05x; 80 draws 0.017585 / 0.018124, 1.07x,
+    #     but +17-20 % (range's pool is not cut by its residuals: every draw gets the readings'
+    #     LM iterations); scale 0.2 0.018085, 1.0 0.017998, 2.0 0.018019;
+    #   bearing (10, 4, 40, 0.5): 0.100272 -> 0.098362, held-out 0.085723 -> 0.080798, +7 %;
+    #   range+bearing (10, 4, 80, 0.2): 0.017562 -> 0.016408, held-out 0.022444 -> 0.020785, -1 %
+    #     (tracks held again need fewer searches);
+    #   event (10, 4, 40, 0.2): 0.052110 -> 0.050562, held-out 0.051507 -> 0.049873, +6 %; seed
+    #     5's limit set 1.36x -> 1.28x; 80 draws 0.049429 / 0.048958, 1.29x, at +11 %; 2
+    #     iterations of 80, 0.050170 / 0.050812, 1.27x, +3 %; only in searches while no mode is
+    #     held (80 draws) 0.050632, 1.31x, +2 %.
+    # Not kept: from step 3 or 6 (event's first 10 steps 0.102877 -> 0.103547; range mixed); on
+    # x-y-t (10, 4, 40, 0.2) 0.062306 -> 0.056694, held-out 0.066522 -> 0.061653, but +9-12 %
+    # where perf/pf_cost.py measured 5.3-5.4x (2 iterations or 20 draws: 0.0587-0.0602 at +7 %);
+    # on temporal 0.000774 -> 0.000763, held-out 0.000826 -> 0.000806, but task 8 of seed 5 0.003
+    # off at steps 16-21 (under 0.001 without); the fitted draws in place of the raw ones (range:
+    # 0.018004 at +11 %).  Measured before it, not kept: LM on the residuals beyond 0.8 bounds
+    # (trajectory_smc.BeyondMargin) for fits a refinement or search leaves outside their bounds
+    # (event all steps 0.052524-0.053431 from step 10); modes held up to 1.8, 2.2 or 3 bounds on
+    # event (0.052538, 0.054434, 0.058494); on range refinements from 1.1 or 1.2 bounds, or at
+    # every step (worse on both halves of the tuning seeds).
     "range": {**_COMMON, "start": 0, "search_steps": (0, 3, 6), "search_every": 3, "max_searches": 12,
               "search_backoff": True, "pool_per_structure": 5, "n_starts": 16, "centre_from": 0,
               "rescue_iters": 4, "rescue_starts": True, "search_above": (1.2, 8), "lost_iters": (10, 12),
