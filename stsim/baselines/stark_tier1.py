@@ -266,9 +266,18 @@ def default_track(task: Task, seed: int = 0) -> tuple[np.ndarray, np.ndarray | N
 #: steps 0.062358 / 0.019192 -> 0.063069 / 0.019462 at -6 % CPU; 1500 particles 0.061432 /
 #: 0.018321 with the union but held-out 0.066178 against 1000's 0.065383.  Seed 7's first 10
 #: steps against its limit run again (perf/limits/, 39 tasks, four draws): 1.00x -> 1.01x (1.00x
-#: -> 1.07x for draw 0; session 19 measured 0.993 -> 1.039 for 1000 particles then).
+#: -> 1.07x for draw 0; session 19 measured 0.993 -> 1.039 for 1000 particles then).  Event
+#: (session 34): 1000 particles instead of the ToA filter's 1500, which pays for the refit's
+#: ``path_fit`` over 80 draws instead of 40 (the event entry of
+#: :data:`~stsim.baselines.trajectory_refit.REFIT_SETTINGS`): tuning / held-out seeds, first 10 /
+#: all steps, 0.102877 / 0.050562 -> 0.102682 / 0.049499 and 0.102999 / 0.049873 -> 0.103127 /
+#: 0.049672 at -1.5 % CPU (in-process medians of 3 alternating rounds, 20 tasks of seed 7; the
+#: particles alone -5 %, 0.102682 / 0.050949); seed 7's first 10 steps against its limit 1.09x
+#: -> 1.09x, seed 5's all steps 1.27x -> 1.27x (four draws).  With 121 cells too: -6 %, 0.103032
+#: / 0.050664 (particles alone), held-out with the 80 draws 0.102909 / 0.049540; not taken.
 DEFAULT_FILTER: dict = {"stark.tracking.range_bearing": {"n_particles": 1000, "lost": None},
-                        "stark.tracking.range": {"n_particles": 1000}}
+                        "stark.tracking.range": {"n_particles": 1000},
+                        "stark.tracking.event": {"n_particles": 1000}}
 
 
 def default_track_settings(task: Task) -> dict:
