@@ -239,11 +239,12 @@ REFIT_SETTINGS: dict = {
     #     particles instead of 1500 (stark_tier1.DEFAULT_FILTER): 0.049499, held-out 0.049672,
     #     seed 5 1.27x, -1.5 % CPU against 40 draws with 1500 particles.
     # Seed 5's limit sets (perf/refit_accuracy.py, four draws, all steps): range 1.23x -> 1.05x
-    # (1.03-1.07; 25 tasks), event 1.36x -> 1.27x (1.26-1.29; 30), range+bearing 1.23x -> 1.19x
+    # (1.03-1.07; 25 tasks), event 1.36x -> 1.27x (1.26-1.29 with 40 draws; 1.25-1.27 with 80 and
+    # the filter's 1000 particles; 30 tasks), range+bearing 1.23x -> 1.19x
     # (1.13-1.25; 24 tasks, its set extended this session).  Cost (perf/vs_stonesoup.py --n 30
     # twice, perf/pf_cost.py --n 20 --rounds 3 twice): range 5.3x and 5.3x below Stone Soup's
     # particle filter (6.0x without, the same session), range+bearing 5.1x and 5.2x (5.4x), event
-    # 5.3x and 5.4x (5.7x in session 33).
+    # 5.3x and 5.4x with 40 draws, 5.4x and 5.4x with 80 and 1000 particles (5.7x in session 33).
     # Not kept: on bearing (10, 4, 40, 0.5) 0.100272 -> 0.098362, held-out 0.085723 -> 0.080798,
     # seed 5's limit set (four draws) 1.07x -> 1.05x, but perf/vs_stonesoup.py --n 30 measured
     # it 5.1x and 5.0x below Stone Soup's particle filter (5.5x without, in the same session);
