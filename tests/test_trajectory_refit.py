@@ -1463,6 +1463,14 @@ def test_lost_draws_pool_the_searches_made_while_no_mode_is_held_from_their_step
                   prior_draws(50, 10.0, 3, "stark_release", (0.0, 2.0), 5)):
         with pytest.raises(ValueError, match="lost_draws' library is not of the draws' prior and steps"):
             refit_path(r, t_rel, draws, truth, **opts, lost_draws=(20, other))
+    # path_fit: a 4-tuple of counts >= 1 and a finite scale > 0 (step 0's one step would leave the
+    # path's fit a single position), refused before any step is answered
+    for bad in ((0, 4, 40, 0.5), (10, 0, 40, 0.5), (10, 4, 0, 0.5), (10, 4, 40, 0.0), (10, 4, 40, float("nan")),
+                (10, 4, 40), (10.0, 4, 40, 0.5), (True, 4, 40, 0.5), (10, 4, 40, "0.5"), [10, 4, 40, 0.5]):
+        with pytest.raises(ValueError, match="path_fit is"):
+            refit_path(r, t_rel, draws, truth, **opts, path_fit=bad)
+    p4, _, _ = refit_path(r, t_rel, draws, truth, **opts, path_fit=(np.int64(30), 4, 40, np.float64(0.5)))
+    assert np.array_equal(p4[:30], p0[:30])
 
 
 def test_lost_library_holds_the_track_again_where_the_smaller_pool_does_not():

@@ -1594,12 +1594,20 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     Returns: ``(pos (n, 2), used (n,) bool: the step's answer is the refit's, t_start (n,) the
     modes' mean first emission time at used steps (NaN elsewhere) or None without emission)``.
     Raises ``ValueError`` for readings of another modality (:class:`ReadingResiduals`), or a
-    ``lost_draws`` library of another layout or step grid than ``draws``, or a ``lost_union``
-    that is not a count (an ``int`` >= 0, not a bool) or is given without ``lost_draws``."""
+    ``lost_draws`` library of another layout or step grid than ``draws``, a ``lost_union``
+    that is not a count (an ``int`` >= 0, not a bool) or is given without ``lost_draws``, or a
+    ``path_fit`` that is not ``(first >= 1, iters >= 1, keep >= 1, scale > 0)``."""
     lay = draws.layout
     if isinstance(lost_union, (bool, np.bool_)) or not isinstance(lost_union, (int, np.integer)) or lost_union < 0:
         raise ValueError(f"lost_union must be a count of draws per structure (0: none), not {lost_union!r}")
     lost_union = int(lost_union)
+    if path_fit is not None:
+        counts = lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= 1
+        if not (isinstance(path_fit, tuple) and len(path_fit) == 4 and all(counts(v) for v in path_fit[:3])
+                and isinstance(path_fit[3], (int, float, np.integer, np.floating))
+                and not isinstance(path_fit[3], (bool, np.bool_)) and np.isfinite(path_fit[3]) and path_fit[3] > 0):
+            raise ValueError("path_fit is (first step >= 1, LM iterations >= 1, draws >= 1, scale > 0 plane units), "
+                             f"not {path_fit!r}")
     if lost_union and lost_draws is None:
         raise ValueError("lost_union pools the searches of a lost track from both libraries: it needs lost_draws")
     if lost_draws is not None:
