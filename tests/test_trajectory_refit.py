@@ -1016,27 +1016,34 @@ def test_late_search_adds_searches_with_their_own_pool_and_backoff_from_its_step
     assert np.array_equal(p0[:20], p1[:20]) and np.array_equal(used0[:20], used1[:20])
 
 
+def _filter_settings(monkeypatch, module, name: str, fam: str) -> dict:
+    """The keyword arguments the default tracker gives the filter ``module.name`` on task 0 of
+    ``fam`` (suite seed 11), the filter's own defaults filled in for those it leaves out."""
+    import inspect
+    from stsim.baselines.stark_tier1 import default_track
+    got = {}
+    real = getattr(module, name)
+
+    def spy(model, lib, n_steps, **k):
+        got.update(k)
+        return real(model, lib, n_steps, **k)
+    monkeypatch.setattr(module, name, spy)
+    default_track(generate_task(fam, 0, suite="stark-tier1", suite_seed=11))
+    monkeypatch.setattr(module, name, real)
+    own = {k: p.default for k, p in inspect.signature(real).parameters.items() if p.default is not p.empty}
+    return {**own, **got}
+
+
 def test_range_bearing_default_filter_settings_reach_the_filter(monkeypatch):
     """The default's range+bearing filter runs 1000 particles without redraws
     (:data:`~stsim.baselines.stark_tier1.DEFAULT_FILTER`); range's 1000 particles (session 32)
     with the filter's own redraw of a lost track (after 20 widenings); bearing keeps the filter's
     own settings (2000 particles, redrawn after 3)."""
     from stsim.baselines import sensor_particle_tracking as spt
-    from stsim.baselines.stark_tier1 import default_track
-    got = {}
-    real = spt.sensor_track
-
-    def spy(model, lib, n_steps, **k):
-        got.update(k)
-        return real(model, lib, n_steps, **k)
-    monkeypatch.setattr(spt, "sensor_track", spy)
     for fam, want in (("stark.tracking.range_bearing", (1000, None)), ("stark.tracking.range", (1000, 20.0)),
                       ("stark.tracking.bearing", (2000, 3.0))):
-        got.clear()
-        default_track(generate_task(fam, 0, suite="stark-tier1", suite_seed=11))
-        n = got.get("n_particles", _signature_default(real, "n_particles"))
-        lost = got.get("lost", _signature_default(real, "lost"))
-        assert (n, lost) == want, fam
+        got = _filter_settings(monkeypatch, spt, "sensor_track", fam)
+        assert (got["n_particles"], got["lost"]) == want, fam
 
 
 def test_event_default_filter_runs_1000_particles(monkeypatch):
@@ -1044,20 +1051,9 @@ def test_event_default_filter_runs_1000_particles(monkeypatch):
     the ToA filter with known emission times runs 1500; temporal and x-y-t (emission times
     unknown) the 1000 of the filter's own unknown-time branch."""
     from stsim.baselines import particle_tracking as pt
-    from stsim.baselines.stark_tier1 import default_track
-    got = {}
-    real = pt.particle_track
-
-    def spy(model, lib, n_steps, **k):
-        got.update(k)
-        return real(model, lib, n_steps, **k)
-    monkeypatch.setattr(pt, "particle_track", spy)
-    assert _signature_default(real, "n_particles") == 1500
-    for fam, want in (("stark.tracking.event", 1000), ("stark.temporal_tracking.event", 1000),
-                      ("stark.tracking.event_xyt", 1000)):
-        got.clear()
-        default_track(generate_task(fam, 0, suite="stark-tier1", suite_seed=11))
-        assert got.get("n_particles", _signature_default(real, "n_particles")) == want, fam
+    assert _signature_default(pt.particle_track, "n_particles") == 1500
+    for fam in ("stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
+        assert _filter_settings(monkeypatch, pt, "particle_track", fam)["n_particles"] == 1000, fam
 
 
 def _signature_default(fn, name):
