@@ -120,21 +120,27 @@ def load_limits(path: str | None, *, seed: int | None = None) -> dict[str, Any]:
     return data
 
 
-def pooled_limits(paths: list[str], seed: int) -> dict:
-    """``{family: {"tasks": [...]}}``: the task records of the ``bayes_floor.py --save`` files
-    ``paths`` (parts of one set: the same suite seed and steps), pooled in index order.
+def limit_set(paths: list[str], seed: int | None = None) -> tuple[dict, int, int]:
+    """``({family: {"tasks": [...]}}, suite seed, steps)``: the task records of the
+    ``bayes_floor.py --save`` files ``paths`` (parts of one set, ``bayes_floor.py --first``: the
+    same suite seed and steps), pooled in index order.  ``seed``: the suite seed the files must
+    hold (None: the first file's).
 
     Raises:
-        SystemExit(2), after a ``stsim: error:`` line: a file :func:`load_limits`
-        refuses, files of different steps, or a family's task in two files."""
+        SystemExit(2), after a ``stsim: error:`` line: a file :func:`load_limits` refuses (of
+        another suite seed than ``seed``), files of different suite seeds or steps, or a
+        family's task in two files."""
     fams: dict = {}
-    steps = None
+    first = None
     for path in paths:
         data = load_limits(path, seed=seed)
-        if steps is not None and int(data["meta"]["steps"]) != steps:
-            raise fail(f"--limits {path} scores {data['meta']['steps']} steps, {paths[0]} {steps}: "
+        here = (int(data["meta"]["seed"]), int(data["meta"]["steps"]))
+        if first is not None and here[0] != first[0]:
+            raise fail(f"--limits {path} holds suite seed {here[0]}'s tasks, {paths[0]} {first[0]}'s: "
                        "pool only parts of one set")
-        steps = int(data["meta"]["steps"])
+        if first is not None and here[1] != first[1]:
+            raise fail(f"--limits {path} scores {here[1]} steps, {paths[0]} {first[1]}: pool only parts of one set")
+        first = first or here
         for fam, rec in data["families"].items():
             have = fams.setdefault(fam, {"tasks": []})["tasks"]
             again = sorted({t["index"] for t in have} & {t["index"] for t in rec.get("tasks") or []})
@@ -143,7 +149,12 @@ def pooled_limits(paths: list[str], seed: int) -> dict:
             have += rec.get("tasks") or []
     for rec in fams.values():
         rec["tasks"].sort(key=lambda t: t["index"])
-    return fams
+    return fams, first[0], first[1]
+
+
+def pooled_limits(paths: list[str], seed: int) -> dict:
+    """``{family: {"tasks": [...]}}`` of :func:`limit_set`, the files of suite seed ``seed``."""
+    return limit_set(paths, seed)[0]
 
 
 def family_limits(data: dict[str, Any], fam: str, path: str) -> list[dict[str, Any]]:

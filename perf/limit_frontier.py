@@ -36,8 +36,7 @@ import time
 
 import numpy as np
 from _common import STONESOUP_FAMILIES as SS_FAMILIES
-from _common import (answer_values, check_limit_tasks, cpu_ms_per_task, item_errors, load_limits, pooled_limits,
-                     ratio_to_limit)
+from _common import answer_values, check_limit_tasks, cpu_ms_per_task, item_errors, limit_set, ratio_to_limit
 
 from stsim.baselines import BASELINES
 from stsim.baselines.posterior_tracking import BUDGETS, posterior_track
@@ -150,14 +149,12 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, help="also write the table as JSON")
     args = ap.parse_args(argv)
     try:
-        meta = load_limits(args.limits[0])["meta"]
-        seed, steps = int(meta["seed"]), int(meta["steps"])
-        data = {"meta": meta, "families": pooled_limits(args.limits, seed)}
+        limits, seed, steps = limit_set(args.limits)
     except SystemExit as exc:   # the message is printed
         return exc.code
     where = " + ".join(args.limits)
-    fams = args.family or [f for f, v in data["families"].items() if "tasks" in v]
-    bad = [f for f in fams if "tasks" not in data["families"].get(f, {})]
+    fams = args.family or [f for f, v in limits.items() if v["tasks"]]     # localisation families hold none
+    bad = [f for f in fams if not limits.get(f, {}).get("tasks")]
     if bad:
         print(f"stsim: error: no per-task tracking limits for {bad} in {where}", file=sys.stderr)
         return 2
@@ -167,7 +164,7 @@ def main(argv=None) -> int:
     print(f"{'family':32s} {'tracker':9s} {'ratio':>6s} {'ms 10 st':>9s} {'ms all':>8s} "
           f"{'fallback':>8s} {'SS PF ms':>8s} {'target':>7s} {'meets':>5s}")
     for fam in fams:
-        r = family_rows(fam, data["families"][fam], seed, steps, args.n, args.budgets, where)
+        r = family_rows(fam, limits[fam], seed, steps, args.n, args.budgets, where)
         ss = stonesoup_ms(fam, seed, args.ss_n)
         r["ss_ms"], r["target_ms"] = ss, (ss / args.target if ss else None)
         results[fam] = r

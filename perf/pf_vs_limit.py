@@ -29,8 +29,7 @@ import sys
 
 import numpy as np
 from _common import PF_FAMILIES as FAMILIES
-from _common import (answer_values, check_limit_tasks, family_limits, item_errors, load_limits, pooled_limits,
-                     ratio_interval)
+from _common import answer_values, check_limit_tasks, family_limits, item_errors, limit_set, ratio_interval
 
 from stsim.baselines.particle_tracking import track_task
 from stsim.baselines.stark_tier1 import default_track_settings
@@ -46,18 +45,17 @@ def _errors(task, est, m):
 def limits(paths: str | list[str], fam: str, n: int) -> tuple[dict, int, int]:
     """``({task index: (the generated task, the limit's answers (steps,) or (steps, d), or None
     when lost)}, suite seed, steps)`` of the first ``n`` tasks of ``fam`` in ``bayes_floor.py
-    --save`` files (one path, or the parts of one set: :func:`_common.pooled_limits`), each task
+    --save`` files (one path, or the parts of one set: :func:`_common.limit_set`), each task
     generated from the files' suite seed (the first file's).
 
     Raises SystemExit(2) with a message when a file or the family's tasks are absent
     (:func:`_common.load_limits`, :func:`_common.family_limits`), the files are not parts of one
-    set (:func:`_common.pooled_limits`), or a record's task id or gold answers are not the
+    set (:func:`_common.limit_set`), or a record's task id or gold answers are not the
     generated task's (:func:`_common.check_limit_tasks`: another generator version)."""
     paths = [paths] if isinstance(paths, str) else list(paths)
-    first = load_limits(paths[0])
-    seed, steps = int(first["meta"]["seed"]), int(first["meta"]["steps"])
+    fams, seed, steps = limit_set(paths)
     where = " + ".join(paths)
-    records = family_limits({"families": pooled_limits(paths, seed)}, fam, where)[:n]
+    records = family_limits({"families": fams}, fam, where)[:n]
     tasks = {r["index"]: generate_task(fam, r["index"], suite="stark-tier1", suite_seed=seed) for r in records}
     check_limit_tasks(records, tasks, where)
     got = {r["index"]: (tasks[r["index"]],

@@ -153,10 +153,11 @@ def test_pf_vs_limit_reads_a_bayes_floor_save_file(tmp_path, capsys):
 
 def test_limit_frontier_refuses_a_missing_limits_file_and_scores_like_bayes_floor(tmp_path, capsys):
     mod = _load("limit_frontier")
+    common = _load("_common")                            # the loader limit_frontier reads its files with
     with pytest.raises(SystemExit) as e:
-        mod.load_limits(str(tmp_path / "absent.json"))
+        common.load_limits(str(tmp_path / "absent.json"))
     assert e.value.code == 2 and "never recomputes" in capsys.readouterr().err
-    assert mod.load_limits(str(_limits_file(tmp_path)))["meta"]["seed"] == 7
+    assert common.load_limits(str(_limits_file(tmp_path)))["meta"]["seed"] == 7
     # --limits takes the parts of one set: a second part of another suite seed, or a task in
     # both parts, is refused with exit 2 before anything is scored
     import json
@@ -520,3 +521,26 @@ def test_the_saved_limits_are_of_the_tasks_the_generator_draws_today():
             gold = np.array([s.answer for s in task.steps][:len(r["gold"])], float)
             assert len(r["gold"]) == min(len(task.steps), data["meta"]["steps"]), (path.name, r["index"])
             assert np.abs(np.array(r["gold"], float) - gold).max() < 5e-7, (path.name, r["index"])
+
+
+def test_limit_set_takes_the_first_files_seed_and_names_a_part_of_another(tmp_path, capsys):
+    """``_common.limit_set``: the pooled records with the files' suite seed and steps (the first
+    file's when no seed is asked for); a family with no per-task records (a localisation
+    family's summary) pools to none; a part of another suite seed is refused naming both files,
+    without suggesting a ``--seed`` the scripts that read the first file's seed do not have."""
+    import json
+    common = _load("_common")
+    whole = json.loads(_limits_file(tmp_path).read_text())
+    whole["families"]["stark.localization.range"] = {"summary": {}}
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(whole))
+    fams, seed, steps = common.limit_set([str(a)])
+    assert (seed, steps) == (7, 2) and fams["stark.localization.range"]["tasks"] == []
+    assert [t["index"] for t in fams["stark.tracking.event"]["tasks"]] == [0, 1]
+    whole["meta"]["seed"] = 5
+    b.write_text(json.dumps(whole))
+    with pytest.raises(SystemExit) as e:
+        common.limit_set([str(a), str(b)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and f"--limits {b} holds suite seed 5's tasks, {a} 7's: pool only parts of one set" in err
+    assert "--seed" not in err
