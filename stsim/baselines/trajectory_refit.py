@@ -1560,7 +1560,9 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     ``late_search = (first, extra, pool_per_structure, pool_keep, n_starts)``: from step
     ``first`` on, ``extra`` searches beyond ``max_searches``, taking these pool sizes (by then
     the posterior is narrow and the answers so far rank the prior draws well: a small pool
-    does), with the wait between them doubling as ``search_backoff``'s (None: none).
+    does), with the wait between them doubling as ``search_backoff``'s, from ``search_every``
+    again at step ``first`` (a track lost in the first steps, whose searches there held
+    nothing, would otherwise wait 20 steps or more for its first late search; None: none).
     ``by_readings = (last, scan, add)``: searches up to step ``last`` also take into their pool
     the ``add`` prior draws of each structure, among its first ``scan``, whose residuals fit
     the readings best (:func:`_search_starts`; where the filter's first answers are far off,
@@ -1626,6 +1628,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     centred = False                                      # du holds a centre (or a start from one)
     last_search = -10 ** 9
     searches, size, misses = 0, 0, 0                   # misses: searches in a row that held no mode
+    was_late = False
     every = ReadingResiduals(r, n - 1, t_rel, emit)
     search_steps = set(search_steps)
     for t in range(start, n):
@@ -1635,6 +1638,8 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
         fresh, size = res.size > size, res.size
         acc = accept if settle_accept is None or t >= settle else settle_accept
         late = late_search is not None and t >= late_search[0]
+        if late and not was_late:                        # the late searches' waits start afresh
+            misses, was_late = 0, True
         cap = max_searches + (late_search[1] if late else 0)
         gap = search_every * (2 ** misses if search_backoff or late else 1)
         search = searches < cap and (t in search_steps or (u is None and t - last_search >= gap))
