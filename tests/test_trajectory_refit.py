@@ -1126,7 +1126,7 @@ print(json.dumps([used, declared]))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     used, declared = json.loads(out.stdout.strip().splitlines()[-1])
-    assert [len(v) for v in declared.values()] == [1, 4, 1, 2, 1, 1, 1]
+    assert [len(v) for v in declared.values()] == [1, 4, 1, 2, 1, 1, 1, 1]
     for name, sigs in used.items():
         assert sigs and set(sigs) <= set(declared[name]), (name, set(sigs) - set(declared[name]))
 

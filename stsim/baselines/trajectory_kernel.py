@@ -640,10 +640,12 @@ def compiled_signatures() -> dict:
     :func:`damped_steps`, two for :func:`path_sq_distance` (float64 and float32 positions), four for
     :func:`residuals_and_jacobian` (its positions ``Pt`` and derivatives ``Dt`` arrive as
     contiguous arrays or as slices, ``C`` or ``A`` layout), and the particle filters' one for
-    :func:`~stsim.baselines.resampling.systematic_indices` and for
-    :func:`~stsim.baselines.prior_motion.propagate_rows`."""
+    :func:`~stsim.baselines.resampling.systematic_indices`,
+    :func:`~stsim.baselines.prior_motion.propagate_rows` and
+    :func:`~stsim.baselines.sensor_particle_tracking.reading_violations`."""
     from .resampling import systematic_indices
     from .prior_motion import propagate_rows
+    from .sensor_particle_tracking import reading_violations
     f8, i8, b1 = numba.types.float64, numba.types.int64, numba.types.boolean
     f1, i1 = _array(f8, 1), _array(i8, 1)
     return {
@@ -657,6 +659,7 @@ def compiled_signatures() -> dict:
                         _array(b1, 1))],
         systematic_indices: [(f1, f8, i8)],
         propagate_rows: [(_array(f8, 2), _array(f8, 2), i1, f1, f8, f8, f8)],
+        reading_violations: [(_array(f8, 2), _array(f8, 2), f1, f8, f8, _array(f8, 2), _array(f8, 2), f8, b1)],
     }
 
 
