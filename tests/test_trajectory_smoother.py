@@ -363,3 +363,23 @@ def test_event_defaults_smooth_the_later_steps_the_refit_leaves():
     assert np.array_equal(library[:12], on[:12]) and err[0] < 0.06 < 0.2 < err[1], err
     rms = [float(np.sqrt(np.mean(np.sum((a[differ] - gold[differ]) ** 2, axis=1)))) for a in (on, off)]
     assert rms[0] < 0.35 and rms[1] > 0.5
+
+
+def test_late_pass_reads_the_answers_so_far_not_the_filters_path():
+    """Range+bearing task 13 of suite seed 5, filter draw 2: the filter loses the target at step
+    6 (1-6 units off through step 24), the refit holds its modes through step 6 and none from
+    step 7, so the smoother's late pass answers steps 7-9.  Its cold starts read the answers so
+    far as observations: the refit's through step 6 (within 0.07 of the truth), and its answers
+    at steps 7-9 are 0.01-0.02 off; read from the filter's path (before session 35) they were
+    1.97, 0.97 and 1.49 off."""
+    from stsim.baselines.sensor_particle_tracking import track_sensor_task
+    from stsim.baselines.stark_tier1 import default_track_settings
+    task = generate_task("stark.tracking.range_bearing", 13, suite="stark-tier1", suite_seed=5)
+    gold = np.array([s.answer for s in task.steps], float)
+    kw = default_track_settings(task)
+    assert kw["smooth"].get("late", True)
+    filt = track_sensor_task(task, seed=2, **{**kw, "refit": None, "smooth": None})
+    ans = track_sensor_task(task, seed=2, **kw)
+    err = lambda p: np.linalg.norm(p - gold, axis=1)
+    assert err(filt)[6:10].min() > 1.0 and err(ans)[:7].max() < 0.08
+    assert err(ans)[7:10].max() < 0.05

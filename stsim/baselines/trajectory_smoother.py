@@ -543,7 +543,11 @@ def smooth_then_refit(task, readings, path: np.ndarray, smooth: dict | None, ref
     With both, the smoother answers the steps before ``smooth["refit_from"]`` (default
     :data:`SMOOTH_BEFORE_REFIT`; range, range+bearing and x-y-t set their own) and, after
     the refit, only the later steps the refit did not answer (it replaces the others: smoothing
-    them would be wasted; ``smooth["late"]`` False: none, they keep the filter's answers).  The
+    them would be wasted; ``smooth["late"]`` False: none, they keep the filter's answers).
+    That late pass reads the answers so far as its path (its cold starts' observations): the
+    refit's where it answered, not the filter's, which can be units off there (session 35:
+    range+bearing task 13 of suite seed 5, filter draw 2, the filter 1-6 units off at steps
+    6-24; the late pass from it answered steps 7-9 1-2 units off, from the answers 0.01-0.02).  The
     refit ranks its search starts by the smoothed path (searches at the steps of
     :data:`~stsim.baselines.trajectory_refit.REFIT_SETTINGS`, and every 5 steps while it holds
     no mode) and falls back to it where it holds none.  ``t_rel`` / ``emit`` / ``t_start`` as
@@ -571,7 +575,7 @@ def smooth_then_refit(task, readings, path: np.ndarray, smooth: dict | None, ref
         if smooth is not None and first is not None and late_pass:
             late = ~used & ~first
             if late.any():                                   # the later steps the refit left
-                pos_s, t_s = smooth_task(task, readings, path, steps=late, **toa, **smooth)
+                pos_s, t_s = smooth_task(task, readings, pos_r, steps=late, **toa, **smooth)
                 pos_r[late] = pos_s[late]
                 if t_s is not None and t0 is not None:
                     t0[late] = t_s[late]
