@@ -476,6 +476,10 @@ REFIT_SETTINGS: dict = {
     # 1.09x on seed 7.  Not on range (first 10 steps 0.063069 -> 0.059897, held-out 0.065383 ->
     # 0.059606, but seed 5's 50-step set 1.09x -> 1.18x), x-y-t (seed 7's first-10 set 1.22x ->
     # 1.25x; 8: 1.20x), event or bearing (level).
+    # Session 35: the late searches' wait starts from search_every at step 10 (refit_path): tuning
+    # / held-out seeds 0.016408 -> 0.016067 / 0.020785 -> 0.019334, seed 5's limit set 1.19x ->
+    # 1.13x.  Not kept: 5 late searches instead of 3 (0.015875 / 0.019034, 1.11x with the smoother's
+    # late pass from the answers), priced out at 4.8-4.9x below Stone Soup's particle filter.
     "range_bearing": {**_COMMON, "start": 1, "search_steps": (1, 3, 6, 8), "max_searches": 5,
                       "search_on_loss": True, "iters_pool": 2, "iters_init": 10, "centre_from": 0,
                       "search_rescue": (10, 2), "pool_per_structure": 10, "pool_keep": 40, "n_starts": 16,
