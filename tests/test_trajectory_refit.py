@@ -818,8 +818,9 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     event = refit_settings("stark.tracking.event", "toa")
     pool = ("search_steps", "pool_per_structure", "pool_keep", "n_starts")
     own = ("search_on_loss", "max_searches", "iters", "refine_above", "centre_from", "settle_accept",
-           "lost_iters", "lost_library", "path_fit") + pool
+           "lost_iters", "lost_library", "path_fit", "path_fit_pool") + pool
     assert event["lost_iters"] == (10, 12) and "lost_iters" not in REFIT_SETTINGS["toa"]
+    assert event["path_fit_pool"] == 10 and "path_fit_pool" not in REFIT_SETTINGS["toa"]
     assert event["lost_library"] == (10, 4000) and "lost_library" not in REFIT_SETTINGS["toa"]
     assert event["path_fit"] == (10, 4, 80, 0.2) and "path_fit" not in REFIT_SETTINGS["toa"]
     assert event["search_on_loss"] and event["max_searches"] == 15 and event["iters"] == 3
@@ -1507,6 +1508,12 @@ def test_lost_draws_pool_the_searches_made_while_no_mode_is_held_from_their_step
             refit_path(r, t_rel, draws, truth, **opts, path_fit=bad)
     p4, _, _ = refit_path(r, t_rel, draws, truth, **opts, path_fit=(np.int64(30), 4, 40, np.float64(0.5)))
     assert np.array_equal(p4[:30], p0[:30])
+    # path_fit_pool: a count >= 1 (a numpy integer too), which does nothing without path_fit
+    for bad in (0, -1, 2.5, np.float64(10.0), True, "10"):
+        with pytest.raises(ValueError, match="path_fit_pool must be a count"):
+            refit_path(r, t_rel, draws, truth, **opts, path_fit=(30, 4, 40, 0.5), path_fit_pool=bad)
+    p5, _, _ = refit_path(r, t_rel, draws, truth, **opts, path_fit_pool=np.int64(10))
+    assert np.array_equal(p5, p0)
 
 
 def test_lost_library_holds_the_track_again_where_the_smaller_pool_does_not():
@@ -1619,6 +1626,33 @@ def test_a_prior_draw_fitted_to_the_path_comes_near_it():
     fit = levenberg_marquardt(res, lay, draws.u[near], draws.mask[near], t, 8, prior=2.0)[0]
     after = np.sqrt((res(compiled_positions(lay, fit, draws.mask[near], t)) ** 2).mean(axis=1))
     assert (before > 2.0).all() and (after < 0.01).all(), (before, after)
+
+
+def test_path_fit_chooses_among_more_draws_and_holds_the_right_mode(monkeypatch):
+    """Range+bearing task 23 of suite seed 5 (draw 0; a sinusoid and a spiral): its 8 searches are
+    spent by step 19 (1, 2, 3, 5, 6, 11, 14, 19).  With ``path_fit_pool = 10`` (session 35) the
+    search at step 19 fits the 80 draws nearest the answers among the 10 of each structure nearest
+    them, not among the search's pool of 5 per structure, and the mode it holds stays to the last
+    step: steps 30-49 0.005 from the truth (RMS; the limit's about 0.01, perf/limits/).  With the
+    pool's own draws the mode held from step 19 fails at step 30 and no search is left: steps
+    30-49 0.062 off, the smoother's answers."""
+    from stsim.baselines.sensor_particle_tracking import track_sensor_task
+    from stsim.baselines.stark_tier1 import default_track_settings
+    task = generate_task("stark.tracking.range_bearing", 23, suite="stark-tier1", suite_seed=5)
+    gold = np.array([s.answer for s in task.steps], float)
+    kw = default_track_settings(task)
+    assert kw["refit"]["path_fit_pool"] == 10 and kw["refit"]["path_fit"] == (10, 4, 80, 0.2)
+    seen = _searched_steps(monkeypatch)
+    rms, held = {}, {}
+    for pool in (10, None):
+        log = []
+        seen.clear()
+        pos = track_sensor_task(task, **{**kw, "refit": {**kw["refit"], "path_fit_pool": pool, "_log": log}})
+        assert seen == [1, 2, 3, 5, 6, 11, 14, 19]
+        held[pool] = {s for s, _, _ in log}
+        rms[pool] = float(np.sqrt(np.mean(np.sum((pos[30:] - gold[30:]) ** 2, axis=1))))
+    assert set(range(11, 50)) <= held[10] and not set(range(30, 50)) & held[None]
+    assert rms[10] < 0.01 and rms[None] > 0.05
 
 
 def test_searches_fitted_to_the_answers_hold_the_track_the_plain_search_loses():

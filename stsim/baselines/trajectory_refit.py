@@ -484,7 +484,8 @@ REFIT_SETTINGS: dict = {
                       "search_on_loss": True, "iters_pool": 2, "iters_init": 10, "centre_from": 0,
                       "search_rescue": (10, 2), "pool_per_structure": 10, "pool_keep": 40, "n_starts": 16,
                       "wide_search": (3, 40, 160, 48), "rescue_late": (10, 10), "late_search": (10, 3, 5, 30, 6),
-                      "lost_iters": (10, 12), "lost_library": (10, 4000), "path_fit": (10, 4, 80, 0.2)},
+                      "lost_iters": (10, 12), "lost_library": (10, 4000), "path_fit": (10, 4, 80, 0.2),
+                      "path_fit_pool": 10},
     "toa": {**_COMMON, "search_steps": (0,), "max_searches": 3, "centre_from": 3},
 }
 # event tracking (known emission times; session 10): ToA's with a search at once whenever the
@@ -564,7 +565,7 @@ REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_lo
                                           "settle_accept": 1.2, "search_steps": (0, 3, 6, 12, 18, 26),
                                           "pool_per_structure": 5, "pool_keep": 40, "n_starts": 16,
                                           "lost_iters": (10, 12), "lost_library": (10, 4000),
-                                          "path_fit": (10, 4, 80, 0.2)}
+                                          "path_fit": (10, 4, 80, 0.2), "path_fit_pool": 10}
 # Session 12: on temporal, a search at once whenever the held modes fail (search_on_loss, 3 in
 # all), the lost fits as starts of the next search (rescue_starts).  Measured over three draws
 # of the filter (filter seeds 0, 1, 2: one draw's figures move by up to 30 % with the filter's
@@ -1409,7 +1410,8 @@ def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws | 
                    t_rel: np.ndarray, *, pool_per_structure: int, n_starts: int, iters_pool: int,
                    prior: float, pool_keep: int | None = None,
                    by_readings: tuple[int, int] | None = None,
-                   path_fit: tuple[int, int, float] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   path_fit: tuple[int, int, float] | None = None,
+                   path_fit_pool: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Starts of a search: the ``pool_per_structure`` prior draws of each structure nearest to
     ``path[:t + 1]`` (:meth:`PriorDraws.path_distance`) and, with ``by_readings = (scan,
     add)``, the ``add`` draws of each structure among its first ``scan`` that fit the readings
@@ -1417,6 +1419,9 @@ def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws | 
     with ``path_fit = (iters, keep, scale)`` the ``keep`` of them nearest to the path also
     fitted to it (``iters`` LM iterations on :class:`PathResiduals` at the path's spaced steps,
     ``scale`` plane units, the prior's weight ``prior``) and joined to the pool as more draws;
+    with ``path_fit_pool`` those ``keep`` are taken from the ``path_fit_pool`` draws of each
+    structure nearest to the path instead (a larger choice than the pool's own, which the fitted
+    draws alone join);
     with ``pool_keep`` (None: all) only the ``pool_keep`` of them whose readings' residuals fit
     best (:func:`pool_cost`, no fitting: the draws' positions are precomputed) go on; those are
     given ``iters_pool`` LM iterations, and the ``n_starts`` best of them are the starts.
@@ -1424,12 +1429,18 @@ def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws | 
     are joined (each its own nearest draws and ``by_readings``' draws).
     Returns ``(u, mask, lam)``."""
     u0, m0, p0 = [], [], []
+    fit_from = [] if path_fit is not None and path_fit_pool is not None else None   # the path fit's choice
     for lib in (draws if isinstance(draws, tuple) else (draws,)):
         d = lib.path_distance(path[:t + 1])
         g = d.reshape(-1, lib.per_structure)
         base = lib.per_structure * np.arange(len(g))[:, None]     # each structure's first row
         k = min(pool_per_structure, g.shape[1])
         pick = (np.argpartition(g, k - 1, axis=1)[:, :k] + base).ravel()
+        if fit_from is not None:
+            kf = min(path_fit_pool, g.shape[1])
+            near = (np.argpartition(g, kf - 1, axis=1)[:, :kf] + base).ravel()
+            fit_from.append((lib.u[near], lib.mask[near],
+                             lib.rows[:max(t + 1, 2), :, near].transpose(2, 0, 1).astype(np.float64, copy=False)))
         if by_readings is not None:
             scan = min(by_readings[0], lib.per_structure)
             first = (np.arange(scan)[None, :] + base).ravel()
@@ -1446,10 +1457,11 @@ def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws | 
     p0 = p0[0] if len(p0) == 1 else np.concatenate(p0)
     if path_fit is not None:
         to_path = PathResiduals(path, spaced_steps(t, 12), path_fit[2])
-        near = np.argsort(pool_cost(to_path(p0), np.inf), kind="stable")[:path_fit[1]]
-        uf = levenberg_marquardt(to_path, lay, u0[near], m0[near], t_rel, path_fit[0], prior=prior)[0]
-        pf = compiled_positions(lay, uf, m0[near], t_rel)[:, :p0.shape[1]]
-        u0, m0, p0 = np.vstack([u0, uf]), np.vstack([m0, m0[near]]), np.concatenate([p0, pf])
+        cu, cm, cp = (u0, m0, p0) if fit_from is None else (np.concatenate(x) for x in zip(*fit_from))
+        near = np.argsort(pool_cost(to_path(cp), np.inf), kind="stable")[:path_fit[1]]
+        uf = levenberg_marquardt(to_path, lay, cu[near], cm[near], t_rel, path_fit[0], prior=prior)[0]
+        pf = compiled_positions(lay, uf, cm[near], t_rel)[:, :p0.shape[1]]
+        u0, m0, p0 = np.vstack([u0, uf]), np.vstack([m0, cm[near]]), np.concatenate([p0, pf])
     _init_emission(lay, res, u0, p0)
     if pool_keep is not None and len(u0) > pool_keep:
         keep = np.argsort(pool_cost(res(p0, _t_start(lay, u0))), kind="stable")[:pool_keep]
@@ -1504,7 +1516,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                by_readings: tuple[int, int, int] | None = None,
                lost_iters: tuple[int, int] | None = None,
                lost_draws: tuple[int, PriorDraws] | None = None, lost_union: int = 0,
-               path_fit: tuple[int, int, int, float] | None = None,
+               path_fit: tuple[int, int, int, float] | None = None, path_fit_pool: int | None = None,
                domain: tuple[float, float] = DOMAIN,
                _log: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """A filter's answers ``path`` (n, 2) (step ``k``'s from the readings of steps ``0..k``)
@@ -1585,7 +1597,11 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     iterations on :class:`PathResiduals`, ``scale`` plane units) and join the pool
     (:func:`_search_starts`: by then the answers trace the trajectory closely, and a draw
     fitted to them starts in the readings' basin of the right mode, where a raw draw of the
-    right structure is tens of bounds off; None: never).
+    right structure is tens of bounds off; None: never).  ``path_fit_pool``: those ``keep`` draws
+    are chosen among the ``path_fit_pool`` draws of each structure nearest to the answers so far,
+    not among the search's pool (a search's pool holds a few draws per structure; the draw of
+    the right structure that the path fit brings into the right basin is often not among them;
+    None: the pool's; without ``path_fit`` it does nothing).
 
     ``t_rel`` (>= n,): the times of the prior's steps (the draws' grid); ``emit`` (n,): known
     emission times (ToA; the draws' layout then has no emission column).  ``domain``: the
@@ -1601,8 +1617,9 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     modes' mean first emission time at used steps (NaN elsewhere) or None without emission)``.
     Raises ``ValueError`` for readings of another modality (:class:`ReadingResiduals`), or a
     ``lost_draws`` library of another layout or step grid than ``draws``, a ``lost_union``
-    that is not a count (an ``int`` >= 0, not a bool) or is given without ``lost_draws``, or a
-    ``path_fit`` that is not ``(first >= 1, iters >= 1, keep >= 1, scale > 0)``."""
+    that is not a count (an ``int`` >= 0, not a bool) or is given without ``lost_draws``, a
+    ``path_fit`` that is not ``(first >= 1, iters >= 1, keep >= 1, scale > 0)``, or a
+    ``path_fit_pool`` that is not a count >= 1."""
     lay = draws.layout
     if isinstance(lost_union, (bool, np.bool_)) or not isinstance(lost_union, (int, np.integer)) or lost_union < 0:
         raise ValueError(f"lost_union must be a count of draws per structure (0: none), not {lost_union!r}")
@@ -1614,6 +1631,9 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                 and not isinstance(path_fit[3], (bool, np.bool_)) and np.isfinite(path_fit[3]) and path_fit[3] > 0):
             raise ValueError("path_fit is (first step >= 1, LM iterations >= 1, draws >= 1, scale > 0 plane units), "
                              f"not {path_fit!r}")
+    if path_fit_pool is not None and (isinstance(path_fit_pool, (bool, np.bool_))
+                                      or not isinstance(path_fit_pool, (int, np.integer)) or path_fit_pool < 1):
+        raise ValueError(f"path_fit_pool must be a count of draws per structure >= 1, not {path_fit_pool!r}")
     if lost_union and lost_draws is None:
         raise ValueError("lost_union pools the searches of a lost track from both libraries: it needs lost_draws")
     if lost_draws is not None:
@@ -1666,7 +1686,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                                             by_readings=(by_readings[1:] if by_readings is not None
                                                          and t <= by_readings[0] else None),
                                             path_fit=(path_fit[1:] if path_fit is not None and t >= path_fit[0]
-                                                      else None))
+                                                      else None), path_fit_pool=path_fit_pool)
                 if u is not None:
                     us, ms, ls = np.vstack([u, us]), np.vstack([mask, ms]), np.concatenate([lam, ls])
                 elif failed is not None:
