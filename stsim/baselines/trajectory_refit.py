@@ -480,6 +480,9 @@ REFIT_SETTINGS: dict = {
     # / held-out seeds 0.016408 -> 0.016067 / 0.020785 -> 0.019334, seed 5's limit set 1.19x ->
     # 1.13x.  Not kept: 5 late searches instead of 3 (0.015875 / 0.019034, 1.11x with the smoother's
     # late pass from the answers), priced out at 4.8-4.9x below Stone Soup's particle filter.
+    # path_fit_pool 10 (session 35; event too): the path fit's draws chosen among the 10 of each
+    # structure nearest the answers, not the pool's 5: 0.016066 -> 0.016078 / 0.019343 -> 0.019300,
+    # limit set 1.11x -> 1.09x (task 23 held to its last step); 20: 0.016000 / 0.019267, 1.10x.
     "range_bearing": {**_COMMON, "start": 1, "search_steps": (1, 3, 6, 8), "max_searches": 5,
                       "search_on_loss": True, "iters_pool": 2, "iters_init": 10, "centre_from": 0,
                       "search_rescue": (10, 2), "pool_per_structure": 10, "pool_keep": 40, "n_starts": 16,
@@ -560,6 +563,8 @@ REFIT_SETTINGS: dict = {
 # (16 in all): the same figures at +28 %; at 12, 20, 30: 1.40x; at 12, 18, 26, 36 from x-y-t's
 # smaller late pool (late_search 5 -> 30 -> 6): 1.42x.
 # lost_iters (session 29) and lost_library (session 31): the range entry's comment.
+# path_fit_pool 10 (session 35): tuning / held-out seeds 0.049498 -> 0.048592 / 0.049672 ->
+# 0.049588, limit set 1.27x -> 1.26x, CPU the same; 15: 0.049157, 20: 0.049102.
 REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True, "max_searches": 15,
                                           "iters": 3, "refine_above": 1.2, "centre_from": 1,
                                           "settle_accept": 1.2, "search_steps": (0, 3, 6, 12, 18, 26),
