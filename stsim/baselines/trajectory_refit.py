@@ -1443,9 +1443,9 @@ def _search_starts(res: ReadingResiduals, lay: PriorLayout, draws: PriorDraws | 
         pick = (np.argpartition(g, k - 1, axis=1)[:, :k] + base).ravel()
         if fit_from is not None:
             kf = min(path_fit_pool, g.shape[1])
-            near = (np.argpartition(g, kf - 1, axis=1)[:, :kf] + base).ravel()
-            fit_from.append((lib.u[near], lib.mask[near],
-                             lib.rows[:max(t + 1, 2), :, near].transpose(2, 0, 1).astype(np.float64, copy=False)))
+            closest = (np.argpartition(g, kf - 1, axis=1)[:, :kf] + base).ravel()
+            fit_from.append((lib.u[closest], lib.mask[closest],
+                             lib.rows[:max(t + 1, 2), :, closest].transpose(2, 0, 1).astype(np.float64, copy=False)))
         if by_readings is not None:
             scan = min(by_readings[0], lib.per_structure)
             first = (np.arange(scan)[None, :] + base).ravel()
