@@ -152,11 +152,6 @@ def limit_set(paths: list[str], seed: int | None = None) -> tuple[dict, int, int
     return fams, first[0], first[1]
 
 
-def pooled_limits(paths: list[str], seed: int) -> dict:
-    """``{family: {"tasks": [...]}}`` of :func:`limit_set`, the files of suite seed ``seed``."""
-    return limit_set(paths, seed)[0]
-
-
 def family_limits(data: dict[str, Any], fam: str, path: str) -> list[dict[str, Any]]:
     """The per-task records of ``fam`` in a :func:`load_limits` file.
 

@@ -26,7 +26,7 @@ import sys
 
 import numpy as np
 from _common import REFIT_FAMILIES as FAMILIES
-from _common import (answer_values, check_limit_tasks, excess_by_task, item_errors, pooled_limits, ratio_interval,
+from _common import (answer_values, check_limit_tasks, excess_by_task, item_errors, limit_set, ratio_interval,
                      ratio_to_limit, timed_each)
 
 from stsim.baselines import ALTERNATIVES, BASELINES
@@ -63,7 +63,7 @@ def main(argv=None) -> int:
     lim = {}
     if args.limits:
         try:
-            lim = pooled_limits(args.limits, args.seed)
+            lim = limit_set(args.limits, args.seed)[0]
         except SystemExit as exc:   # the message is printed
             return exc.code
     where = " + ".join(args.limits or [])

@@ -295,7 +295,7 @@ def test_refit_accuracy_pools_the_parts_of_one_limit_set(tmp_path, capsys):
         path.write_text(json.dumps({"meta": {"seed": 7, "first": i, "steps": 2, "n": 1},
                                     "families": {fam: {"summary": {}, "tasks": [rec]}}}))
         paths.append(str(path))
-    pooled = mod.pooled_limits(paths[::-1], 7)
+    pooled = mod.limit_set(paths[::-1], 7)[0]
     assert [t["index"] for t in pooled[fam]["tasks"]] == [0, 1]
     assert mod.main(["--family", fam, "--n", "2", "--limits", *paths]) == 0
     assert re.search(r"limit 0\.1000 over 2 steps on 2 tasks", capsys.readouterr().out)
