@@ -565,12 +565,22 @@ REFIT_SETTINGS: dict = {
 # lost_iters (session 29) and lost_library (session 31): the range entry's comment.
 # path_fit_pool 10 (session 35): tuning / held-out seeds 0.049498 -> 0.048592 / 0.049672 ->
 # 0.049588, limit set 1.27x -> 1.26x, CPU the same; 15: 0.049157, 20: 0.049102.
+# late_iters_init (10, 15) (session 36): from step 10 a search's 16 starts get 15 LM iterations
+# instead of 5 (task 21 of seed 5: the search at step 11 holds the mode its 5 left 1.6-1.9 bounds
+# off, steps 12-14 0.24 / 0.16 / 0.08 -> 0.05 / 0.02 / 0.03 off): tuning / held-out seeds 0.048592
+# -> 0.048225 / 0.049588 -> 0.048919, limit set 1.257x -> 1.229x (draws 0-3 pooled), +4.7 % CPU;
+# 20 iterations 1.232x; 10: +1.7 %, draw 0 1.249x -> 1.243x; 15 only while no mode is held: draw 0
+# 1.244x (all searches 1.228x).  Measured in the same session, not kept: the linearised region's
+# centroid by hit-and-run in place of its analytic centre (1000 draws: 1.249x -> 1.233x, draw 0;
+# 200: 1.302x); keep 2 or 8 modes (1.242x, 1.252x); search_rescue (10, 2 or 4) (the same
+# answers); rescue_late (10, 10) 1.256x; rescue_iters 6 1.234x but first 10 steps 1.104x -> 1.133x.
 REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True, "max_searches": 15,
                                           "iters": 3, "refine_above": 1.2, "centre_from": 1,
                                           "settle_accept": 1.2, "search_steps": (0, 3, 6, 12, 18, 26),
                                           "pool_per_structure": 5, "pool_keep": 40, "n_starts": 16,
                                           "lost_iters": (10, 12), "lost_library": (10, 4000),
-                                          "path_fit": (10, 4, 80, 0.2), "path_fit_pool": 10}
+                                          "path_fit": (10, 4, 80, 0.2), "path_fit_pool": 10,
+                                          "late_iters_init": (10, 15)}
 # Session 12: on temporal, a search at once whenever the held modes fail (search_on_loss, 3 in
 # all), the lost fits as starts of the next search (rescue_starts).  Measured over three draws
 # of the filter (filter seeds 0, 1, 2: one draw's figures move by up to 30 % with the filter's
@@ -1519,7 +1529,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                search_above: tuple[float, int] | None = None, search_backoff: bool = False,
                late_search: tuple[int, int, int, int, int] | None = None,
                by_readings: tuple[int, int, int] | None = None,
-               lost_iters: tuple[int, int] | None = None,
+               lost_iters: tuple[int, int] | None = None, late_iters_init: tuple[int, int] | None = None,
                lost_draws: tuple[int, PriorDraws] | None = None, lost_union: int = 0,
                path_fit: tuple[int, int, int, float] | None = None, path_fit_pool: int | None = None,
                domain: tuple[float, float] = DOMAIN,
@@ -1591,6 +1601,9 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     from step ``first`` on, a search made while no mode is held gives its pool ``iters`` LM
     iterations instead of ``iters_pool`` (a track lost after many steps has a narrow posterior,
     and a prior draw of the right structure needs more iterations to reach it; None: never).
+    ``late_iters_init = (first, iters)``: from step ``first`` on, every search's starts get
+    ``iters`` LM iterations instead of ``iters_init`` (the posterior has narrowed, and a start
+    a few iterations from its mode ends outside the bounds and is dropped; None: never).
     ``lost_draws = (first, library)``: from step ``first`` on, a search made while no mode is
     held takes its pool from the draws ``library`` (a larger library of the same prior and
     steps, :func:`refit_task`'s ``lost_library``: its nearest draws to the answers so far start
@@ -1636,6 +1649,10 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                 and not isinstance(path_fit[3], (bool, np.bool_)) and np.isfinite(path_fit[3]) and path_fit[3] > 0):
             raise ValueError("path_fit is (first step >= 1, LM iterations >= 1, draws >= 1, scale > 0 plane units), "
                              f"not {path_fit!r}")
+    if late_iters_init is not None:
+        counts = lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= 0
+        if not (isinstance(late_iters_init, tuple) and len(late_iters_init) == 2 and all(map(counts, late_iters_init))):
+            raise ValueError(f"late_iters_init is (first step >= 0, LM iterations >= 0), not {late_iters_init!r}")
     if path_fit_pool is not None and (isinstance(path_fit_pool, (bool, np.bool_))
                                       or not isinstance(path_fit_pool, (int, np.integer)) or path_fit_pool < 1):
         raise ValueError(f"path_fit_pool must be a count of draws per structure >= 1, not {path_fit_pool!r}")
@@ -1697,7 +1714,8 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                 elif failed is not None:
                     us, ms, ls = np.vstack([failed[0], us]), np.vstack([failed[1], ms]), np.concatenate([failed[2], ls])
                 failed = None
-                u, cost, worst, lam, inf = levenberg_marquardt(res, lay, us, ms, t_rel, iters_init, lam_per_start=ls,
+                ii = late_iters_init[1] if late_iters_init is not None and t >= late_iters_init[0] else iters_init
+                u, cost, worst, lam, inf = levenberg_marquardt(res, lay, us, ms, t_rel, ii, lam_per_start=ls,
                                                                prior=prior, info=True, ahead=_AHEAD)
                 mask = ms
                 if search_rescue[0] and not (worst <= acc).any():     # the best few, further
