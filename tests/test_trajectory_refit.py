@@ -818,10 +818,11 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     event = refit_settings("stark.tracking.event", "toa")
     pool = ("search_steps", "pool_per_structure", "pool_keep", "n_starts")
     own = ("search_on_loss", "max_searches", "iters", "refine_above", "centre_from", "settle_accept",
-           "lost_iters", "lost_library", "path_fit", "path_fit_pool", "late_iters_init") + pool
+           "lost_iters", "lost_library", "path_fit", "path_fit_pool", "late_iters_init", "late_reservoir") + pool
     assert event["lost_iters"] == (10, 12) and "lost_iters" not in REFIT_SETTINGS["toa"]
     assert event["path_fit_pool"] == 10 and "path_fit_pool" not in REFIT_SETTINGS["toa"]
     assert event["late_iters_init"] == (10, 15) and "late_iters_init" not in REFIT_SETTINGS["toa"]
+    assert event["late_reservoir"] == (10, 4) and "late_reservoir" not in REFIT_SETTINGS["toa"]
     assert event["lost_library"] == (10, 4000) and "lost_library" not in REFIT_SETTINGS["toa"]
     assert event["path_fit"] == (10, 4, 80, 0.2) and "path_fit" not in REFIT_SETTINGS["toa"]
     assert event["search_on_loss"] and event["max_searches"] == 15 and event["iters"] == 3
@@ -1088,13 +1089,14 @@ def test_range_bearing_default_filter_settings_reach_the_filter(monkeypatch):
         assert (got["n_particles"], got["lost"]) == want, fam
 
 
-def test_event_default_filter_runs_1000_particles(monkeypatch):
-    """Event tracking's default filter runs 1000 particles (session 34, ``DEFAULT_FILTER``), where
-    the ToA filter with known emission times runs 1500; temporal and x-y-t (emission times
-    unknown) the 1000 of the filter's own unknown-time branch."""
+def test_event_default_filter_runs_500_particles(monkeypatch):
+    """Event tracking's default filter runs 500 particles (``DEFAULT_FILTER``: 1000 in sessions
+    34-35, 500 since session 36), where the ToA filter with known emission times runs 1500;
+    temporal and x-y-t (emission times unknown) the 1000 of the filter's own unknown-time branch."""
     from stsim.baselines import particle_tracking as pt
     assert _signature_default(pt.particle_track, "n_particles") == 1500
-    for fam in ("stark.tracking.event", "stark.temporal_tracking.event", "stark.tracking.event_xyt"):
+    assert _filter_settings(monkeypatch, pt, "particle_track", "stark.tracking.event")["n_particles"] == 500
+    for fam in ("stark.temporal_tracking.event", "stark.tracking.event_xyt"):
         assert _filter_settings(monkeypatch, pt, "particle_track", fam)["n_particles"] == 1000, fam
 
 
@@ -1525,6 +1527,12 @@ def test_lost_draws_pool_the_searches_made_while_no_mode_is_held_from_their_step
     assert np.array_equal(p6, p0)
     p7, _, _ = refit_path(r, t_rel, draws, truth, **opts, late_iters_init=(30, 25))
     assert np.array_equal(p7[:30], p0[:30])
+    # late_reservoir: (first step, starts kept per search), counts >= 0; none kept changes nothing
+    for bad in ((10,), (10, -1), (-1, 4), (10, 4.0), (False, 4), (10, "4"), [10, 4], 4):
+        with pytest.raises(ValueError, match="late_reservoir is"):
+            refit_path(r, t_rel, draws, truth, **opts, late_reservoir=bad)
+    p8, _, _ = refit_path(r, t_rel, draws, truth, **opts, late_reservoir=(0, np.int64(0)))
+    assert np.array_equal(p8, p0)
 
 
 def test_lost_library_holds_the_track_again_where_the_smaller_pool_does_not():
@@ -1668,10 +1676,11 @@ def test_path_fit_chooses_among_more_draws_and_holds_the_right_mode(monkeypatch)
 
 def test_late_searches_starts_given_more_iterations_hold_the_mode_the_few_leave_outside():
     """Event task 21 of suite seed 5 (draw 0): the search at step 11, its 16 starts given 5 LM
-    iterations (``iters_init``), holds modes that steps 12-14 answer 0.24, 0.16 and 0.08 from the
+    iterations (``iters_init``), holds modes that steps 12-14 answer 0.24, 0.37 and 0.38 from the
     truth (the limit's 0.03-0.09 there, perf/limits/); with the default's ``late_iters_init =
-    (10, 15)`` (session 36: 15 iterations from step 10) 0.05, 0.02 and 0.03.  The steps before 10
-    are the same."""
+    (10, 15)`` (session 36: 15 iterations from step 10) 0.08, 0.02 and 0.03 (0.05, 0.02, 0.03
+    with the default before its ``late_reservoir`` and 500 particles).  The steps before 10 are
+    the same."""
     from stsim.baselines.particle_tracking import track_task
     from stsim.baselines.stark_tier1 import default_track_settings
     task = generate_task("stark.tracking.event", 21, suite="stark-tier1", suite_seed=5)
@@ -1683,7 +1692,29 @@ def test_late_searches_starts_given_more_iterations_hold_the_mode_the_few_leave_
         pos, _ = track_task(task, **{**kw, "refit": {**kw["refit"], "late_iters_init": late}})
         err[late] = np.linalg.norm(pos - gold, axis=1)
     assert np.array_equal(err[(10, 15)][:10], err[None][:10])
-    assert (err[(10, 15)][12:15] < 0.06).all() and err[None][12] > 0.2 and err[None][13] > 0.12
+    assert (err[(10, 15)][12:15] < 0.09).all() and (err[None][12:15] > 0.2).all()
+
+
+def test_starts_kept_from_earlier_searches_hold_the_mode_the_later_searches_miss():
+    """Event task 17 of suite seed 5 (draw 0, the default's 500 particles): without
+    ``late_reservoir`` the modes held fail at step 20 and the searches at 20-25 hold nothing, steps
+    20-25 the smoother's (0.26 off at step 20); with the default's ``(10, 4)`` (session 36: from
+    step 10 each search's 4 best starts kept, every later search refitting them too) every step
+    from 10 to the last (39) is held, steps 10-39 0.106 from the truth (RMS) against 0.126."""
+    from stsim.baselines.particle_tracking import track_task
+    from stsim.baselines.stark_tier1 import default_track_settings
+    task = generate_task("stark.tracking.event", 17, suite="stark-tier1", suite_seed=5)
+    gold = np.array([s.answer for s in task.steps], float)
+    kw = default_track_settings(task)
+    assert kw["refit"]["late_reservoir"] == (10, 4) and kw["n_particles"] == 500
+    rms, held = {}, {}
+    for kept in ((10, 4), None):
+        log = []
+        pos, _ = track_task(task, **{**kw, "refit": {**kw["refit"], "late_reservoir": kept, "_log": log}})
+        held[kept] = {s for s, _, _ in log}
+        rms[kept] = float(np.sqrt(np.mean(np.sum((pos[10:] - gold[10:]) ** 2, axis=1))))
+    assert set(range(10, 40)) <= held[(10, 4)] and not set(range(20, 26)) & held[None]
+    assert rms[(10, 4)] < 0.115 < 0.12 < rms[None]
 
 
 def test_searches_fitted_to_the_answers_hold_the_track_the_plain_search_loses():

@@ -574,13 +574,23 @@ REFIT_SETTINGS: dict = {
 # centroid by hit-and-run in place of its analytic centre (1000 draws: 1.249x -> 1.233x, draw 0;
 # 200: 1.302x); keep 2 or 8 modes (1.242x, 1.252x); search_rescue (10, 2 or 4) (the same
 # answers); rescue_late (10, 10) 1.256x; rescue_iters 6 1.234x but first 10 steps 1.104x -> 1.133x.
+# late_reservoir (10, 4) (session 36): from step 10 each search's 4 best starts are kept and every
+# later search refits them too (a start that missed the readings at its own search holds the
+# truth's mode later: task 17 of seed 5 held at every step from 10, where steps 20-25 were not;
+# tasks 19 and 28 held again sooner), paid for by the filter's 500 particles instead of 1000
+# (stark_tier1.DEFAULT_FILTER): limit set 1.229x -> 1.168x (draws 0-3 pooled; 1.173x with 1000
+# particles), tuning / held-out seeds 0.048225 -> 0.047817 / 0.048919 -> 0.048328, first 10 steps
+# 0.102682 -> 0.102653 / 0.103127 -> 0.102570, seed 7's first-10 set 1.092x -> 1.092x; CPU -3.7 %
+# (+4.0 % with 1000 particles).  Not kept: the kept starts stored as refined by each search's LM
+# (1.179x: the raw ones are the more diverse), 2, 6 or 8 kept per search (1.203x, 1.168x,
+# 1.173x), from step 6 or 12 (1.163x, 1.174x), with rescue_starts (1.163x, first 10 steps 1.106x).
 REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True, "max_searches": 15,
                                           "iters": 3, "refine_above": 1.2, "centre_from": 1,
                                           "settle_accept": 1.2, "search_steps": (0, 3, 6, 12, 18, 26),
                                           "pool_per_structure": 5, "pool_keep": 40, "n_starts": 16,
                                           "lost_iters": (10, 12), "lost_library": (10, 4000),
                                           "path_fit": (10, 4, 80, 0.2), "path_fit_pool": 10,
-                                          "late_iters_init": (10, 15)}
+                                          "late_iters_init": (10, 15), "late_reservoir": (10, 4)}
 # Session 12: on temporal, a search at once whenever the held modes fail (search_on_loss, 3 in
 # all), the lost fits as starts of the next search (rescue_starts).  Measured over three draws
 # of the filter (filter seeds 0, 1, 2: one draw's figures move by up to 30 % with the filter's
@@ -1530,6 +1540,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                late_search: tuple[int, int, int, int, int] | None = None,
                by_readings: tuple[int, int, int] | None = None,
                lost_iters: tuple[int, int] | None = None, late_iters_init: tuple[int, int] | None = None,
+               late_reservoir: tuple[int, int] | None = None,
                lost_draws: tuple[int, PriorDraws] | None = None, lost_union: int = 0,
                path_fit: tuple[int, int, int, float] | None = None, path_fit_pool: int | None = None,
                domain: tuple[float, float] = DOMAIN,
@@ -1604,6 +1615,10 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     ``late_iters_init = (first, iters)``: from step ``first`` on, every search's starts get
     ``iters`` LM iterations instead of ``iters_init`` (the posterior has narrowed, and a start
     a few iterations from its mode ends outside the bounds and is dropped; None: never).
+    ``late_reservoir = (first, keep)``: from step ``first`` on, every search's ``keep`` best
+    starts (:func:`_search_starts`' order) are kept, and every later search takes all those kept
+    so far as more starts (a start that missed the readings at its own search may fit them once
+    more steps are seen and more iterations given; None: none).
     ``lost_draws = (first, library)``: from step ``first`` on, a search made while no mode is
     held takes its pool from the draws ``library`` (a larger library of the same prior and
     steps, :func:`refit_task`'s ``lost_library``: its nearest draws to the answers so far start
@@ -1653,6 +1668,10 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
         counts = lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= 0
         if not (isinstance(late_iters_init, tuple) and len(late_iters_init) == 2 and all(map(counts, late_iters_init))):
             raise ValueError(f"late_iters_init is (first step >= 0, LM iterations >= 0), not {late_iters_init!r}")
+    if late_reservoir is not None:
+        counts = lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= 0
+        if not (isinstance(late_reservoir, tuple) and len(late_reservoir) == 2 and all(map(counts, late_reservoir))):
+            raise ValueError(f"late_reservoir is (first step >= 0, starts kept per search >= 0), not {late_reservoir!r}")
     if path_fit_pool is not None and (isinstance(path_fit_pool, (bool, np.bool_))
                                       or not isinstance(path_fit_pool, (int, np.integer)) or path_fit_pool < 1):
         raise ValueError(f"path_fit_pool must be a count of draws per structure >= 1, not {path_fit_pool!r}")
@@ -1670,7 +1689,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     out = np.array(path, float, copy=True)
     used = np.zeros(n, bool)
     t_out = np.full(n, np.nan) if lay.emit is not None else None
-    u = mask = lam = pos = deriv = logz = du = cv = failed = None
+    u = mask = lam = pos = deriv = logz = du = cv = failed = kept = None
     centred = False                                      # du holds a centre (or a start from one)
     last_search = -10 ** 9
     searches, size, misses = 0, 0, 0                   # misses: searches in a row that held no mode
@@ -1709,6 +1728,12 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                                                          and t <= by_readings[0] else None),
                                             path_fit=(path_fit[1:] if path_fit is not None and t >= path_fit[0]
                                                       else None), path_fit_pool=path_fit_pool)
+                if late_reservoir is not None and t >= late_reservoir[0]:   # this search's best kept,
+                    new = us[:late_reservoir[1]], ms[:late_reservoir[1]], ls[:late_reservoir[1]]
+                    if kept is not None:                                     # the earlier ones joined
+                        us, ms, ls = np.vstack([us, kept[0]]), np.vstack([ms, kept[1]]), np.concatenate([ls, kept[2]])
+                        new = tuple(np.concatenate([k, x]) for k, x in zip(kept, new))
+                    kept = new
                 if u is not None:
                     us, ms, ls = np.vstack([u, us]), np.vstack([mask, ms]), np.concatenate([lam, ls])
                 elif failed is not None:
