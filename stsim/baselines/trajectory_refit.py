@@ -585,13 +585,21 @@ REFIT_SETTINGS: dict = {
 # (1.179x: the raw ones are the more diverse), 2, 6 or 8 kept per search (1.203x, 1.168x,
 # 1.173x), from step 6 or 12 (1.163x, 1.174x), with rescue_starts (1.163x, first 10 steps 1.106x).
 # search_every 3, 18 searches in all (session 36; 5 and 15 before): while no mode is held a search
-# every 3 steps (task 18 of seed 5: searches at 29 and 32 where they were at 31 and 36, the one at
-# 32 holding the track, steps 32-35 0.05 off where they were 0.32): limit set 1.168x -> 1.154x,
+# every 3 steps (task 18 of seed 5, with late_iters_init from step 10: searches at 29 and 32 where
+# they were at 31 and 36, the one at 32 holding the track, steps 32-35 0.05 off where they were
+# 0.32; task 28 with it from step 6: the search at 29, where 15 had run out at 26, holds the track
+# to the last step, steps 29-39 0.04 off where they were 0.15): limit set 1.168x -> 1.154x,
 # tuning / held-out seeds 0.047817 -> 0.047459 / 0.048328 -> 0.047432, +1.2 % CPU (20 in all: the
 # same figures; 15 in all: 1.180x, the searches run out; every 2 steps: 1.216x, with 25 in all
 # 1.154x; every 4 steps with 20: 1.171x).  Measured with it, level (1.166-1.169x): n_starts 24
 # (first 10 steps 1.102x -> 1.112x), path_fit over 120 draws, late_iters_init (10, 20), 20
 # searches in all alone; (10, 10) 1.204x.
+# late_iters_init from step 6 instead of 10 (session 36, with the two above): seed 5's limit set
+# first 10 / all steps 1.102x / 1.154x -> 1.089x / 1.123x, seed 7's first-10 set 1.092x -> 1.085x;
+# tuning seeds 0.102578 / 0.047459 -> 0.101793 / 0.047322, held-out 0.102571 / 0.047432 ->
+# 0.104032 / 0.047102; CPU -1.6 %.  From step 5: 1.090x / 1.137x (seed 7 1.079x); 4: 1.095x /
+# 1.132x; 3: 1.109x / 1.139x; 0: 1.130x / 1.141x; 7: 1.102x / 1.121x; 8: 1.105x / 1.123x.  The
+# reservoir from step 5 as well: 1.099x / 1.133x; alone 1.107x / 1.144x.
 REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True, "max_searches": 18,
                                           "search_every": 3,
                                           "iters": 3, "refine_above": 1.2, "centre_from": 1,
@@ -599,7 +607,7 @@ REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_lo
                                           "pool_per_structure": 5, "pool_keep": 40, "n_starts": 16,
                                           "lost_iters": (10, 12), "lost_library": (10, 4000),
                                           "path_fit": (10, 4, 80, 0.2), "path_fit_pool": 10,
-                                          "late_iters_init": (10, 15), "late_reservoir": (10, 4)}
+                                          "late_iters_init": (6, 15), "late_reservoir": (10, 4)}
 # Session 12: on temporal, a search at once whenever the held modes fail (search_on_loss, 3 in
 # all), the lost fits as starts of the next search (rescue_starts).  Measured over three draws
 # of the filter (filter seeds 0, 1, 2: one draw's figures move by up to 30 % with the filter's
