@@ -1545,7 +1545,8 @@ def test_lost_library_holds_the_track_again_where_the_smaller_pool_does_not():
     it: every step from 15 on is held, steps 15-22 0.006 off.  Both with session 31's 4 LM
     iterations for a search's starts (``iters_init``): with the 10 of session 32 the smaller
     pool's starts hold it too, a second way back to this track; and both without session 34's
-    ``path_fit``, a third (the default holds every step from 15 on)."""
+    ``path_fit``, a third, and session 36's ``late_reservoir``, a fourth (the default holds every
+    step from 15 on)."""
     from stsim.baselines.sensor_particle_tracking import track_sensor_task
     from stsim.baselines.stark_tier1 import default_track_settings
     task = generate_task("stark.tracking.range_bearing", 19, suite="stark-tier1", suite_seed=31)
@@ -1556,7 +1557,7 @@ def test_lost_library_holds_the_track_again_where_the_smaller_pool_does_not():
     for name, lib in (("with", (10, 4000)), ("without", None)):
         log = []
         pos = track_sensor_task(task, **{**kw, "refit": {**kw["refit"], "lost_library": lib, "iters_init": 4,
-                                                         "path_fit": None, "_log": log}})
+                                                         "path_fit": None, "late_reservoir": None, "_log": log}})
         held[name] = {t for t, _, _ in log}
         rms[name] = float(np.sqrt(np.mean(np.sum((pos[15:23] - gold[15:23]) ** 2, axis=1))))
     assert set(range(15, 50)) <= held["with"] and not set(range(15, 50)) & held["without"]
@@ -1656,7 +1657,8 @@ def test_path_fit_chooses_among_more_draws_and_holds_the_right_mode(monkeypatch)
     them, not among the search's pool of 5 per structure, and the mode it holds stays to the last
     step: steps 30-49 0.005 from the truth (RMS; the limit's about 0.01, perf/limits/).  With the
     pool's own draws the mode held from step 19 fails at step 30 and no search is left: steps
-    30-49 0.062 off, the smoother's answers."""
+    30-49 0.062 off, the smoother's answers.  Both without session 36's ``late_reservoir``, which
+    changes the searches after step 14."""
     from stsim.baselines.sensor_particle_tracking import track_sensor_task
     from stsim.baselines.stark_tier1 import default_track_settings
     task = generate_task("stark.tracking.range_bearing", 23, suite="stark-tier1", suite_seed=5)
@@ -1668,7 +1670,8 @@ def test_path_fit_chooses_among_more_draws_and_holds_the_right_mode(monkeypatch)
     for pool in (10, None):
         log = []
         seen.clear()
-        pos = track_sensor_task(task, **{**kw, "refit": {**kw["refit"], "path_fit_pool": pool, "_log": log}})
+        pos = track_sensor_task(task, **{**kw, "refit": {**kw["refit"], "path_fit_pool": pool, "late_reservoir": None,
+                                                         "_log": log}})
         assert seen == [1, 2, 3, 5, 6, 11, 14, 19]
         held[pool] = {s for s, _, _ in log}
         rms[pool] = float(np.sqrt(np.mean(np.sum((pos[30:] - gold[30:]) ** 2, axis=1))))
@@ -1743,6 +1746,32 @@ def test_lost_event_track_searched_every_3_steps_is_held_again_sooner(monkeypatc
     assert searched[3] == [12, 14, 17, 18, 21, 24, 26, 29] and searched[5] == [12, 14, 18, 23, 26]
     assert set(range(29, 40)) <= held[3] and not set(range(14, 40)) & held[5]
     assert rms[3] < 0.06 < 0.12 < rms[5]
+
+
+def test_range_bearing_starts_kept_from_earlier_searches_hold_the_track_to_the_last_step(monkeypatch):
+    """Range+bearing task 23 of suite seed 5, filter draw 2 (a sinusoid and a spiral): without
+    ``late_reservoir`` the mode the search at step 19 holds fails at step 29 and no search is left
+    (8 in all: 1, 2, 3, 5, 6, 11, 14, 19), steps 30-49 the smoother's, 0.062 from the truth (RMS);
+    with the default's ``(10, 4)`` (session 36) the mode held from step 11 lasts to step 30, whose
+    search (the starts kept from 11 and 14 among its own) holds the track to the last step, steps
+    30-49 0.005 off (the limit's about 0.01, perf/limits/)."""
+    from stsim.baselines.sensor_particle_tracking import track_sensor_task
+    from stsim.baselines.stark_tier1 import default_track_settings
+    task = generate_task("stark.tracking.range_bearing", 23, suite="stark-tier1", suite_seed=5)
+    gold = np.array([s.answer for s in task.steps], float)
+    kw = default_track_settings(task)
+    assert kw["refit"]["late_reservoir"] == (10, 4)
+    seen = _searched_steps(monkeypatch)
+    rms, searched, held = {}, {}, {}
+    for kept in ((10, 4), None):
+        log = []
+        seen.clear()
+        pos = track_sensor_task(task, seed=2, **{**kw, "refit": {**kw["refit"], "late_reservoir": kept, "_log": log}})
+        searched[kept], held[kept] = list(seen), {s for s, _, _ in log}
+        rms[kept] = float(np.sqrt(np.mean(np.sum((pos[30:] - gold[30:]) ** 2, axis=1))))
+    assert searched[(10, 4)] == [1, 2, 3, 5, 6, 11, 14, 30] and searched[None] == [1, 2, 3, 5, 6, 11, 14, 19]
+    assert set(range(11, 50)) <= held[(10, 4)] and not set(range(29, 50)) & held[None]
+    assert rms[(10, 4)] < 0.01 < 0.05 < rms[None]
 
 
 def test_searches_fitted_to_the_answers_hold_the_track_the_plain_search_loses():
