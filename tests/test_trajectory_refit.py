@@ -1752,7 +1752,7 @@ def test_range_bearing_starts_kept_from_earlier_searches_hold_the_track_to_the_l
     """Range+bearing task 23 of suite seed 5, filter draw 2 (a sinusoid and a spiral): without
     ``late_reservoir`` the mode the search at step 19 holds fails at step 29 and no search is left
     (8 in all: 1, 2, 3, 5, 6, 11, 14, 19), steps 30-49 the smoother's, 0.062 from the truth (RMS);
-    with the default's ``(10, 4)`` (session 36) the mode held from step 11 lasts to step 30, whose
+    with the default's ``(10, 2)`` (session 36) the mode held from step 11 lasts to step 30, whose
     search (the starts kept from 11 and 14 among its own) holds the track to the last step, steps
     30-49 0.005 off (the limit's about 0.01, perf/limits/)."""
     from stsim.baselines.sensor_particle_tracking import track_sensor_task
@@ -1760,18 +1760,18 @@ def test_range_bearing_starts_kept_from_earlier_searches_hold_the_track_to_the_l
     task = generate_task("stark.tracking.range_bearing", 23, suite="stark-tier1", suite_seed=5)
     gold = np.array([s.answer for s in task.steps], float)
     kw = default_track_settings(task)
-    assert kw["refit"]["late_reservoir"] == (10, 4)
+    assert kw["refit"]["late_reservoir"] == (10, 2)
     seen = _searched_steps(monkeypatch)
     rms, searched, held = {}, {}, {}
-    for kept in ((10, 4), None):
+    for kept in ((10, 2), None):
         log = []
         seen.clear()
         pos = track_sensor_task(task, seed=2, **{**kw, "refit": {**kw["refit"], "late_reservoir": kept, "_log": log}})
         searched[kept], held[kept] = list(seen), {s for s, _, _ in log}
         rms[kept] = float(np.sqrt(np.mean(np.sum((pos[30:] - gold[30:]) ** 2, axis=1))))
-    assert searched[(10, 4)] == [1, 2, 3, 5, 6, 11, 14, 30] and searched[None] == [1, 2, 3, 5, 6, 11, 14, 19]
-    assert set(range(11, 50)) <= held[(10, 4)] and not set(range(29, 50)) & held[None]
-    assert rms[(10, 4)] < 0.01 < 0.05 < rms[None]
+    assert searched[(10, 2)] == [1, 2, 3, 5, 6, 11, 14, 30] and searched[None] == [1, 2, 3, 5, 6, 11, 14, 19]
+    assert set(range(11, 50)) <= held[(10, 2)] and not set(range(29, 50)) & held[None]
+    assert rms[(10, 2)] < 0.01 < 0.05 < rms[None]
 
 
 def test_searches_fitted_to_the_answers_hold_the_track_the_plain_search_loses():
