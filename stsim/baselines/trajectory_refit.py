@@ -1550,6 +1550,11 @@ def pool_cost(r: np.ndarray, cap: float = 5.0) -> np.ndarray:
 _AHEAD = 4
 
 
+def _is_count(v, least: int = 0) -> bool:
+    """Whether ``v`` is an integer (a numpy one too, not a bool) of at least ``least``."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= least
+
+
 def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarray, *,
                start: int = 0, pool_per_structure: int = 2, n_starts: int = 16,
                iters_pool: int = 4, iters_init: int = 10, iters: int = 3,
@@ -1676,29 +1681,25 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     Raises ``ValueError`` for readings of another modality (:class:`ReadingResiduals`), or a
     ``lost_draws`` library of another layout or step grid than ``draws``, a ``lost_union``
     that is not a count (an ``int`` >= 0, not a bool) or is given without ``lost_draws``, a
-    ``path_fit`` that is not ``(first >= 1, iters >= 1, keep >= 1, scale > 0)``, or a
-    ``path_fit_pool`` that is not a count >= 1."""
+    ``path_fit`` that is not ``(first >= 1, iters >= 1, keep >= 1, scale > 0)``, a
+    ``path_fit_pool`` that is not a count >= 1, or a ``late_iters_init`` or ``late_reservoir``
+    that is not a pair of counts."""
     lay = draws.layout
-    if isinstance(lost_union, (bool, np.bool_)) or not isinstance(lost_union, (int, np.integer)) or lost_union < 0:
+    if not _is_count(lost_union):
         raise ValueError(f"lost_union must be a count of draws per structure (0: none), not {lost_union!r}")
     lost_union = int(lost_union)
     if path_fit is not None:
-        counts = lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= 1
-        if not (isinstance(path_fit, tuple) and len(path_fit) == 4 and all(counts(v) for v in path_fit[:3])
+        if not (isinstance(path_fit, tuple) and len(path_fit) == 4 and all(_is_count(v, 1) for v in path_fit[:3])
                 and isinstance(path_fit[3], (int, float, np.integer, np.floating))
                 and not isinstance(path_fit[3], (bool, np.bool_)) and np.isfinite(path_fit[3]) and path_fit[3] > 0):
             raise ValueError("path_fit is (first step >= 1, LM iterations >= 1, draws >= 1, scale > 0 plane units), "
                              f"not {path_fit!r}")
-    if late_iters_init is not None:
-        counts = lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= 0
-        if not (isinstance(late_iters_init, tuple) and len(late_iters_init) == 2 and all(map(counts, late_iters_init))):
-            raise ValueError(f"late_iters_init is (first step >= 0, LM iterations >= 0), not {late_iters_init!r}")
-    if late_reservoir is not None:
-        counts = lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= 0
-        if not (isinstance(late_reservoir, tuple) and len(late_reservoir) == 2 and all(map(counts, late_reservoir))):
-            raise ValueError(f"late_reservoir is (first step >= 0, starts kept per search >= 0), not {late_reservoir!r}")
-    if path_fit_pool is not None and (isinstance(path_fit_pool, (bool, np.bool_))
-                                      or not isinstance(path_fit_pool, (int, np.integer)) or path_fit_pool < 1):
+    pair = lambda v: isinstance(v, tuple) and len(v) == 2 and all(map(_is_count, v))
+    if late_iters_init is not None and not pair(late_iters_init):
+        raise ValueError(f"late_iters_init is (first step >= 0, LM iterations >= 0), not {late_iters_init!r}")
+    if late_reservoir is not None and not pair(late_reservoir):
+        raise ValueError(f"late_reservoir is (first step >= 0, starts kept per search >= 0), not {late_reservoir!r}")
+    if path_fit_pool is not None and not _is_count(path_fit_pool, 1):
         raise ValueError(f"path_fit_pool must be a count of draws per structure >= 1, not {path_fit_pool!r}")
     if lost_union and lost_draws is None:
         raise ValueError("lost_union pools the searches of a lost track from both libraries: it needs lost_draws")
