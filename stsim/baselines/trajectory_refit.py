@@ -1715,7 +1715,7 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
     out = np.array(path, float, copy=True)
     used = np.zeros(n, bool)
     t_out = np.full(n, np.nan) if lay.emit is not None else None
-    u = mask = lam = pos = deriv = logz = du = cv = failed = kept = None
+    u = mask = lam = pos = deriv = logz = du = cv = failed = reservoir = None   # reservoir: late_reservoir's starts
     centred = False                                      # du holds a centre (or a start from one)
     last_search = -10 ** 9
     searches, size, misses = 0, 0, 0                   # misses: searches in a row that held no mode
@@ -1756,10 +1756,11 @@ def refit_path(r: Readings, t_rel: np.ndarray, draws: PriorDraws, path: np.ndarr
                                                       else None), path_fit_pool=path_fit_pool)
                 if late_reservoir is not None and t >= late_reservoir[0]:   # this search's best kept,
                     new = us[:late_reservoir[1]], ms[:late_reservoir[1]], ls[:late_reservoir[1]]
-                    if kept is not None:                                     # the earlier ones joined
-                        us, ms, ls = np.vstack([us, kept[0]]), np.vstack([ms, kept[1]]), np.concatenate([ls, kept[2]])
-                        new = tuple(np.concatenate([k, x]) for k, x in zip(kept, new))
-                    kept = new
+                    if reservoir is not None:                                # the earlier ones joined
+                        us, ms, ls = (np.vstack([us, reservoir[0]]), np.vstack([ms, reservoir[1]]),
+                                      np.concatenate([ls, reservoir[2]]))
+                        new = tuple(np.concatenate([k, x]) for k, x in zip(reservoir, new))
+                    reservoir = new
                 if u is not None:
                     us, ms, ls = np.vstack([u, us]), np.vstack([mask, ms]), np.concatenate([lam, ls])
                 elif failed is not None:
