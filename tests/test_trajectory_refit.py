@@ -687,6 +687,79 @@ def test_lm_started_from_earlier_derivatives_is_bit_for_bit_the_same(family):
         assert np.array_equal(x, y)
 
 
+@pytest.mark.parametrize("family", ["stark.tracking.range", "stark.tracking.bearing", "stark.tracking.range_bearing",
+                                    "stark.tracking.event", "stark.temporal_tracking.event"])
+def test_compiled_lm_iterations_equal_the_numpy_loop_bit_for_bit(family):
+    """:func:`trajectory_kernel.lm_iterations` (session 37) does the numpy loop's operations in
+    its order: on 30 prior draws of mixed structures, with and without the prior's residuals,
+    with ``info`` and ``ahead``, started from an earlier call's derivatives (``init``), and with
+    a single iteration (no derivatives after the last), fits, costs, largest residuals, damping,
+    Gauss-Newton matrices, positions and derivatives are the same bit for bit.  The costs'
+    sums go through :func:`trajectory_kernel.pairwise_sum`, numpy's pairwise order; a plain sum
+    would differ in the last bits and flip the steps' acceptance now and then."""
+    task = generate_task(family, 3, suite="stark-tier1", suite_seed=11)
+    n, duration, kmax, table, emit = task_prior(task)
+    draws = prior_draws(n, duration, kmax, table, emit, 40)
+    t = np.linspace(0.0, duration, n)
+    r = task_readings(task)
+    pick = np.arange(0, len(draws.u), 53)[:30]
+    u0, mask, lay = draws.u[pick], draws.mask[pick], draws.layout
+    assert len({tuple(m) for m in mask}) > 5                 # structures of several sizes: padded columns
+    for upto, kw in ((6, dict(iters=8, prior=2.0, info=True, ahead=2)), (9, dict(iters=8)),
+                     (9, dict(iters=1, prior=2.0)), (12, dict(iters=5, prior=2.0, info=True))):
+        res = ReadingResiduals(r, upto, t)
+        a = levenberg_marquardt(res, lay, u0, mask, t, **kw)
+        b = levenberg_marquardt(res, lay, u0, mask, t, compiled=False, **kw)
+        for x, y in zip(a[:4] + (a[4] if len(a) > 4 else ()), b[:4] + (b[4] if len(b) > 4 else ())):
+            assert x.shape == y.shape and np.array_equal(x, y)
+        assert not np.array_equal(a[0], u0)                  # the fits moved
+    first = levenberg_marquardt(ReadingResiduals(r, 6, t), lay, u0, mask, t, 3, prior=2.0, info=True, ahead=3)
+    res = ReadingResiduals(r, 8, t)
+    kw = dict(lam_per_start=first[3], prior=2.0, info=True, ahead=3, init=(first[4][3], first[4][4]))
+    a = levenberg_marquardt(res, lay, first[0], mask, t, 4, **kw)
+    b = levenberg_marquardt(res, lay, first[0], mask, t, 4, compiled=False, **kw)
+    for x, y in zip(a[:4] + a[4], b[:4] + b[4]):
+        assert x.shape == y.shape and np.array_equal(x, y)
+
+
+def test_pairwise_sum_adds_in_numpys_order():
+    """:func:`trajectory_kernel.pairwise_sum` equals numpy's sum of a contiguous row bit for bit
+    at every length through the blocks of 8 and 128 and the halvings above (lengths 0-300 and
+    some to 20,000, magnitudes over ten decades), where a plain running sum differs."""
+    from stsim.baselines.trajectory_kernel import _row_costs, pairwise_sum
+    rng = np.random.default_rng(0)
+    plain_differs = False
+    for n in [*range(301), 511, 512, 1000, 1024, 2049, 5000, 20000]:
+        x = rng.standard_normal((3, n)) * 10 ** rng.uniform(-5, 5, (3, n))
+        assert np.array_equal(_row_costs(x), (x * x).sum(axis=1))
+        for row in x:
+            assert pairwise_sum(row, 0, n) == row.sum()
+            plain_differs |= float(np.cumsum(row)[-1]) != row.sum() if n else False
+    assert plain_differs
+
+
+def test_lm_iterations_refuse_shapes_that_do_not_match():
+    """numba checks no bounds, so :func:`trajectory_kernel.lm_iterations` refuses state arrays
+    whose shapes disagree (a J of another width, an ``extra`` neither 0 nor P) before it reads."""
+    from stsim.baselines.trajectory_kernel import layout_tables, lm_iterations
+    task = generate_task("stark.tracking.range", 3, suite="stark-tier1", suite_seed=11)
+    n, duration, kmax, table, emit = task_prior(task)
+    draws = prior_draws(n, duration, kmax, table, emit, 40)
+    lay, t = draws.layout, np.linspace(0.0, duration, n)
+    res = ReadingResiduals(task_readings(task), 5, t)
+    N, P, K = 2, 3, res.size + 3
+    code, column = layout_tables(lay)
+    args = [draws.u[:N].copy(), np.ones(N), np.ones(N), np.zeros((2, N, n)), np.zeros((N, K)), np.zeros((N, P, K)),
+            np.zeros((2, N, P, 6)), draws.mask[:N].copy(), np.zeros((N, P), np.int64), np.ones((N, P), bool),
+            np.ones((N, P)), np.ones((N, P)), P, free_columns(lay)[1], 2, 1e-4, False, t, 6, 0.0, 1.0, code, column,
+            lay.lo, lay.hi, lay.signed, *res.kernel_args(), False, np.zeros((N, P), bool), 0.0]
+    for i, bad in ((5, np.zeros((N, P, K + 1))), (12, 2)):
+        wrong = list(args)
+        wrong[i] = bad
+        with pytest.raises(ValueError, match="lm_iterations: shapes"):
+            lm_iterations(*wrong)
+
+
 def _barrier(x, s0, J):
     """The log barrier of constraints ``|s0 + J^T x| <= 1`` (inf outside)."""
     s = s0 + J.T @ x
@@ -1132,7 +1205,7 @@ print(json.dumps([used, declared]))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     used, declared = json.loads(out.stdout.strip().splitlines()[-1])
-    assert [len(v) for v in declared.values()] == [1, 4, 1, 2, 1, 1, 1, 1]
+    assert [len(v) for v in declared.values()] == [1, 4, 1, 2, 1, 1, 1, 1, 1]
     for name, sigs in used.items():
         assert sigs and set(sigs) <= set(declared[name]), (name, set(sigs) - set(declared[name]))
 

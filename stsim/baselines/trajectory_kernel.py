@@ -51,6 +51,14 @@ tuning-seed figures of all six refit families (8 suite seeds, 20 tasks, two filt
 to 6 digits; proximity's resample-move sampler, which calls the same LM, moved some answers by up
 to 0.1 units, its trimmed error over 40 tasks of suite seeds 7, 11 and 13 the same to 4 digits.
 Its entry checks the shapes (numba checks no bounds).
+Since session 37 :func:`lm_iterations` runs the LM's whole loop (the proposals, the
+candidates' positions, residuals and prior residuals, acceptance and damping) for the readings'
+residuals: the numpy loop's bookkeeping between these kernels (gathers, scatters, index arrays,
+about 45 microseconds per iteration) was a sixth of the event tracker's time.  Its costs are
+summed in numpy's pairwise order (:func:`pairwise_sum`), so the default trackers' answers on 20
+tasks of each refit family of suite seed 7 equal the numpy loop's bit for bit, and each tracker
+is 9-15 % cheaper (event, range, range+bearing and bearing 13-15 %, temporal and x-y-t 9 %; 20
+tasks each, three alternating whole-process rounds).
 
 The motions (STARK Appendix 7.3; :mod:`stsim.sim.motion`), with ``a = omega t + phase``,
 ``(c, s) = (cos a, sin a)``, a heading ``theta`` with ``(ct, st)`` and ``perp(x, y) = (-y, x)``:
@@ -629,6 +637,218 @@ def damped_steps(J, r, rows, lam, valid, cols, u, periodic):
     return out
 
 
+@numba.njit(cache=True)
+def _pairwise_leaf(x, lo, hi):
+    """numpy's ``pairwise_sum`` of ``x[lo:hi]`` up to 128 terms: plain below 8, else eight
+    running sums combined pairwise, then the remainder."""
+    n = hi - lo
+    if n < 8:
+        s = 0.0
+        for i in range(lo, hi):
+            s += x[i]
+        return s
+    r0, r1, r2, r3 = x[lo], x[lo + 1], x[lo + 2], x[lo + 3]
+    r4, r5, r6, r7 = x[lo + 4], x[lo + 5], x[lo + 6], x[lo + 7]
+    i = lo + 8
+    end = hi - n % 8
+    while i < end:
+        r0 += x[i]
+        r1 += x[i + 1]
+        r2 += x[i + 2]
+        r3 += x[i + 3]
+        r4 += x[i + 4]
+        r5 += x[i + 5]
+        r6 += x[i + 6]
+        r7 += x[i + 7]
+        i += 8
+    s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < hi:
+        s += x[i]
+        i += 1
+    return s
+
+
+@numba.njit(cache=True)
+def pairwise_sum(x, lo, hi):
+    """``x[lo:hi].sum()`` as numpy sums a contiguous row (its ``pairwise_sum``: up to 128 terms
+    :func:`_pairwise_leaf`, above that the two halves, cut at a multiple of 8, summed the same
+    way and added), so that a cost compares bit for bit with the numpy version's.  The halving
+    is unrolled (an explicit stack of the segments, without recursion: numba's cache has loaded
+    recursive functions wrongly), and the left half's sum is added to the right's as numpy does."""
+    n = hi - lo
+    if n <= 128:
+        return _pairwise_leaf(x, lo, hi)
+    # post-order walk of the halving tree: segments to visit, and partial sums to combine
+    seg_lo = np.empty(64, np.int64)
+    seg_hi = np.empty(64, np.int64)
+    seg_done = np.zeros(64, np.bool_)
+    vals = np.empty(64)
+    ns, nv = 1, 0
+    seg_lo[0], seg_hi[0] = lo, hi
+    while ns:
+        a, b = seg_lo[ns - 1], seg_hi[ns - 1]
+        m = b - a
+        if m <= 128:
+            vals[nv] = _pairwise_leaf(x, a, b)
+            nv += 1
+            ns -= 1
+        elif seg_done[ns - 1]:                       # both halves summed: combine them
+            vals[nv - 2] = vals[nv - 2] + vals[nv - 1]
+            nv -= 1
+            seg_done[ns - 1] = False
+            ns -= 1
+        else:
+            seg_done[ns - 1] = True
+            m2 = m // 2
+            m2 -= m2 % 8
+            seg_lo[ns], seg_hi[ns] = a + m2, b          # the right half, visited second
+            seg_done[ns] = False
+            seg_lo[ns + 1], seg_hi[ns + 1] = a, a + m2  # the left half, visited first
+            seg_done[ns + 1] = False
+            ns += 2
+    return vals[0]
+
+
+@numba.njit(cache=True)
+def _row_costs(r):
+    """(N,) the sums of squares of the rows of ``r`` (N, K), as numpy's ``(r * r).sum(axis=1)``."""
+    N, K = r.shape
+    out = np.empty(N)
+    sq = np.empty(K)
+    for i in range(N):
+        for k in range(K):
+            sq[k] = r[i, k] * r[i, k]
+        out[i] = pairwise_sum(sq, 0, K)
+    return out
+
+
+@numba.njit(cache=True, error_model="numpy")
+def lm_iterations(u, lam, cost, X, r0, J, Ds, mask, cols, valid, scale, pw, extra, periodic, iters, tol, info,
+                  t, m, low, high, code, column, lo, hi, signed,
+                  kind, step, sx, sy, val, tk, bounds, sigma, speed, emit, emit_col, emit_scale):
+    """The iterations of :func:`stsim.baselines.trajectory_refit.levenberg_marquardt`, compiled
+    (the same operations in the same order as its numpy loop, which they replaced in session
+    37: the loop's own bookkeeping, about a sixth of the event tracker's time, was interpreter
+    overhead on arrays of a few dozen rows).  Each iteration: the live fits' proposals
+    (:func:`damped_steps`), their positions and derivatives (:func:`positions_and_derivatives`;
+    none after the last iteration unless ``info``), residuals and Jacobians
+    (:func:`residuals_and_jacobian`) with the prior's residuals ``pw (u - 0.5)`` in the last
+    ``P`` columns; a proposal is taken where its cost is lower, and the damping divided by 3
+    (else multiplied by 4); a fit stops when a taken step gains less than ``tol`` of its cost
+    or its damping passes 1e8.
+
+    Args: u (N, dim), lam (N,), cost (N,), r0 (N, K), J (N, P, K), X (2, N, n) and Ds (2, N,
+        P, mD) (axis first): the fits' state, updated in place (``Ds`` cut to the steps both it
+        and a new evaluation hold, a new array then); mask, cols, valid, scale: the fits'
+        kinds, columns, active columns and ``d physical / d u``; pw (N, P) the prior's weights
+        in the last ``extra`` columns of the residuals (``extra`` 0: no prior, or ``P``);
+        periodic (dim,); t .. signed:
+        :func:`positions_and_derivatives`' arguments (``m`` the steps of the derivatives);
+        kind .. speed: :func:`residuals_and_jacobian`'s readings; emit: the layout has a first
+        emission time (``u``'s last column, ``lo[-1] + u (hi[-1] - lo[-1])`` s), emit_col (N,
+        P) its column, emit_scale its range.
+    Returns: ``(Ds, iterations run)``.  Raises ``ValueError`` for shapes that do not match
+    (numba checks no bounds)."""
+    N, dim = u.shape
+    P = cols.shape[1]
+    K = r0.shape[1]
+    if X.shape[1] != N or r0.shape[0] != N or J.shape[0] != N or J.shape[1] != P or J.shape[2] != K \
+            or Ds.shape[1] != N or Ds.shape[2] != P or (extra != 0 and extra != P):
+        raise ValueError("lm_iterations: shapes do not match (u (N, dim), X (2, N, n), r0 (N, K), J (N, P, K), "
+                         "Ds (2, N, P, m), extra 0 or P)")
+    live = np.ones(N, np.bool_)
+    it = 0
+    while it < iters:
+        na = 0
+        for i in range(N):
+            if live[i]:
+                na += 1
+        if na == 0:
+            break
+        a = np.empty(na, np.int64)
+        k = 0
+        for i in range(N):
+            if live[i]:
+                a[k] = i
+                k += 1
+        lam_a = np.empty(na)
+        cost_a = np.empty(na)
+        valid_a = np.empty((na, P), np.bool_)
+        cols_a = np.empty((na, P), np.int64)
+        mask_a = np.empty((na, mask.shape[1]), np.bool_)
+        scale_a = np.empty((na, P))
+        ec_a = np.empty((na, P), np.bool_)
+        u_a = np.empty((na, dim))
+        for k in range(na):
+            i = a[k]
+            lam_a[k] = lam[i]
+            cost_a[k] = cost[i]
+            for p in range(P):
+                valid_a[k, p] = valid[i, p]
+                cols_a[k, p] = cols[i, p]
+                scale_a[k, p] = scale[i, p]
+                ec_a[k, p] = emit_col[i, p]
+            for j in range(mask.shape[1]):
+                mask_a[k, j] = mask[i, j]
+            for j in range(dim):
+                u_a[k, j] = u[i, j]
+        un = damped_steps(J, r0, a, lam_a, valid_a, cols_a, u_a, periodic)
+        need_j = info or it < iters - 1
+        pos, g = positions_and_derivatives(un, mask_a, t, cols_a, valid_a, scale_a, m, low, high, code, column,
+                                           lo, hi, signed, need_j)
+        t0 = np.zeros(na)
+        if emit:
+            for k in range(na):
+                t0[k] = lo[dim - 1] + un[k, dim - 1] * (hi[dim - 1] - lo[dim - 1])
+        if need_j:                                   # (variables, not literals: the signature compile_all holds)
+            dt, ec_j, es = g, ec_a, emit_scale
+        else:
+            dt, ec_j, es = np.zeros((2, na, 0, 1)), np.zeros((na, 0), np.bool_), 0.0
+        rn, Jn = residuals_and_jacobian(pos, dt, kind, step, sx, sy, val, tk, t0, bounds, sigma, speed, ec_j, es,
+                                        need_j, extra)
+        if rn.shape[1] != K:
+            raise ValueError("lm_iterations: the residuals' columns do not match r0's")
+        if extra:
+            R = rn.shape[1] - P
+            for k in range(na):
+                i = a[k]
+                for p in range(P):
+                    rn[k, R + p] = pw[i, p] * (un[k, cols_a[k, p]] - 0.5)
+                    if need_j:
+                        Jn[k, p, R + p] = pw[i, p]
+        cn = _row_costs(rn)
+        if need_j:
+            mD = min(Ds.shape[3], g.shape[3])
+            if Ds.shape[3] != mD:
+                Ds = Ds[:, :, :, :mD].copy()
+        for k in range(na):
+            i = a[k]
+            better = cn[k] < cost_a[k]
+            gain = (cost_a[k] - cn[k]) / max(cost_a[k], 1e-300)
+            if better:
+                for j in range(dim):
+                    u[i, j] = un[k, j]
+                for q in range(K):
+                    r0[i, q] = rn[k, q]
+                cost[i] = cn[k]
+                for ax in range(2):
+                    for s in range(X.shape[2]):
+                        X[ax, i, s] = pos[ax, k, s]
+                if need_j:
+                    for p in range(P):
+                        for q in range(K):
+                            J[i, p, q] = Jn[k, p, q]
+                    for ax in range(2):
+                        for p in range(P):
+                            for s in range(mD):
+                                Ds[ax, i, p, s] = g[ax, k, p, s]
+            la = lam_a[k] / 3.0 if better else lam_a[k] * 4.0
+            lam[i] = la
+            live[i] = not ((better and gain < tol) or la > 1e8)
+        it += 1
+    return Ds, it
+
+
 def _array(dtype, ndim: int, layout: str = "C"):
     return numba.types.Array(dtype, ndim, layout)
 
@@ -637,7 +857,7 @@ def compiled_signatures() -> dict:
     """The argument types the default trackers pass each compiled kernel, as numba signatures:
     the refit's (:mod:`stsim.baselines.trajectory_refit`), one for
     :func:`positions_and_derivatives`, :func:`analytic_centre_rows`,
-    :func:`damped_steps`, two for :func:`path_sq_distance` (float64 and float32 positions), four for
+    :func:`damped_steps`, :func:`lm_iterations`, two for :func:`path_sq_distance` (float64 and float32 positions), four for
     :func:`residuals_and_jacobian` (its positions ``Pt`` and derivatives ``Dt`` arrive as
     contiguous arrays or as slices, ``C`` or ``A`` layout), and the particle filters' one for
     :func:`~stsim.baselines.resampling.systematic_indices`,
@@ -657,6 +877,10 @@ def compiled_signatures() -> dict:
         path_sq_distance: [(_array(f8, 3), _array(f8, 2), i1), (_array(numba.types.float32, 3), _array(f8, 2), i1)],
         damped_steps: [(_array(f8, 3), _array(f8, 2), i1, f1, _array(b1, 2), _array(i8, 2), _array(f8, 2),
                         _array(b1, 1))],
+        lm_iterations: [(_array(f8, 2), f1, f1, _array(f8, 3), _array(f8, 2), _array(f8, 3), _array(f8, 4),
+                         _array(b1, 2), _array(i8, 2), _array(b1, 2), _array(f8, 2), _array(f8, 2), i8, _array(b1, 1),
+                         i8, f8, b1, f1, i8, f8, f8, i1, _array(i8, 2), f1, f1, _array(b1, 1),
+                         i1, i1, f1, f1, f1, f1, f1, f8, f8, b1, _array(b1, 2), f8)],
         systematic_indices: [(f1, f8, i8)],
         propagate_rows: [(_array(f8, 2), _array(f8, 2), i1, f1, f8, f8, f8)],
         reading_violations: [(_array(f8, 2), _array(f8, 2), f1, f8, f8, _array(f8, 2), _array(f8, 2), f8, b1)],

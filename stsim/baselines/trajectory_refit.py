@@ -52,7 +52,7 @@ import numpy as np
 from ..sim.motion import MOTION_RANGES
 from .geometry import DOMAIN
 from .prior_motion import ROUNDING, prior_config, step_grid
-from .trajectory_kernel import (READING_KINDS, analytic_centre_rows, damped_steps, layout_tables,
+from .trajectory_kernel import (READING_KINDS, analytic_centre_rows, damped_steps, layout_tables, lm_iterations,
                                path_sq_distance, positions_and_derivatives, residuals_and_jacobian)
 from .trajectory_posterior import OFFSETS, PriorLayout, Readings, structures, trajectories
 
@@ -1022,6 +1022,11 @@ class ReadingResiduals:
         return residuals_and_jacobian(Pt, Dt, self.kind, self.step, self.sx, self.sy, self.val, self.tk, t0,
                                       self._bounds, self._sigma, self._speed, ec, float(emit_scale), jac, int(extra))
 
+    def kernel_args(self) -> tuple:
+        """The readings as :func:`residuals_and_jacobian` takes them: ``(kind, step, sx, sy,
+        val, tk, bounds, sigma, speed)``."""
+        return self.kind, self.step, self.sx, self.sy, self.val, self.tk, self._bounds, self._sigma, self._speed
+
     def __call__(self, pos: np.ndarray, t_start: np.ndarray | None = None, extra: int = 0) -> np.ndarray:
         """Residuals (N, R) of trajectories ``pos`` (N, >= upto+1, 2) (plane units) with first
         emission times ``t_start`` (N,) (ToA; None: 0): range ``(z - d) / (sigma d + h)``,
@@ -1126,10 +1131,12 @@ def active_columns(lay: PriorLayout, mask: np.ndarray) -> np.ndarray:
     return active & free
 
 
+
 def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, mask: np.ndarray,
                         t_rel: np.ndarray, iters: int = 20, lam: float = 1e-2,
                         lam_per_start: np.ndarray | None = None, tol: float = 1e-4,
-                        prior: float = 0.0, info: bool = False, ahead: int = 0, init: tuple | None = None):
+                        prior: float = 0.0, info: bool = False, ahead: int = 0, init: tuple | None = None,
+                        compiled: bool = True):
     """Levenberg-Marquardt on the sum of squared residuals ``res``, for ``N`` starts at once.
 
     Args: u (N, dim) starts in ``[0, 1]``; mask (N, 5) each start's active kinds (fixed);
@@ -1145,6 +1152,10 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         with the same masks; ``m`` > the readings' last step), instead of evaluating them; an
         ``init`` whose derivatives do not reach past the readings' last step is ignored (they
         are evaluated), and the derivatives returned then keep ``init``'s ``m`` steps at most.
+        compiled: the iterations by :func:`~stsim.baselines.trajectory_kernel.lm_iterations`
+        (readings' residuals, :class:`ReadingResiduals`); False, or other residuals
+        (:class:`PathResiduals`): the numpy loop, whose results the compiled one equals bit for
+        bit (session 37: the default tracks of 20 tasks of each refit family of suite seed 7).
     Returns: ``(u (N, dim), cost (N,), worst (N,), lam (N,))``: the fitted parameters, their
         sum of squared residuals (prior residuals included) and largest absolute reading
         residual (``<= 1``: consistent), and the damping reached; with ``info`` also
@@ -1207,36 +1218,53 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
     else:
         X, r0, J, Ds = evaluate(every, u)
     cost = (r0 * r0).sum(axis=1)
-    live = np.ones(N, bool)
-    for it in range(iters):
-        a = np.flatnonzero(live)
-        if not len(a):
-            break
-        s = every if len(a) == N else a                       # the live starts (all: views, no copies)
-        cost_a, lam_a = cost[s], lam[s]
-        # J J^T, J r, the damped system solved, the step taken, wrapped and clipped (compiled)
-        un = damped_steps(J, r0, a, np.ascontiguousarray(lam_a), np.ascontiguousarray(valid[s]),
-                          np.ascontiguousarray(cols[s]), u[a], periodic)
-        # the candidate and its Jacobian (none after the last step unless ``info`` asks for it)
-        need_j = info or it < iters - 1
-        Xn, rn, Jn, Dn = evaluate(s, un, need_j)
-        cn = (rn * rn).sum(axis=1)
-        better = cn < cost_a
-        gain = (cost_a - cn) / np.maximum(cost_a, 1e-300)
-        ib = np.flatnonzero(better)                           # the accepted, among the live
-        b = a[ib]
-        u[b], r0[b], cost[b], X[b] = un[ib], rn[ib], cn[ib], Xn[ib]
-        if need_j:
-            J[b] = Jn[ib]
-            m = min(Ds.shape[2], Dn.shape[2])                 # init's rows may have fewer steps
-            if Ds.shape[2] != m:
-                Ds = Ds[:, :, :m].copy()
-            Ds[b] = Dn[ib, :, :m]
-        lam_a = np.where(better, lam_a / 3.0, lam_a * 4.0)
-        lam[a] = lam_a
-        # converged: an accepted step that gained less than ``tol`` of the cost, or damping so
-        # large the steps vanish
-        live[a] = ~((better & (gain < tol)) | (lam_a > 1e8))
+    if compiled and isinstance(res, ReadingResiduals):
+        # the iterations, compiled (trajectory_kernel.lm_iterations): the state axis first, as the
+        # kernels hold it (X and Ds are transposed views of such arrays)
+        code, column = layout_tables(lay)
+        m = min(len(t_rel), res.upto + ahead + 1)
+        Xa = np.ascontiguousarray(X.transpose(2, 0, 1))
+        Da = np.ascontiguousarray(Ds.transpose(3, 0, 1, 2))
+        r0, J = np.ascontiguousarray(r0), np.ascontiguousarray(J)
+        Da, _ = lm_iterations(u, lam, cost, Xa, r0, J, Da, np.ascontiguousarray(mask, bool), cols.astype(np.int64),
+                              valid, col_scale, np.ascontiguousarray(pw, float), int(extra), periodic, int(iters), float(tol),
+                              bool(info), np.ascontiguousarray(t_rel, float), m, float(DOMAIN[0]), float(DOMAIN[1]),
+                              code, column, lay.lo, lay.hi, lay.signed, *res.kernel_args(),
+                              lay.emit is not None,
+                              np.zeros((N, P), bool) if emit_col is None else np.ascontiguousarray(emit_col),
+                              float(emit_scale))
+        X, Ds = Xa.transpose(1, 2, 0), Da.transpose(1, 2, 3, 0)
+    else:                                                    # other residuals (PathResiduals)
+        live = np.ones(N, bool)
+        for it in range(iters):
+            a = np.flatnonzero(live)
+            if not len(a):
+                break
+            s = every if len(a) == N else a                       # the live starts (all: views, no copies)
+            cost_a, lam_a = cost[s], lam[s]
+            # J J^T, J r, the damped system solved, the step taken, wrapped and clipped (compiled)
+            un = damped_steps(J, r0, a, np.ascontiguousarray(lam_a), np.ascontiguousarray(valid[s]),
+                              np.ascontiguousarray(cols[s]), u[a], periodic)
+            # the candidate and its Jacobian (none after the last step unless ``info`` asks for it)
+            need_j = info or it < iters - 1
+            Xn, rn, Jn, Dn = evaluate(s, un, need_j)
+            cn = (rn * rn).sum(axis=1)
+            better = cn < cost_a
+            gain = (cost_a - cn) / np.maximum(cost_a, 1e-300)
+            ib = np.flatnonzero(better)                           # the accepted, among the live
+            b = a[ib]
+            u[b], r0[b], cost[b], X[b] = un[ib], rn[ib], cn[ib], Xn[ib]
+            if need_j:
+                J[b] = Jn[ib]
+                m = min(Ds.shape[2], Dn.shape[2])                 # init's rows may have fewer steps
+                if Ds.shape[2] != m:
+                    Ds = Ds[:, :, :m].copy()
+                Ds[b] = Dn[ib, :, :m]
+            lam_a = np.where(better, lam_a / 3.0, lam_a * 4.0)
+            lam[a] = lam_a
+            # converged: an accepted step that gained less than ``tol`` of the cost, or damping so
+            # large the steps vanish
+            live[a] = ~((better & (gain < tol)) | (lam_a > 1e8))
     worst = np.abs(r0[:, :res.size]).max(axis=1) if res.size else np.zeros(N)
     if info:
         return u, cost, worst, lam, (J @ J.transpose(0, 2, 1), cols, valid, X, Ds)
