@@ -879,7 +879,8 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     6, 12, 18, 26 with a pool of 5 draws per structure cut to 40, 16 starts; from step 10 12 LM
     iterations per pool draw in a search while no mode is held, the 80 draws of a search's pool
     nearest the answers so far also fitted to them, and each search's 4 best starts kept for the
-    later searches; from step 6 15 LM iterations for a search's starts); temporal its own (the same search on loss, the lost
+    later searches, and a search at once when every held mode misses a reading by over 1.4
+    bounds; from step 6 15 LM iterations for a search's starts); temporal its own (the same search on loss, the lost
     fits as starts of the next search, a second scheduled search at step 2, 12 in all, 2 LM
     iterations per pool draw, a search when every held mode misses a reading by 1.1 bounds from
     step 4, 3 LM iterations per refinement, from step 10 three more searches and, while no mode is
@@ -892,11 +893,13 @@ def test_refit_settings_take_a_family_entry_before_its_modality():
     event = refit_settings("stark.tracking.event", "toa")
     pool = ("search_steps", "pool_per_structure", "pool_keep", "n_starts")
     own = ("search_on_loss", "max_searches", "search_every", "iters", "refine_above", "centre_from", "settle_accept",
-           "lost_iters", "lost_library", "path_fit", "path_fit_pool", "late_iters_init", "late_reservoir") + pool
+           "lost_iters", "lost_library", "path_fit", "path_fit_pool", "late_iters_init", "late_reservoir",
+           "search_above") + pool
     assert event["lost_iters"] == (10, 12) and "lost_iters" not in REFIT_SETTINGS["toa"]
     assert event["path_fit_pool"] == 10 and "path_fit_pool" not in REFIT_SETTINGS["toa"]
     assert event["late_iters_init"] == (6, 15) and "late_iters_init" not in REFIT_SETTINGS["toa"]
     assert event["late_reservoir"] == (10, 4) and "late_reservoir" not in REFIT_SETTINGS["toa"]
+    assert event["search_above"] == (1.4, 10) and "search_above" not in REFIT_SETTINGS["toa"]
     assert event["lost_library"] == (10, 4000) and "lost_library" not in REFIT_SETTINGS["toa"]
     assert event["path_fit"] == (10, 4, 80, 0.2) and "path_fit" not in REFIT_SETTINGS["toa"]
     assert event["search_on_loss"] and event["max_searches"] == 18 and event["iters"] == 3
@@ -1233,6 +1236,31 @@ def test_range_searches_from_step_8_when_every_held_mode_misses_a_reading(monkey
         rms[above] = float(np.sqrt((np.hypot(*(pos[8:] - gold[8:]).T) ** 2).mean()))
     assert 8 in steps[(1.2, 8)] and 8 not in steps[None], steps
     assert rms[None] > 0.09 and rms[(1.2, 8)] < 0.6 * rms[None], rms
+
+
+def test_event_searches_when_every_held_mode_misses_a_reading_by_1_4_bounds(monkeypatch):
+    """Event tracking, suite seed 7, task 2 (session 37): with the default's ``search_above =
+    (1.4, 10)`` the modes held after step 10 miss a reading by over 1.4 bounds, a search follows
+    at step 11 (not one of the search steps 0, 3, 6, 12, 18, 26), and steps 11-12 are 0.23 and
+    0.11 off against 0.48 and 0.55 without it (steps 10-39 0.089 against 0.150 RMS)."""
+    import stsim.baselines.trajectory_refit as tr
+    from stsim.baselines.stark_tier1 import default_track
+    key = "stark.tracking.event"
+    assert tr.REFIT_SETTINGS[key]["search_above"] == (1.4, 10)
+    task = generate_task(key, 2, suite="stark-tier1", suite_seed=7)
+    gold = np.array([st.answer for st in task.steps], float)
+    seen = _searched_steps(monkeypatch)
+    err, steps = {}, {}
+    for above in ((1.4, 10), None):
+        monkeypatch.setitem(tr.REFIT_SETTINGS, key, {**tr.REFIT_SETTINGS[key], "search_above": above})
+        seen.clear()
+        pos, _ = default_track(task)
+        steps[above] = set(seen)
+        err[above] = np.hypot(*(pos - gold).T)
+    assert 11 in steps[(1.4, 10)] and 11 not in steps[None], steps
+    assert err[None][11:13].min() > 0.4 and err[(1.4, 10)][11:13].max() < 0.3, (err[None][11:13], err[(1.4, 10)][11:13])
+    rms = {k: float(np.sqrt((e[10:] ** 2).mean())) for k, e in err.items()}
+    assert rms[(1.4, 10)] < 0.7 * rms[None], rms
 
 
 def test_damped_steps_solve_the_damped_system_as_numpy_does():

@@ -608,6 +608,16 @@ REFIT_SETTINGS: dict = {
 # 0.104032 / 0.047102; CPU -1.6 %.  From step 5: 1.090x / 1.137x (seed 7 1.079x); 4: 1.095x /
 # 1.132x; 3: 1.109x / 1.139x; 0: 1.130x / 1.141x; 7: 1.102x / 1.121x; 8: 1.105x / 1.123x.  The
 # reservoir from step 5 as well: 1.099x / 1.133x; alone 1.107x / 1.144x.
+# search_above (1.4, 10) (session 37, paid for by the compiled LM loop, trajectory_kernel.
+# lm_iterations, which made event's tracker 13-15 % cheaper): from step 10 a refinement after
+# which every held mode misses a reading by over 1.4 bounds is followed at once by a search.
+# Tuning / held-out seeds all steps 0.047322 -> 0.047101 / 0.047102 -> 0.046558 (first 10 steps
+# the same), seed 5's limit set (draws 0-3 pooled) 1.123x -> 1.115x, +3 % CPU (seed 7, 20 tasks,
+# three alternating rounds).  Over 1.2 bounds: 0.046925 / 0.046342 but +24 % CPU and the limit
+# set 1.145x; 1.3: 0.047100 / 0.046640, +10 %, 1.120x; 1.35: 0.047157 / 0.046453; 1.5: 1.123x;
+# (1.4, 6): the first 10 steps worse on both (0.101793 -> 0.102213, 0.104032 -> 0.104558).
+# path_fit over 160 draws: 0.046642 / 0.046866 at +14 %, the limit set 1.124x; with search_above
+# (1.2, 10) 0.046293 / 0.046160 at +45 %, 1.144x.
 REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_loss": True, "max_searches": 18,
                                           "search_every": 3,
                                           "iters": 3, "refine_above": 1.2, "centre_from": 1,
@@ -615,7 +625,8 @@ REFIT_SETTINGS["stark.tracking.event"] = {**REFIT_SETTINGS["toa"], "search_on_lo
                                           "pool_per_structure": 5, "pool_keep": 40, "n_starts": 16,
                                           "lost_iters": (10, 12), "lost_library": (10, 4000),
                                           "path_fit": (10, 4, 80, 0.2), "path_fit_pool": 10,
-                                          "late_iters_init": (6, 15), "late_reservoir": (10, 4)}
+                                          "late_iters_init": (6, 15), "late_reservoir": (10, 4),
+                                          "search_above": (1.4, 10)}
 # Session 12: on temporal, a search at once whenever the held modes fail (search_on_loss, 3 in
 # all), the lost fits as starts of the next search (rescue_starts).  Measured over three draws
 # of the filter (filter seeds 0, 1, 2: one draw's figures move by up to 30 % with the filter's
