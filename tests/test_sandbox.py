@@ -442,7 +442,7 @@ def test_process_mode_reads_modules_only_not_the_venv_folder():
 @needs_bwrap
 def test_zygote_warm_up_runs_once_before_the_first_job_and_is_not_timed():
     # "module:function" pre-imports run in the zygote before it says ready: its forked jobs
-    # inherit what the warm-up built (here the trackers' compiled kernels: 1 + 4 + 1 + 2 + 1 + 1 + 1 + 1 signatures),
+    # inherit what the warm-up built (here the trackers' compiled kernels: 1 + 4 + 1 + 2 + 1 + 1 + 1 + 1 + 1 signatures),
     # and the first job's wall time starts after it
     from stsim.baselines.trajectory_kernel import compiled_signatures
     expected = [len(s) for s in compiled_signatures().values()]
@@ -452,7 +452,7 @@ def test_zygote_warm_up_runs_once_before_the_first_job_and_is_not_timed():
                  preimport=("numpy", "stsim.baselines.trajectory_kernel:compile_all")) as sb:
         first = sb.run(prog(body))
         assert first.status == "ok", first.detail
-        assert first.value == expected == [1, 4, 1, 2, 1, 1, 1, 1]
+        assert first.value == expected == [1, 4, 1, 2, 1, 1, 1, 1, 1]
         assert first.wall_s < 5.0  # the compile (up to 15 s) happened before the clock started
     with Sandbox(Limits(wall_s=10.0, cpu_s=10.0, memory_mb=1024), share_stsim=True,
                  preimport=("numpy", "stsim.baselines.trajectory_kernel")) as sb:
