@@ -649,6 +649,17 @@ def test_prior_residuals_fix_parameters_no_reading_constrains():
     assert np.array_equal(levenberg_marquardt(res, lay, u0, mask, t, iters=30)[0], u0)
 
 
+def _prior_starts(family: str, index: int, every: int, count: int) -> tuple:
+    """``(draws, t_rel, readings, u, mask)`` of task ``index`` of suite seed 11: its prior's 40
+    draws per structure, the step times, the readings, and every ``every``-th draw (``count``
+    of them) as starts."""
+    task = generate_task(family, index, suite="stark-tier1", suite_seed=11)
+    n, duration, kmax, table, emit = task_prior(task)
+    draws = prior_draws(n, duration, kmax, table, emit, 40)
+    pick = np.arange(0, len(draws.u), every)[:count]
+    return draws, np.linspace(0.0, duration, n), task_readings(task), draws.u[pick], draws.mask[pick]
+
+
 @pytest.mark.parametrize("family", ["stark.tracking.range_bearing", "stark.temporal_tracking.event"])
 def test_lm_started_from_earlier_derivatives_is_bit_for_bit_the_same(family):
     """A refinement started from an earlier call's positions and derivatives (``info``'s, kept
@@ -656,13 +667,7 @@ def test_lm_started_from_earlier_derivatives_is_bit_for_bit_the_same(family):
     fits, costs, damping, Gauss-Newton matrices and positions as one that evaluates them anew,
     also over two steps (the derivatives of rows it did not move carried on), and falls back to
     evaluating when they do not reach the new readings' step."""
-    task = generate_task(family, 2, suite="stark-tier1", suite_seed=11)
-    n, duration, kmax, table, emit = task_prior(task)
-    draws = prior_draws(n, duration, kmax, table, emit, 40)
-    t = np.linspace(0.0, duration, n)
-    r = task_readings(task)
-    pick = np.arange(0, len(draws.u), 97)[:9]
-    u0, mask = draws.u[pick], draws.mask[pick]
+    draws, t, r, u0, mask = _prior_starts(family, 2, every=97, count=9)
     res = ReadingResiduals(r, 4, t)
     u, _, _, lam, inf = levenberg_marquardt(res, draws.layout, u0, mask, t, 3, prior=2.0, info=True, ahead=2)
     assert inf[4].shape[2] == 7                               # steps 0..4 + 2
@@ -697,13 +702,8 @@ def test_compiled_lm_iterations_equal_the_numpy_loop_bit_for_bit(family):
     Gauss-Newton matrices, positions and derivatives are the same bit for bit.  The costs'
     sums go through :func:`trajectory_kernel.pairwise_sum`, numpy's pairwise order; a plain sum
     would differ in the last bits and flip the steps' acceptance now and then."""
-    task = generate_task(family, 3, suite="stark-tier1", suite_seed=11)
-    n, duration, kmax, table, emit = task_prior(task)
-    draws = prior_draws(n, duration, kmax, table, emit, 40)
-    t = np.linspace(0.0, duration, n)
-    r = task_readings(task)
-    pick = np.arange(0, len(draws.u), 53)[:30]
-    u0, mask, lay = draws.u[pick], draws.mask[pick], draws.layout
+    draws, t, r, u0, mask = _prior_starts(family, 3, every=53, count=30)
+    lay = draws.layout
     assert len({tuple(m) for m in mask}) > 5                 # structures of several sizes: padded columns
     for upto, kw in ((6, dict(iters=8, prior=2.0, info=True, ahead=2)), (9, dict(iters=8)),
                      (9, dict(iters=1, prior=2.0)), (12, dict(iters=5, prior=2.0, info=True))):
@@ -742,11 +742,9 @@ def test_lm_iterations_refuse_shapes_that_do_not_match():
     """numba checks no bounds, so :func:`trajectory_kernel.lm_iterations` refuses state arrays
     whose shapes disagree (a J of another width, an ``extra`` neither 0 nor P) before it reads."""
     from stsim.baselines.trajectory_kernel import layout_tables, lm_iterations
-    task = generate_task("stark.tracking.range", 3, suite="stark-tier1", suite_seed=11)
-    n, duration, kmax, table, emit = task_prior(task)
-    draws = prior_draws(n, duration, kmax, table, emit, 40)
-    lay, t = draws.layout, np.linspace(0.0, duration, n)
-    res = ReadingResiduals(task_readings(task), 5, t)
+    draws, t, r, _, _ = _prior_starts("stark.tracking.range", 3, every=53, count=2)
+    lay, n = draws.layout, len(t)
+    res = ReadingResiduals(r, 5, t)
     N, P, K = 2, 3, res.size + 3
     code, column = layout_tables(lay)
     args = [draws.u[:N].copy(), np.ones(N), np.ones(N), np.zeros((2, N, n)), np.zeros((N, K)), np.zeros((N, P, K)),
