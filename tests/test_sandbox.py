@@ -442,8 +442,8 @@ def test_process_mode_reads_modules_only_not_the_venv_folder():
 @needs_bwrap
 def test_zygote_warm_up_runs_once_before_the_first_job_and_is_not_timed():
     # "module:function" pre-imports run in the zygote before it says ready: its forked jobs
-    # inherit what the warm-up built (here the trackers' compiled kernels: 1 + 4 + 1 + 2 + 1 + 1 + 1 + 1 + 1 signatures),
-    # and the first job's wall time starts after it
+    # inherit what the warm-up built (here the trackers' compiled kernels: 1 + 4 + 1 + 2 + 1 + 1 + 1 + 1 + 1
+    # signatures), and the first job's wall time starts after it
     from stsim.baselines.trajectory_kernel import compiled_signatures
     expected = [len(s) for s in compiled_signatures().values()]
     body = ("import stsim.baselines.trajectory_kernel as K\n"

@@ -747,8 +747,8 @@ def lm_iterations(u, lam, cost, X, r0, J, Ds, mask, cols, valid, scale, pw, extr
         kind .. speed: :func:`residuals_and_jacobian`'s readings; emit: the layout has a first
         emission time (``u``'s last column, ``lo[-1] + u (hi[-1] - lo[-1])`` s), emit_col (N,
         P) its column, emit_scale its range.
-    Returns: ``(Ds, iterations run)``.  Raises ``ValueError`` for shapes that do not match
-    (numba checks no bounds)."""
+    Returns: ``Ds``.  Raises ``ValueError`` for shapes that do not match (numba checks no
+    bounds)."""
     N, dim = u.shape
     P = cols.shape[1]
     K = r0.shape[1]
@@ -846,7 +846,7 @@ def lm_iterations(u, lam, cost, X, r0, J, Ds, mask, cols, valid, scale, pw, extr
             lam[i] = la
             live[i] = not ((better and gain < tol) or la > 1e8)
         it += 1
-    return Ds, it
+    return Ds
 
 
 def _array(dtype, ndim: int, layout: str = "C"):
@@ -857,7 +857,8 @@ def compiled_signatures() -> dict:
     """The argument types the default trackers pass each compiled kernel, as numba signatures:
     the refit's (:mod:`stsim.baselines.trajectory_refit`), one for
     :func:`positions_and_derivatives`, :func:`analytic_centre_rows`,
-    :func:`damped_steps`, :func:`lm_iterations`, two for :func:`path_sq_distance` (float64 and float32 positions), four for
+    :func:`damped_steps`, :func:`lm_iterations`, two for :func:`path_sq_distance` (float64 and
+    float32 positions), four for
     :func:`residuals_and_jacobian` (its positions ``Pt`` and derivatives ``Dt`` arrive as
     contiguous arrays or as slices, ``C`` or ``A`` layout), and the particle filters' one for
     :func:`~stsim.baselines.resampling.systematic_indices`,

@@ -1142,7 +1142,6 @@ def active_columns(lay: PriorLayout, mask: np.ndarray) -> np.ndarray:
     return active & free
 
 
-
 def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, mask: np.ndarray,
                         t_rel: np.ndarray, iters: int = 20, lam: float = 1e-2,
                         lam_per_start: np.ndarray | None = None, tol: float = 1e-4,
@@ -1237,13 +1236,13 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         Xa = np.ascontiguousarray(X.transpose(2, 0, 1))
         Da = np.ascontiguousarray(Ds.transpose(3, 0, 1, 2))
         r0, J = np.ascontiguousarray(r0), np.ascontiguousarray(J)
-        Da, _ = lm_iterations(u, lam, cost, Xa, r0, J, Da, np.ascontiguousarray(mask, bool), cols.astype(np.int64),
-                              valid, col_scale, np.ascontiguousarray(pw, float), int(extra), periodic, int(iters), float(tol),
-                              bool(info), np.ascontiguousarray(t_rel, float), m, float(DOMAIN[0]), float(DOMAIN[1]),
-                              code, column, lay.lo, lay.hi, lay.signed, *res.kernel_args(),
-                              lay.emit is not None,
-                              np.zeros((N, P), bool) if emit_col is None else np.ascontiguousarray(emit_col),
-                              float(emit_scale))
+        Da = lm_iterations(u, lam, cost, Xa, r0, J, Da, np.ascontiguousarray(mask, bool), cols.astype(np.int64),
+                           valid, col_scale, np.ascontiguousarray(pw, float), int(extra), periodic, int(iters),
+                           float(tol), bool(info), np.ascontiguousarray(t_rel, float), m, float(DOMAIN[0]),
+                           float(DOMAIN[1]), code, column, lay.lo, lay.hi, lay.signed, *res.kernel_args(),
+                           lay.emit is not None,
+                           np.zeros((N, P), bool) if emit_col is None else np.ascontiguousarray(emit_col),
+                           float(emit_scale))
         X, Ds = Xa.transpose(1, 2, 0), Da.transpose(1, 2, 3, 0)
     else:                                                    # other residuals (PathResiduals)
         live = np.ones(N, bool)
