@@ -890,8 +890,8 @@ def compiled_signatures() -> dict:
 
 def compile_all() -> None:
     """Compile (or load from numba's cache) every kernel for every signature of
-    :func:`compiled_signatures`, ahead of the first tracking task: about 10-15 s when nothing is
-    cached.  A sandbox zygote that shares stsim calls it before forking its jobs
+    :func:`compiled_signatures`, ahead of the first tracking task: about 20 s when nothing is
+    cached (16 s before :func:`lm_iterations`, session 37).  A sandbox zygote that shares stsim calls it before forking its jobs
     (``Sandbox(preimport=(..., "stsim.baselines.trajectory_kernel:compile_all"))``): stsim's
     folder is read-only there and the work folder is emptied between jobs, so without it every
     job that runs a default tracker compiles the kernels again."""
