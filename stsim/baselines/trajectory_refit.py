@@ -1236,7 +1236,7 @@ def levenberg_marquardt(res: ReadingResiduals, lay: PriorLayout, u: np.ndarray, 
         Xa = np.ascontiguousarray(X.transpose(2, 0, 1))
         Da = np.ascontiguousarray(Ds.transpose(3, 0, 1, 2))
         r0, J = np.ascontiguousarray(r0), np.ascontiguousarray(J)
-        Da = lm_iterations(u, lam, cost, Xa, r0, J, Da, np.ascontiguousarray(mask, bool), cols.astype(np.int64),
+        Da = lm_iterations(u, lam, cost, Xa, r0, J, Da, np.ascontiguousarray(mask, bool), np.ascontiguousarray(cols, np.int64),
                            valid, col_scale, np.ascontiguousarray(pw, float), int(extra), periodic, int(iters),
                            float(tol), bool(info), np.ascontiguousarray(t_rel, float), m, float(DOMAIN[0]),
                            float(DOMAIN[1]), code, column, lay.lo, lay.hi, lay.signed, *res.kernel_args(),
